@@ -1,0 +1,61 @@
+"""The normalised training Plan: one framework-independent view of a config, every value with its key and line."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+# Canonical setting names a dialect may fill (others may be added; rules read them by name):
+#   model, trainer (sft|dpo|orpo|kto|ftpo|drafter|pretrain|...), max_seq_length, max_prompt_length,
+#   max_completion_length, micro_batch_size, gradient_accumulation_steps, world_size,
+#   padding (max_length|longest|packed|padding_free), group_by_length, shuffle, sort_by_length,
+#   gradient_checkpointing, lora_r, lora_alpha, lora_targets, load_in_4bit, load_in_8bit,
+#   adapter (lora|qlora|None), precision (bf16|fp16|fp32), optimizer, num_epochs, max_steps,
+#   save_steps, save_strategy, attn_implementation, fused_loss (liger|chunked|cut_cross_entropy|None),
+#   deepspeed, zero_stage, fsdp, token_budget, datasets, model_config_path
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One value of the plan and where it came from."""
+
+    value: Any
+    key: str | None  # the config's own key (dotted for nested), None when the dialect defaulted it
+    file: str | None
+    line: int | None  # 1-based line of the key, None when defaulted
+    source: str = "config"  # "config", or "default: <why / doc reference>"
+
+    @property
+    def stated(self) -> bool:
+        return self.source == "config"
+
+
+@dataclass(frozen=True)
+class ConfigDiagnostic:
+    """Something the reader noticed about the file itself (not a rule verdict yet)."""
+
+    kind: str  # unknown_key | deprecated_key | renamed_key | duplicate_key
+    key: str
+    file: str
+    line: int
+    message: str
+    suggestion: str | None = None  # did-you-mean / replacement key
+    other_line: int | None = None  # duplicate_key: the first occurrence
+
+
+@dataclass(frozen=True)
+class Plan:
+    path: str
+    dialect: str  # hf | trl | axolotl | llamafactory | llamafactory_v1 | torchtune | unsloth | auto_antislop | specforge | speculators
+    settings: Mapping[str, Setting] = field(default_factory=dict)
+    diagnostics: tuple[ConfigDiagnostic, ...] = ()
+    raw: Mapping[str, Any] = field(default_factory=dict)  # the parsed config (plain dicts/lists)
+    key_lines: Mapping[str, int] = field(default_factory=dict)  # dotted key -> 1-based line
+
+    def get(self, name: str, default: Any = None) -> Any:
+        s = self.settings.get(name)
+        return default if s is None else s.value
+
+    def setting(self, name: str) -> Setting | None:
+        return self.settings.get(name)
