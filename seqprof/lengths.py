@@ -12,6 +12,7 @@ Length semantics (DESIGN.md):
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -150,13 +151,14 @@ class LengthCounter:
         return finish
 
     def _render_preference(self, prompt, chosen, rejected, loc):
-        """TRL's maybe_apply_chat_template: prompt with generation prompt; completions as the rest of the chat."""
+        """TRL's maybe_apply_chat_template: the prompt is the common prefix of the prompt rendered with a
+        generation prompt and the rendered prompt+chosen (DeepSeek-R1 templates differ there); completions
+        are what follows it."""
         chat = self._chat()
         if not prompt:
             return "", chat.render(chosen, location=loc), chat.render(rejected, location=loc)
         prompt_text = chat.render(prompt, add_generation_prompt=True, location=loc)
-        out = []
-        for completion in (chosen, rejected):
-            full = chat.render(list(prompt) + list(completion), location=loc)
-            out.append(full[len(prompt_text):] if full.startswith(prompt_text) else full)
-        return prompt_text, out[0], out[1]
+        prompt_chosen = chat.render(list(prompt) + list(chosen), location=loc)
+        prompt_rejected = chat.render(list(prompt) + list(rejected), location=loc)
+        common = len(os.path.commonprefix([prompt_text, prompt_chosen]))
+        return prompt_chosen[:common], prompt_chosen[common:], prompt_rejected[common:]
