@@ -1,0 +1,446 @@
+"""Facts: everything the lint rules ask about, computed once per config (plan, data, run, simulation, memory, gpu)."""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import SeqprofError
+from .plan import Plan, Setting
+from .profile import Profile
+
+# What a framework does with a row longer than its max_seq_length when the config does not say
+# (the config reader may state it as the setting `overflow`; this table is the fallback).
+OVERFLOW_DEFAULTS: Mapping[str, tuple[str, str]] = {
+    "axolotl": ("drop", "axolotl: excess_length_strategy defaults to 'drop' "
+                        "(utils/data/utils.py drop_long_seq_in_dataset)"),
+    "auto_antislop": ("drop", "auto-antislop: rows with prompt + 1 > finetune_max_seq_length are filtered out "
+                              "(utils/dataset_helpers.py load_ftpo_multi_dataset; the DPO path filters the same way)"),
+    "trl": ("truncate", "TRL: SFT/DPO truncate to max_length (truncation_mode keep_start / keep_end)"),
+    "unsloth": ("truncate", "Unsloth trains through TRL's SFTTrainer, which truncates to max_seq_length"),
+    "llamafactory": ("truncate", "LLaMA-Factory: cutoff_len truncates source and target (data/processor infer_seqlen)"),
+    "llamafactory_v1": ("truncate", "LLaMA-Factory v1: cutoff_len truncates"),
+    "torchtune": ("truncate", "torchtune: the model tokenizer truncates to max_seq_len"),
+}
+
+# Nominal memory of common training GPUs (decimal GB as sold; --gpu-memory takes any other size).
+GPU_MEMORY_GB: Mapping[str, float] = {
+    "H100": 80, "H100-80GB": 80, "H100-NVL": 94, "H200": 141, "GH200": 96, "B200": 180, "B300": 288,
+    "A100": 80, "A100-80GB": 80, "A100-40GB": 40, "A10G": 24, "A10": 24, "A6000": 48, "A40": 48,
+    "L4": 24, "L40": 48, "L40S": 48, "V100": 32, "V100-16GB": 16, "T4": 16,
+    "RTX3090": 24, "RTX4090": 24, "RTX5090": 32, "MI300X": 192, "MI325X": 256,
+}
+
+
+@dataclass(frozen=True)
+class Loc:
+    """A place in the config a finding can point at (a Setting or ConfigDiagnostic also serves)."""
+
+    key: str | None
+    file: str | None
+    line: int | None
+    value: Any = None
+
+
+@dataclass(frozen=True)
+class DataFacts:
+    """What the data's exact length distribution says about this plan's length cap."""
+
+    source: str
+    tokenizer: str
+    rows: int
+    mean: float
+    min: int
+    p50: float
+    p90: float
+    p95: float
+    p99: float
+    max: int
+    total_tokens: int
+    recommended: int  # the profile's recommended max_seq_length
+    recommended_coverage: float
+    recommended_truncated_rows: int
+    cap: int | None  # the plan's max_seq_length
+    rows_over_cap: int
+    share_over_cap: float
+    tokens_over_cap: int  # tokens cut off (truncate) or never trained on (drop)
+    fixed_use: float | None  # content share of a batch padded to the cap
+    cap_over_recommended: float | None  # tokens per padded example, cap vs recommended
+    padding_free_bound: float | None  # cap / mean kept length: the most any padding fix can save
+    overflow: str  # drop | truncate | raise | unknown
+    overflow_source: str
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """How long the run is in optimizer steps and when it first writes a checkpoint."""
+
+    rows: int | None  # examples per epoch (after drops and example caps)
+    micro_batch_size: int
+    gradient_accumulation_steps: int
+    world_size: int
+    examples_per_step: int
+    steps_per_epoch: int | None
+    epochs: float | None
+    estimated_steps: int
+    steps_source: str  # max_steps | data
+    save_strategy: str | None
+    checkpoint_every: int | None  # optimizer steps between saves; None when it never saves mid-run
+    first_checkpoint: int | None
+    mid_run_checkpoint: bool | None  # None when the config and its dialect leave saving unknown
+
+
+@dataclass(frozen=True)
+class GpuFacts:
+    name: str
+    memory_bytes: int
+
+
+@dataclass(frozen=True)
+class Facts:
+    """Everything a rule's condition and message may read, computed once."""
+
+    plan: Plan
+    cfg: Mapping[str, Any]
+    setting: Mapping[str, Setting]
+    flags: Mapping[str, Loc]
+    data: DataFacts | None = None
+    run: RunFacts | None = None
+    sim: SimFacts | None = None  # strategy simulation, None without data
+    memory: Any = None  # filled by the memory issue; rules needing it are skipped until then
+    gpu: GpuFacts | None = None
+    profile: Profile | None = field(default=None, repr=False)
+
+    def context(self) -> dict[str, Any]:
+        """The names a rule's Jinja2 condition and message see."""
+        return {
+            "plan": self.plan, "dialect": self.plan.dialect, "cfg": _Values(self.cfg),
+            "setting": _Values(self.setting), "flags": _Values(self.flags), "data": self.data,
+            "run": self.run, "sim": self.sim, "memory": self.memory, "gpu": self.gpu,
+            "diagnostics": self.plan.diagnostics,
+        }
+
+
+class _Values:
+    """Read-only attribute view for rules: `cfg.max_seq_length` is None when the plan lacks it."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self._data = data
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self._data.get(name)
+
+    def __getitem__(self, name: str) -> Any:
+        return self._data.get(name)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._data
+
+    def __iter__(self):
+        return iter(self._data)
+
+
+def build_facts(plan: Plan, profile: Profile | None = None, *, gpu: GpuFacts | None = None,
+                world_size: int | None = None, simulate: bool = True) -> Facts:
+    """Compute every fact once; facts that need data are None without a profile.
+
+    `simulate=False` skips the strategy simulation when no enabled rule reads it."""
+    cfg = {name: s.value for name, s in plan.settings.items()}
+    if world_size is not None:
+        cfg["world_size"] = world_size
+    flags = _flags(plan)
+    data = _data_facts(plan, profile) if profile is not None else None
+    run = _run_facts(plan, cfg, data)
+    sim = _simulation(plan, cfg, profile, data) if (simulate and profile is not None) else None
+    return Facts(plan=plan, cfg=cfg, setting=dict(plan.settings), flags=flags, data=data, run=run,
+                 sim=sim, memory=None, gpu=gpu, profile=profile)
+
+
+# --- config-only facts -------------------------------------------------------------------------
+
+FLAG_NAMES = ("fp16", "bf16", "load_in_4bit", "load_in_8bit", "deepspeed", "fsdp")
+
+
+def _flags(plan: Plan) -> dict[str, Loc]:
+    """Switches stated as true in the file (a plan setting if the reader made one, else the top-level key)."""
+    out: dict[str, Loc] = {}
+    for name in FLAG_NAMES:
+        s = plan.settings.get(name)
+        if s is not None and s.stated:
+            if _is_on(s.value):
+                out[name] = Loc(key=s.key, file=s.file, line=s.line, value=s.value)
+            continue
+        if name in plan.raw and _is_on(plan.raw[name]):
+            out[name] = Loc(key=name, file=plan.path, line=plan.key_lines.get(name), value=plan.raw[name])
+    return out
+
+
+def _is_on(value: Any) -> bool:
+    """Explicitly switched on: true, or a non-empty path/table (deepspeed: ds.json); 'auto' is not."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return value.strip().lower() not in ("", "false", "no", "none", "null", "0", "auto", "off")
+    if isinstance(value, (dict, list)):
+        return bool(value)
+    return False
+
+
+# --- data facts --------------------------------------------------------------------------------
+
+
+def _data_facts(plan: Plan, profile: Profile) -> DataFacts:
+    hist = profile.sequence
+    stats = hist.stats()
+    rec = profile.recommendation
+    cap = _positive_int(plan.get("max_seq_length"))
+    overflow, overflow_source = _overflow(plan)
+    rows_over = tokens_over = 0
+    fixed_use = cap_over_rec = bound = None
+    if cap is not None and stats.count:
+        counts = hist.counts.astype(np.int64)
+        lengths = np.arange(counts.size, dtype=np.int64)
+        over = lengths > cap
+        rows_over = int(counts[over].sum())
+        tokens_over = int(np.dot(lengths[over] - cap, counts[over]))
+        if overflow == "drop":
+            kept_rows = stats.count - rows_over
+            kept_tokens = int(np.dot(lengths[~over], counts[~over]))
+        else:
+            kept_rows = stats.count
+            kept_tokens = stats.total_tokens - tokens_over
+        if kept_rows:
+            fixed_use = kept_tokens / (kept_rows * cap)
+            bound = cap * kept_rows / kept_tokens if kept_tokens else None
+        cap_over_rec = cap / rec.max_seq_length
+    return DataFacts(
+        source=profile.dataset.path, tokenizer=profile.tokenizer.name, rows=stats.count,
+        mean=stats.mean, min=stats.min, p50=stats.p50, p90=stats.p90, p95=stats.p95, p99=stats.p99,
+        max=stats.max, total_tokens=stats.total_tokens, recommended=rec.max_seq_length,
+        recommended_coverage=rec.coverage, recommended_truncated_rows=rec.truncated_rows, cap=cap,
+        rows_over_cap=rows_over, share_over_cap=(rows_over / stats.count) if stats.count else 0.0,
+        tokens_over_cap=tokens_over, fixed_use=fixed_use, cap_over_recommended=cap_over_rec,
+        padding_free_bound=bound, overflow=overflow, overflow_source=overflow_source,
+    )
+
+
+def _overflow(plan: Plan) -> tuple[str, str]:
+    """drop/truncate/raise for over-long rows: stated in the config, else the dialect's default."""
+    for name in ("overflow", "excess_length_strategy"):
+        s = plan.settings.get(name)
+        if s is not None and s.value:
+            return str(s.value), (f"{s.key} in the config" if s.stated else s.source)
+    raw = plan.raw.get("excess_length_strategy")
+    if plan.dialect == "axolotl" and raw:
+        return str(raw), "excess_length_strategy in the config"
+    return OVERFLOW_DEFAULTS.get(plan.dialect, ("unknown", f"{plan.dialect}: not documented"))
+
+
+def _positive_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)) and value > 0 and float(value).is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit() and int(value) > 0:
+        return int(value)
+    return None
+
+
+def _positive_number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)) and value > 0:
+        return float(value)
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return None
+        return number if number > 0 else None
+    return None
+
+
+# --- run length and checkpoints --------------------------------------------------------------
+
+
+def _run_facts(plan: Plan, cfg: Mapping[str, Any], data: DataFacts | None) -> RunFacts | None:
+    """Estimated optimizer steps (stated max_steps, else rows / examples per step * epochs)."""
+    micro = _positive_int(cfg.get("micro_batch_size")) or 1
+    accum = _positive_int(cfg.get("gradient_accumulation_steps")) or 1
+    world = _positive_int(cfg.get("world_size")) or 1
+    max_steps = _positive_int(cfg.get("max_steps"))
+    epochs = _positive_number(cfg.get("num_epochs"))
+    rows = None
+    steps_per_epoch = None
+    if data is not None:
+        rows = data.rows - data.rows_over_cap if data.overflow == "drop" else data.rows
+        cap_rows = _positive_int(cfg.get("max_train_examples"))
+        if cap_rows is not None:
+            rows = min(rows, cap_rows)
+        steps_per_epoch = optimizer_steps_per_epoch(rows, micro, accum, world)
+    if max_steps is not None:
+        estimated, source = max_steps, "max_steps"
+    elif steps_per_epoch is not None and epochs is not None:
+        estimated, source = max(1, math.ceil(steps_per_epoch * epochs)), "data"
+    else:
+        return None
+    strategy, every = _checkpoint_interval(plan, cfg, steps_per_epoch, estimated)
+    first = every
+    mid = None
+    if strategy is not None:
+        mid = first is not None and first < estimated
+    return RunFacts(rows=rows, micro_batch_size=micro, gradient_accumulation_steps=accum, world_size=world,
+                    examples_per_step=micro * accum * world, steps_per_epoch=steps_per_epoch, epochs=epochs,
+                    estimated_steps=estimated, steps_source=source, save_strategy=strategy,
+                    checkpoint_every=every, first_checkpoint=first, mid_run_checkpoint=mid)
+
+
+def optimizer_steps_per_epoch(rows: int, micro_batch_size: int, accumulation: int, world_size: int) -> int:
+    """HF Trainer: each rank sees ceil(rows / (micro * world)) batches; a step every `accumulation`
+    of them, the last partial accumulation included (transformers >= 4.46)."""
+    batches = math.ceil(rows / (micro_batch_size * world_size))
+    return max(1, math.ceil(batches / accumulation)) if rows else 0
+
+
+def _checkpoint_interval(plan: Plan, cfg: Mapping[str, Any], steps_per_epoch: int | None,
+                         total: int) -> tuple[str | None, int | None]:
+    """(save strategy, optimizer steps between saves); strategy None when neither config nor dialect says."""
+    strategy = cfg.get("save_strategy")
+    strategy = str(strategy).lower() if strategy is not None else None
+    save_steps = cfg.get("save_steps")
+    saves_per_epoch = _positive_number(cfg.get("saves_per_epoch"))
+    if strategy in ("no", "none", "false"):
+        return "no", None
+    if strategy == "epoch" or (strategy is None and saves_per_epoch is not None):
+        if steps_per_epoch is None:
+            epochs = _positive_number(cfg.get("num_epochs"))
+            steps_per_epoch = math.ceil(total / epochs) if epochs else None
+        if steps_per_epoch is None:
+            return "epoch", None
+        per = saves_per_epoch or 1.0
+        return "epoch", max(1, math.floor(steps_per_epoch / per))
+    if strategy in ("steps", None):
+        number = _positive_number(save_steps)
+        if number is None:
+            return strategy, None
+        every = math.ceil(number * total) if number < 1 else int(number)  # HF: a float < 1 is a ratio
+        return "steps", every
+    return strategy, None  # best / custom: saving depends on evaluation, not modelled
+
+
+# --- simulation (seqprof.buckets / seqprof.simulate) ------------------------------------------
+
+DEFAULT_NUM_BUCKETS = 6  # the story's drafter run used six solved buckets
+DEFAULT_MICRO_BATCH = 8  # transformers' per_device_train_batch_size default
+SIM_EPOCHS = 2  # seeded epochs per random strategy: the fewest that still measure batch repetition
+
+# The key that switches packing on, per dialect (absent: the framework has no packing for this trainer).
+PACKING_KEYS: Mapping[str, str] = {
+    "axolotl": "sample_packing: true",
+    "trl": "packing: true",
+    "unsloth": "packing: true",
+    "llamafactory": "packing: true (or neat_packing: true to keep examples from attending to each other)",
+    "llamafactory_v1": "packing: true",
+    "torchtune": "dataset.packed: true",
+}
+PACKING_TRAINERS = (None, "sft", "pretrain", "pt")
+
+
+@dataclass(frozen=True)
+class SimFacts:
+    """Every batching strategy simulated on the data (seqprof.simulate results), and the plan's own."""
+
+    num_buckets: int
+    batch_size: int | None
+    token_budget: int | None
+    max_seq_length: int
+    boundaries: tuple[int, ...]  # padding-optimal bucket upper bounds (seqprof.buckets)
+    current_name: str  # the strategy the plan uses
+    current: Any  # its StrategyResult
+    fixed: Any
+    random: Any
+    sorted: Any
+    group_by_length: Any
+    bucketed: Any
+    packing: Any
+    packing_key: str | None  # how to switch packing on in this dialect, None when unsupported
+
+
+def current_strategy(cfg: Mapping[str, Any]) -> str:
+    """Which simulated strategy the plan's padding/shuffling settings amount to."""
+    padding = cfg.get("padding")
+    if padding == "max_length":
+        return "fixed_padding"
+    if padding in ("packed", "padding_free"):
+        return "packing_bfd"
+    if cfg.get("sort_by_length") and not cfg.get("shuffle"):
+        return "sorted_static"
+    if cfg.get("group_by_length"):
+        return "group_by_length"
+    return "random_shuffle"
+
+
+def _simulation(plan: Plan, cfg: Mapping[str, Any], profile: Profile, data: DataFacts) -> SimFacts | None:
+    """Solve bucket boundaries and simulate every strategy under the plan's batch and length cap."""
+    from .buckets import build_bucket_report
+
+    if profile.sequence.count == 0:
+        return None
+    token_budget = _positive_int(cfg.get("token_budget"))
+    batch_size = None if token_budget else (_positive_int(cfg.get("micro_batch_size")) or DEFAULT_MICRO_BATCH)
+    cap = data.cap or data.recommended
+    if token_budget is not None and token_budget < cap:
+        return None  # one long row would not fit a batch: nothing meaningful to simulate
+    report = build_bucket_report(profile.sequence, DEFAULT_NUM_BUCKETS, batch_size=batch_size,
+                                 token_budget=token_budget, max_seq_length=cap, epochs=SIM_EPOCHS)
+    packing_key = PACKING_KEYS.get(plan.dialect) if cfg.get("trainer") in PACKING_TRAINERS else None
+    results = report.simulation.strategies
+    current = current_strategy(cfg)
+    return SimFacts(num_buckets=DEFAULT_NUM_BUCKETS, batch_size=batch_size, token_budget=token_budget,
+                    max_seq_length=cap, boundaries=tuple(report.boundaries), current_name=current,
+                    current=results[current], fixed=results["fixed_padding"], random=results["random_shuffle"],
+                    sorted=results["sorted_static"], group_by_length=results["group_by_length"],
+                    bucketed=results["bucketed_shuffle"], packing=results["packing_bfd"], packing_key=packing_key)
+
+
+# --- GPU ---------------------------------------------------------------------------------------
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(gib|gb|g|mib|mb|m|tib|tb|t)?\s*$", re.I)
+_UNITS = {"gib": 2**30, "gb": 10**9, "g": 10**9, "mib": 2**20, "mb": 10**6, "m": 10**6,
+          "tib": 2**40, "tb": 10**12, "t": 10**12, None: 10**9}
+
+
+def parse_memory(text: str) -> int:
+    """'80GB' -> 80e9 bytes, '80GiB' -> 80 * 2^30; a bare number means GB."""
+    match = _SIZE.match(str(text))
+    if not match:
+        raise SeqprofError(f"cannot read GPU memory size {text!r}", fix="write it like 80GB or 96GiB")
+    number, unit = match.groups()
+    return int(float(number) * _UNITS[unit.lower() if unit else None])
+
+
+def gpu_facts(name: str | None = None, memory: str | None = None) -> GpuFacts | None:
+    """--gpu NAME (from the table) or --gpu-memory SIZE; None when neither is given."""
+    if memory is not None:
+        return GpuFacts(name=name or f"{memory} GPU", memory_bytes=parse_memory(memory))
+    if name is None:
+        return None
+    norm = re.sub(r"[\s_]", "", name).upper().replace("NVIDIA", "")
+    table = {re.sub(r"[\s_-]", "", k).upper(): (k, v) for k, v in GPU_MEMORY_GB.items()}
+    key = norm.replace("-", "")
+    if key not in table:
+        close = difflib.get_close_matches(norm, list(GPU_MEMORY_GB), n=1)
+        raise SeqprofError(f"unknown GPU {name!r}",
+                           fix=(f"did you mean {close[0]}? " if close else "") + "or give --gpu-memory 80GB")
+    label, gb = table[key]
+    return GpuFacts(name=label, memory_bytes=int(gb * 10**9))
