@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from .buckets import optimal_boundaries
 from .errors import SeqprofError
 from .histogram import LengthHistogram, LengthStats
 from .profile import Profile
 from .recommend import Recommendation, recommend_max_seq_length
+from .sampler import BucketedShuffleSampler
 
 __all__ = [
-    "LengthHistogram", "LengthStats", "Profile", "Recommendation", "SeqprofError",
-    "recommend_max_seq_length",
+    "BucketedShuffleSampler", "LengthHistogram", "LengthStats", "Profile", "Recommendation", "SeqprofError",
+    "optimal_boundaries", "recommend_max_seq_length",
 ]

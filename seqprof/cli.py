@@ -104,3 +104,106 @@ class _progress:
         if self._bar:
             self._bar.stop()
         return False
+
+
+# --- buckets ---------------------------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("source", metavar="DATA|PROFILE")
+@click.option("--num-buckets", "-k", type=click.IntRange(1), required=True, help="Most buckets to solve for.")
+@click.option("--batch-size", "-b", type=click.IntRange(1),
+              help="Rows per batch (default 8, the transformers default).")
+@click.option("--token-budget", "-n", type=click.IntRange(1),
+              help="Tokens per batch instead: a batch grows while (n+1)*longest <= budget.")
+@click.option("--max-seq-length", "-L", type=click.IntRange(1),
+              help="Truncate rows to this length (default: the profile's recommendation).")
+@click.option("--tokenizer", "-t", help="Tokenizer for raw DATA (as for analyze).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the simulated epochs.")
+@click.option("--epochs", type=click.IntRange(2), default=4, show_default=True,
+              help="Simulated epochs per random strategy (mean and spread).")
+def buckets(source, num_buckets, batch_size, token_budget, max_seq_length, tokenizer, fmt, seed, epochs):
+    """Solve padding-optimal bucket boundaries and compare every batching strategy on them."""
+    import json
+
+    from .buckets import build_bucket_report, histogram_from_source
+
+    hist = histogram_from_source(source, tokenizer=tokenizer)
+    report = build_bucket_report(hist, num_buckets, batch_size=batch_size, token_budget=token_budget,
+                                 max_seq_length=max_seq_length, seed=seed, epochs=epochs)
+    if fmt == "json":
+        click.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        from rich.console import Console
+
+        from .buckets_text import bucket_report_renderable
+
+        Console().print(bucket_report_renderable(report), crop=False)  # the paste lines stay whole
+
+
+# --- lint ------------------------------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("configs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--data", help="Dataset (or a saved profile) for the data-aware rules.")
+@click.option("--profile", "profile_path", type=click.Path(dir_okay=False),
+              help="A profile saved by `seqprof analyze --output` (no tokenizer needed).")
+@click.option("--tokenizer", "-t", help="Tokenizer for --data (as for analyze).")
+@click.option("--dialect", help="Force the config dialect instead of detecting it.")
+@click.option("--gpu", help="GPU model for the memory rules (e.g. H100).")
+@click.option("--gpu-memory", help="GPU memory for the memory rules (e.g. 80GB).")
+@click.option("--gpus", "world_size", type=click.IntRange(1), help="GPUs the run uses, when the config does not say.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
+              show_default=True)
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]),
+              help="Exit 1 on findings at or above this severity (default: settings, else warning).")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--select", multiple=True, help="Only these rule codes or prefixes (e.g. SP1, SP301); repeatable.")
+@click.option("--ignore", multiple=True, help="Skip these rule codes or prefixes; repeatable.")
+def lint(configs, data, profile_path, tokenizer, dialect, gpu, gpu_memory, world_size, fmt, fail_on, exit_zero,
+         select, ignore):
+    """Lint training CONFIGS: what will waste or break the run, on which line, and the fix."""
+    from .lint import LintOptions, exit_code, lint_paths
+    from .lint_output import render
+
+    if gpu and gpu_memory:
+        raise click.UsageError("give --gpu or --gpu-memory, not both")
+    options = LintOptions(data=data, profile=profile_path, tokenizer=tokenizer, dialect=dialect, gpu=gpu,
+                          gpu_memory=gpu_memory, world_size=world_size, select=tuple(select),
+                          ignore=tuple(ignore), fail_on=fail_on)
+    result = lint_paths(configs, options)
+    text = render(result, fmt)
+    if text:
+        click.echo(text)
+    sys.exit(exit_code(result, fail_on, exit_zero))
+
+
+# --- rules -----------------------------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("rule", required=False)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--rule-dir", "rule_dirs", multiple=True, type=click.Path(file_okay=False, exists=True),
+              help="Extra rule directory (besides the settings' rule-dirs); repeatable.")
+def rules(rule, fmt, rule_dirs):
+    """List the lint rules, or explain RULE (a code like SP101 or a slug): why, how to fix, examples."""
+    import json
+    from pathlib import Path
+
+    from .lint_output import render_rule_doc, render_rule_list, rule_to_dict
+    from .rule_engine import find_rule, load_rules
+    from .settings import find_settings
+
+    settings = find_settings(Path.cwd())
+    loaded = load_rules(tuple(settings.rule_dirs) + tuple(rule_dirs))
+    if rule is None:
+        if fmt == "json":
+            click.echo(json.dumps([rule_to_dict(r) for r in loaded], indent=2))
+        else:
+            click.echo(render_rule_list(loaded))
+        return
+    found = find_rule(loaded, rule)
+    click.echo(json.dumps(rule_to_dict(found), indent=2) if fmt == "json" else render_rule_doc(found))
