@@ -9,7 +9,20 @@ from .profile import Profile
 from .recommend import Recommendation, recommend_max_seq_length
 from .sampler import BucketedShuffleSampler
 
+
+
+def profile(data: str, *, tokenizer: str | None = None, schema: str | None = None,
+            columns: dict[str, str] | None = None, chat_template: str | None = None,
+            skip_bad_rows: bool = False, coverage: float = 0.999, multiple: int = 64) -> Profile:
+    """Profile a dataset from Python: the same Profile value object `seqprof analyze` prints."""
+    from .analyze import AnalyzeOptions, build_profile
+
+    return build_profile(data, AnalyzeOptions(tokenizer=tokenizer, chat_template=chat_template, schema=schema,
+                                              columns=columns, skip_bad_rows=skip_bad_rows, coverage=coverage,
+                                              multiple=multiple))
+
+
 __all__ = [
     "BucketedShuffleSampler", "LengthHistogram", "LengthStats", "Profile", "Recommendation", "SeqprofError",
-    "optimal_boundaries", "recommend_max_seq_length",
+    "optimal_boundaries", "profile", "recommend_max_seq_length",
 ]

@@ -106,6 +106,15 @@ class _progress:
         return False
 
 
+@main.command()
+def tokenizers() -> None:
+    """List the tokenizers installed packages ship (usable offline as --tokenizer NAME)."""
+    from .tokenizer_loader import DEFAULT_TOKENIZER, packaged_tokenizer_names
+
+    for name in packaged_tokenizer_names():
+        click.echo(name + ("  (default)" if name == DEFAULT_TOKENIZER else ""))
+
+
 # --- buckets ---------------------------------------------------------------------------------------------
 
 

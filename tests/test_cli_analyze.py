@@ -101,3 +101,18 @@ def test_profile_is_accepted_back_and_damaged_profile_is_an_error(tmp_path):
     with pytest.raises(Exception) as err:
         Profile.load(out)
     assert "damaged" in str(err.value)
+
+
+def test_python_api_returns_the_same_profile_as_the_cli(tmp_path):
+    import seqprof
+    import seqprof.profile  # noqa: F401  (the module of the same name must not shadow the function)
+
+    api = seqprof.profile(_default(), tokenizer="qwen-2.5")
+    cli = json.loads(CliRunner().invoke(main, ["analyze", "--format", "json"]).stdout)
+    assert api.to_dict()["sequence"] == cli["sequence"]
+    assert api.recommendation.max_seq_length == cli["recommendation"]["max_seq_length"]
+
+
+def _default() -> str:
+    from seqprof.analyze import default_dataset_path
+    return str(default_dataset_path())
