@@ -105,7 +105,8 @@ def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions
             data_source = profile.dataset.path
         plan = read_plan(str(config), dialect=options.dialect)
         gpu = gpu_facts(settings.gpu, settings.gpu_memory)
-        facts = build_facts(plan, profile, gpu=gpu, world_size=options.world_size)
+        needs_sim = any("sim" in r.requires for r in rules if settings.is_enabled(r.code))
+        facts = build_facts(plan, profile, gpu=gpu, world_size=options.world_size, simulate=needs_sim)
         reports.append(lint_plan(plan, facts, rules, settings, text=_read_text(path)))
     return LintResult(files=tuple(reports), rules=tuple(sorted(all_rules.values(), key=lambda r: r.code)),
                       data_source=data_source)

@@ -10,7 +10,7 @@ from typing import Any
 
 from .findings import Finding
 from .lint import LintResult
-from .rule_engine import REQUIREMENTS, Rule
+from .rule_engine import REQUIREMENT_LABELS, REQUIREMENTS, Rule
 
 FORMATS = ("text", "json", "sarif", "github")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -177,7 +177,8 @@ def render_rule_list(rules: Sequence[Rule]) -> str:
     width = max((len(r.slug) for r in rules), default=0)
     out = []
     for r in rules:
-        needs = f"  (needs {', '.join(r.requires)})" if r.requires else ""
+        labels = list(dict.fromkeys(REQUIREMENT_LABELS[q] for q in r.requires))
+        needs = f"  (needs {', '.join(labels)})" if labels else ""
         out.append(f"{r.code}  {r.severity:<7}  {r.category:<10}  {r.slug:<{width}}  {r.name}{needs}")
     return "\n".join(out)
 

@@ -23,6 +23,9 @@ REQUIREMENTS: Mapping[str, str] = {
     "memory": "no memory estimate (the memory model is not available yet)",
     "gpu": "no GPU given (pass --gpu NAME or --gpu-memory 80GB)",
 }
+# What a requirement means to a user, for `seqprof rules`.
+REQUIREMENT_LABELS: Mapping[str, str] = {"data": "data", "run": "data or max_steps", "sim": "data",
+                                         "memory": "memory model", "gpu": "--gpu"}
 _CODE = re.compile(r"^SP\d{3}$")
 _SLUG = re.compile(r"^[a-z][a-z0-9-]*$")
 

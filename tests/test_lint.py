@@ -1,0 +1,359 @@
+"""seqprof lint end to end: real configs, real profiles, facts checked against brute force, CLI contract."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from seqprof.cli import main
+from seqprof.errors import SeqprofError
+from seqprof.facts import build_facts, optimizer_steps_per_epoch
+from seqprof.histogram import LengthHistogram
+from seqprof.lint import LintOptions, exit_code, lint_paths
+from seqprof.plan import Plan, Setting
+from seqprof.profile import DatasetInfo, Profile, TokenizerInfo
+from seqprof.recommend import recommend_max_seq_length
+from seqprof.settings import LintSettings, find_settings
+
+REPO = Path(__file__).resolve().parent.parent
+CONFIGS = REPO.parent / "shared" / "configs"
+STORY = CONFIGS / "auto-antislop" / "configs" / "gemma-3-4b-it.yaml"
+
+
+# --- data ------------------------------------------------------------------------------------------------
+
+
+def story_lengths() -> np.ndarray:
+    """12,000 lengths reproducing the story's PUBLISHED statistics exactly (mean 529.9, median 509,
+    p90 953, p99 1080, max 1126; DESIGN.md story 1). This is a synthetic distribution made to match
+    those figures, not the story's real data, which is not available: ramps between the published
+    percentiles, with the lower half shaped so the mean is exact. test_story_lengths_match_the_story
+    checks the figures with numpy on the raw array."""
+    n = 12000
+    lengths = np.zeros(n, dtype=np.int64)
+    for i0, v0, i1, v1 in ((6000, 509, 10799, 953), (10800, 953, 11879, 1080), (11880, 1080, 11999, 1126)):
+        lengths[i0:i1 + 1] = np.round(np.linspace(v0, v1, i1 - i0 + 1)).astype(np.int64)
+    rest = round(529.9 * n) - int(lengths[6000:].sum())
+    t = np.linspace(0, 1, 6000)
+    lo, hi = 0.05, 20.0
+    for _ in range(200):  # bisect the curve's exponent so the lower half carries the remaining tokens
+        p = (lo + hi) / 2
+        seg = np.round(40 + (509 - 40) * t ** p).astype(np.int64)
+        lo, hi = (p, hi) if seg.sum() > rest else (lo, p)
+    lengths[:6000] = seg
+    diff, i = rest - int(seg.sum()), 1
+    step = 1 if diff > 0 else -1
+    while diff:  # the rounding remainder, one token at a time, keeping the array sorted
+        j = 5998 - (i % 5000)
+        if lengths[j - 1] <= lengths[j] + step <= lengths[j + 1]:
+            lengths[j] += step
+            diff -= step
+        i += 1
+    return lengths
+
+
+def profile_of(lengths: np.ndarray, name: str = "data.jsonl") -> Profile:
+    hist = LengthHistogram.from_lengths(lengths)
+    return Profile(dataset=DatasetInfo(path=name, format="jsonl", rows=hist.count, skipped_rows=0,
+                                       schema="preference"),
+                   tokenizer=TokenizerInfo(name="story", vocab_size=262144), sequence=hist, fields={},
+                   recommendation=recommend_max_seq_length(hist))
+
+
+@pytest.fixture(scope="module")
+def story_profile(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("story") / "story-profile.json"
+    profile_of(story_lengths(), "ftpo-story.jsonl").save(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def real_profile(tmp_path_factory) -> Path:
+    """A real profile: the packaged chat dataset tokenized with the real Qwen 2.5 tokenizer."""
+    from seqprof.analyze import build_profile, default_dataset_path
+
+    path = tmp_path_factory.mktemp("real") / "profile.json"
+    build_profile(default_dataset_path()).save(path)
+    return path
+
+
+def raw_lengths(profile_path: Path) -> np.ndarray:
+    hist = Profile.load(profile_path).sequence
+    return np.repeat(np.arange(hist.counts.size), hist.counts)
+
+
+def test_story_lengths_match_the_story():
+    a = story_lengths()
+    assert a.size == 12000 and a.mean() == pytest.approx(529.9, abs=1e-9)
+    assert np.percentile(a, [50, 90, 99]).tolist() == [509, 953, 1080] and a.max() == 1126
+
+
+def key_line(path: Path, key: str) -> int:
+    """The line of `key:` found by plain text search, independently of the config reader."""
+    for number, text in enumerate(path.read_text().splitlines(), 1):
+        if re.match(rf"\s*{re.escape(key)}\s*:", text):
+            return number
+    raise AssertionError(f"{key} not in {path}")
+
+
+def lint(configs, **options):
+    return lint_paths([str(c) for c in configs], LintOptions(**options))
+
+
+# --- the story ---------------------------------------------------------------------------------------------
+
+
+def test_the_story_config_is_caught_on_its_line(story_profile):
+    result = lint([STORY], profile=str(story_profile))
+    sp101 = [f for f in result.findings if f.code == "SP101"]
+    assert len(sp101) == 1
+    finding = sp101[0]
+    assert finding.key == "finetune_max_seq_length"
+    assert finding.line == key_line(STORY, "finetune_max_seq_length")
+    use = 529.9 / 4000  # no row is longer than 4000, so content share = mean / cap
+    assert f"{use * 100:.1f}%" == "13.2%" and "fill only 13.2%" in finding.message
+    recommended = int(re.search(r"finetune_max_seq_length: (\d+)", finding.fix).group(1))
+    assert 1126 <= recommended <= 1280  # covers the longest row, within the story's fix
+    assert f"{4000 / recommended:.1f}x" in finding.message  # the token ratio: the speed-up's lower bound
+    assert "batch size or gradient accumulation will not help" in finding.message
+    assert exit_code(result) == 1
+
+
+def test_the_fixed_story_config_is_clean(story_profile, tmp_path):
+    fixed = tmp_path / "gemma-3-4b-it.yaml"
+    fixed.write_text(STORY.read_text().replace("finetune_max_seq_length: 4000", "finetune_max_seq_length: 1280"))
+    result = lint([fixed], profile=str(story_profile))
+    assert [f.code for f in result.findings if f.severity != "info"] == []
+    assert exit_code(result) == 0
+
+
+def test_noqa_on_the_line_suppresses_that_code_only(story_profile, tmp_path):
+    base = STORY.read_text()
+    for comment, suppressed in (("# seqprof: noqa SP101", True), ("# seqprof: noqa: SP102, SP101", True),
+                                ("# seqprof: noqa", True), ("# seqprof: noqa SP102", False),
+                                ("# noqa", False)):
+        config = tmp_path / "story.yaml"
+        config.write_text(base.replace("finetune_max_seq_length: 4000 # this may truncate some outputs",
+                                       f"finetune_max_seq_length: 4000 {comment}"))
+        result = lint([config], profile=str(story_profile))
+        codes = [f.code for f in result.findings]
+        assert ("SP101" not in codes) == suppressed, comment
+        assert result.files[0].suppressed == (1 if suppressed else 0)
+
+
+# --- settings ------------------------------------------------------------------------------------------------
+
+
+def test_pyproject_settings_are_found_walking_up_and_apply(story_profile, tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.seqprof]\nignore = ["SP101"]\nseverity = { SP301 = "error" }\n')
+    nested = tmp_path / "configs" / "ftpo"
+    nested.mkdir(parents=True)
+    config = nested / "story.yaml"
+    shutil.copy(STORY, config)
+    settings = find_settings(config)
+    assert settings.ignore == ("SP101",) and settings.source == str(tmp_path / "pyproject.toml")
+    result = lint([config], profile=str(story_profile))
+    assert "SP101" not in [f.code for f in result.findings]
+    assert all(f.severity == "error" for f in result.findings if f.code == "SP301")
+
+
+def test_seqprof_yaml_is_nearer_than_pyproject_and_select_narrows(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.seqprof]\nselect = ["SP1"]\n')
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / ".seqprof.yaml").write_text("select: [SP4]\ngpu: H100\n")
+    assert find_settings(sub / "x.yaml").select == ("SP4",)
+    assert find_settings(sub / "x.yaml").gpu == "H100"
+    assert find_settings(tmp_path / "x.yaml").select == ("SP1",)
+
+
+def test_select_and_ignore_follow_ruff_prefix_rules():
+    s = LintSettings(select=("SP1", "SP301"), ignore=("SP10",))
+    assert [s.is_enabled(c) for c in ("SP101", "SP110", "SP301", "SP302", "SP401")] == \
+        [False, True, True, False, False]
+    assert LintSettings(ignore=("ALL",)).is_enabled("SP101") is False
+    assert LintSettings(select=("SP101",), ignore=("SP1",)).is_enabled("SP101") is True
+    assert LintSettings().with_overrides(select=["SP4"], ignore=["SP401"]).is_enabled("SP402")
+    assert not LintSettings().with_overrides(select=["SP4"], ignore=["SP401"]).is_enabled("SP401")
+
+
+@pytest.mark.parametrize("text,message", [
+    ("selct: [SP1]\n", "did you mean 'select'"),
+    ("select: [E501]\n", "not a rule code"),
+    ("severity: {SP101: fatal}\n", "severity of SP101"),
+    ("- SP101\n", "must be a mapping"),
+    ("select: [SP1\n", "not valid YAML"),
+])
+def test_bad_settings_are_errors_with_file_and_line(tmp_path, text, message):
+    (tmp_path / ".seqprof.yaml").write_text(text)
+    with pytest.raises(SeqprofError) as err:
+        find_settings(tmp_path / "c.yaml")
+    assert message in str(err.value) and str(tmp_path / ".seqprof.yaml") in str(err.value)
+
+
+def test_rule_dirs_from_settings_add_rules(tmp_path, story_profile):
+    rules = tmp_path / "team-rules"
+    rules.mkdir()
+    (rules / "SP901-no-4bit-on-ftpo.yaml").write_text("""\
+code: SP901
+slug: no-4bit-on-ftpo
+severity: error
+category: config
+condition: cfg.trainer == 'ftpo' and cfg.load_in_4bit
+at: [setting.load_in_4bit]
+message: our team trains FTPO in bf16
+fix: set finetune_load_in_4bit to false
+docs: {why: house rule for reproducibility, how_to_fix: switch 4-bit loading off}
+examples:
+  pass: [{dialect: auto_antislop, config: "finetune_mode: ftpo"}]
+  fail: [{dialect: auto_antislop, config: "finetune_mode: ftpo\\nfinetune_load_in_4bit: true"}]
+""")
+    (tmp_path / ".seqprof.yaml").write_text("rule-dirs: [team-rules]\n")
+    config = tmp_path / "story.yaml"
+    shutil.copy(STORY, config)
+    result = lint([config])
+    custom = [f for f in result.findings if f.code == "SP901"]
+    assert [(f.line, f.key) for f in custom] == [(key_line(config, "finetune_load_in_4bit"), "finetune_load_in_4bit")]
+
+
+# --- facts against independent computation -----------------------------------------------------------
+
+
+def plan_of(dialect="trl", **values) -> Plan:
+    return Plan(path="c.yaml", dialect=dialect,
+                settings={k: Setting(v, k, "c.yaml", i + 1) for i, (k, v) in enumerate(values.items())})
+
+
+@pytest.mark.parametrize("dialect,overflow", [("axolotl", "drop"), ("trl", "truncate")])
+@pytest.mark.parametrize("cap", [64, 128, 512, 2048])
+def test_data_facts_equal_brute_force_on_real_lengths(real_profile, dialect, overflow, cap):
+    lengths = raw_lengths(real_profile)
+    facts = build_facts(plan_of(dialect, max_seq_length=cap), Profile.load(real_profile), simulate=False).data
+    assert facts.overflow == overflow
+    over = lengths[lengths > cap]
+    assert facts.rows_over_cap == over.size
+    assert facts.tokens_over_cap == int((over - cap).sum())
+    kept = lengths[lengths <= cap] if overflow == "drop" else np.minimum(lengths, cap)
+    assert facts.fixed_use == pytest.approx(kept.sum() / (kept.size * cap), rel=1e-12)
+    assert facts.padding_free_bound == pytest.approx(cap / kept.mean(), rel=1e-12)
+    assert facts.mean == pytest.approx(lengths.mean()) and facts.p99 == pytest.approx(np.percentile(lengths, 99))
+
+
+def brute_force_steps(rows: int, micro: int, accum: int, world: int) -> int:
+    """Walk one rank's epoch the way the HF Trainer does: DistributedSampler pads the rows to a multiple
+    of the world size, the rank gets every world-th row, batches of `micro`, an optimizer step after
+    every `accum` batches and after the last batch."""
+    per_rank = len(range(0, math.ceil(rows / world) * world, world))
+    batches = [list(range(i, min(i + micro, per_rank))) for i in range(0, per_rank, micro)]
+    steps = pending = 0
+    for index, _ in enumerate(batches):
+        pending += 1
+        if pending == accum or index == len(batches) - 1:
+            steps, pending = steps + 1, 0
+    return steps
+
+
+@pytest.mark.parametrize("rows", [1, 7, 16, 100, 12000, 12001])
+@pytest.mark.parametrize("micro,accum,world", [(1, 16, 1), (4, 4, 1), (2, 8, 8), (3, 5, 2)])
+def test_optimizer_steps_per_epoch_equal_a_walk_of_the_epoch(rows, micro, accum, world):
+    assert optimizer_steps_per_epoch(rows, micro, accum, world) == brute_force_steps(rows, micro, accum, world)
+
+
+def test_run_facts_count_dropped_rows_epochs_and_checkpoints(real_profile):
+    profile = Profile.load(real_profile)
+    lengths = raw_lengths(real_profile)
+    plan = plan_of("axolotl", max_seq_length=512, micro_batch_size=2, gradient_accumulation_steps=3,
+                   num_epochs=3, save_strategy="steps", save_steps=0.5)
+    run = build_facts(plan, profile, simulate=False).run
+    kept = int((lengths <= 512).sum())  # axolotl drops longer rows
+    assert run.rows == kept
+    assert run.estimated_steps == 3 * brute_force_steps(kept, 2, 3, 1)
+    assert run.checkpoint_every == math.ceil(0.5 * run.estimated_steps) and run.mid_run_checkpoint is True
+    stated = build_facts(plan_of("trl", max_steps=40, save_strategy="steps", save_steps=500)).run
+    assert (stated.estimated_steps, stated.steps_source, stated.mid_run_checkpoint) == (40, "max_steps", False)
+    assert build_facts(plan_of("trl", num_epochs=1)).run is None  # no data and no max_steps: unknown
+
+
+# --- every shipped config -------------------------------------------------------------------------------
+
+
+def all_configs() -> list[Path]:
+    return sorted(p for p in CONFIGS.rglob("*") if p.suffix in (".yaml", ".yml"))
+
+
+def test_every_shared_config_lints_without_a_crash():
+    from seqprof.config_plan import read_plan
+
+    configs = all_configs()
+    assert len(configs) > 300
+    result = lint(configs)
+    assert len(result.files) == len(configs)
+    for report, path in zip(result.files, configs):
+        assert report.dialect == read_plan(str(path)).dialect
+        for f in report.findings:
+            assert f.file and f.message and (f.line is None or f.line >= 1)
+
+
+def test_shared_configs_lint_with_real_data_without_a_crash(real_profile):
+    picks = [STORY, *sorted(CONFIGS.glob("axolotl/examples/llama-3/*.yml"))[:4],
+             *sorted(CONFIGS.glob("llamafactory/examples/train_lora/*.yaml"))[:4],
+             *sorted(CONFIGS.glob("specforge/examples/configs/*.yaml"))[:3], *CONFIGS.glob("trl/**/*.yaml")]
+    result = lint(picks, profile=str(real_profile))
+    assert len(result.files) == len(picks)
+    assert not result.skipped.get("no data (pass --data DATA or --profile profile.json)")
+
+
+# --- command line -------------------------------------------------------------------------------------------
+
+
+def run_cli(*args):
+    return CliRunner().invoke(main, ["lint", *map(str, args)])
+
+
+def test_cli_exit_codes(story_profile, tmp_path):
+    assert run_cli(STORY, "--profile", story_profile).exit_code == 1
+    assert run_cli(STORY, "--profile", story_profile, "--exit-zero").exit_code == 0
+    only_101 = run_cli(STORY, "--profile", story_profile, "--select", "SP101", "--fail-on", "error")
+    assert only_101.exit_code == 0 and "SP101" in only_101.output  # a warning below the error threshold
+    assert run_cli(tmp_path / "missing.yaml").exit_code == 2
+    both = run_cli(STORY, "--profile", story_profile, "--data", story_profile)
+    assert both.exit_code == 2 and "not both" in both.output
+    bad_gpu = run_cli(STORY, "--gpu", "H1000000")
+    assert bad_gpu.exit_code == 2 and "unknown GPU" in bad_gpu.output
+    assert run_cli(STORY, "--select", "XYZ").exit_code == 2
+
+
+def test_cli_json_has_the_contract_keys_and_several_files(story_profile, tmp_path):
+    fixed = tmp_path / "fixed.yaml"
+    fixed.write_text(STORY.read_text().replace("finetune_max_seq_length: 4000", "finetune_max_seq_length: 1280"))
+    out = run_cli(STORY, fixed, "--profile", story_profile, "--format", "json")
+    data = json.loads(out.output)
+    assert {f["file"] for f in data["findings"]} <= {str(STORY), str(fixed)}
+    for f in data["findings"]:
+        assert {"code", "severity", "message", "file", "line", "key"} <= set(f)
+    assert [f["code"] for f in data["findings"] if f["file"] == str(STORY)].count("SP101") == 1
+    assert len(data["files"]) == 2
+
+
+def test_text_output_says_which_rules_were_skipped_for_lack_of_data():
+    out = run_cli(STORY)
+    assert "Skipped (no data (pass --data DATA or --profile profile.json)): SP101 fixed-padding-waste" in out.output
+
+
+def test_lint_with_a_profile_never_imports_transformers(story_profile):
+    code = ("import sys\nfrom seqprof.cli import main\n"
+            f"try:\n    main(['lint', {str(STORY)!r}, '--profile', {str(story_profile)!r}])\n"
+            "except SystemExit as e:\n    code = e.code\n"
+            "print('transformers' in sys.modules, 'torch' in sys.modules, code)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip().splitlines()[-1] == "False False 1", out.stderr
