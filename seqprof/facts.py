@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import difflib
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,15 +26,6 @@ OVERFLOW_DEFAULTS: Mapping[str, tuple[str, str]] = {
     "llamafactory_v1": ("truncate", "LLaMA-Factory v1: cutoff_len truncates"),
     "torchtune": ("truncate", "torchtune: the model tokenizer truncates to max_seq_len"),
 }
-
-# Nominal memory of common training GPUs (decimal GB as sold; --gpu-memory takes any other size).
-GPU_MEMORY_GB: Mapping[str, float] = {
-    "H100": 80, "H100-80GB": 80, "H100-NVL": 94, "H200": 141, "GH200": 96, "B200": 180, "B300": 288,
-    "A100": 80, "A100-80GB": 80, "A100-40GB": 40, "A10G": 24, "A10": 24, "A6000": 48, "A40": 48,
-    "L4": 24, "L40": 48, "L40S": 48, "V100": 32, "V100-16GB": 16, "T4": 16,
-    "RTX3090": 24, "RTX4090": 24, "RTX5090": 32, "MI300X": 192, "MI325X": 256,
-}
-
 
 @dataclass(frozen=True)
 class Loc:
@@ -415,32 +404,14 @@ def _simulation(plan: Plan, cfg: Mapping[str, Any], profile: Profile, data: Data
 
 # --- GPU ---------------------------------------------------------------------------------------
 
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(gib|gb|g|mib|mb|m|tib|tb|t)?\s*$", re.I)
-_UNITS = {"gib": 2**30, "gb": 10**9, "g": 10**9, "mib": 2**20, "mb": 10**6, "m": 10**6,
-          "tib": 2**40, "tb": 10**12, "t": 10**12, None: 10**9}
-
-
-def parse_memory(text: str) -> int:
-    """'80GB' -> 80e9 bytes, '80GiB' -> 80 * 2^30; a bare number means GB."""
-    match = _SIZE.match(str(text))
-    if not match:
-        raise SeqprofError(f"cannot read GPU memory size {text!r}", fix="write it like 80GB or 96GiB")
-    number, unit = match.groups()
-    return int(float(number) * _UNITS[unit.lower() if unit else None])
-
 
 def gpu_facts(name: str | None = None, memory: str | None = None) -> GpuFacts | None:
-    """--gpu NAME (from the table) or --gpu-memory SIZE; None when neither is given."""
+    """--gpu NAME (seqprof.gpus table) or --gpu-memory SIZE; None when neither is given."""
+    from .gpus import gpu_memory_bytes, parse_memory_size
+
     if memory is not None:
-        return GpuFacts(name=name or f"{memory} GPU", memory_bytes=parse_memory(memory))
+        return GpuFacts(name=name or f"{memory} GPU", memory_bytes=parse_memory_size(memory))
     if name is None:
         return None
-    norm = re.sub(r"[\s_]", "", name).upper().replace("NVIDIA", "")
-    table = {re.sub(r"[\s_-]", "", k).upper(): (k, v) for k, v in GPU_MEMORY_GB.items()}
-    key = norm.replace("-", "")
-    if key not in table:
-        close = difflib.get_close_matches(norm, list(GPU_MEMORY_GB), n=1)
-        raise SeqprofError(f"unknown GPU {name!r}",
-                           fix=(f"did you mean {close[0]}? " if close else "") + "or give --gpu-memory 80GB")
-    label, gb = table[key]
-    return GpuFacts(name=label, memory_bytes=int(gb * 10**9))
+    label, size = gpu_memory_bytes(name)
+    return GpuFacts(name=label, memory_bytes=size)
