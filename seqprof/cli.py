@@ -56,7 +56,8 @@ def _parse_fields(values: tuple[str, ...]) -> dict[str, str]:
 @click.option("--multiple-of", type=click.IntRange(1), default=64, show_default=True,
               help="Round max_seq_length up to this multiple.")
 @click.option("--skip-bad-rows", is_flag=True, help="Skip malformed rows and count them instead of stopping.")
-def analyze(data, tokenizer, chat_template, schema, fields, fmt, output, coverage, multiple_of, skip_bad_rows):
+@click.option("--html", type=click.Path(dir_okay=False), help="Also write a self-contained HTML report.")
+def analyze(data, tokenizer, chat_template, schema, fields, fmt, output, coverage, multiple_of, skip_bad_rows, html):
     """Profile DATA's token lengths exactly as the trainer will see them."""
     import json
 
@@ -76,6 +77,10 @@ def analyze(data, tokenizer, chat_template, schema, fields, fmt, output, coverag
                                 on_skip=lambda loc, why: click.echo(f"seqprof: skipped {loc}: {why}", err=True))
     if output:
         profile.save(output)
+    if html:
+        from .report import DEFAULT_REPORT_BUCKETS, write_report
+
+        write_report(html, profile, num_buckets=DEFAULT_REPORT_BUCKETS)
     if fmt == "json":
         click.echo(json.dumps(profile.to_dict(), indent=2))
     else:
@@ -171,8 +176,9 @@ def buckets(source, num_buckets, batch_size, token_budget, max_seq_length, token
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--select", multiple=True, help="Only these rule codes or prefixes (e.g. SP1, SP301); repeatable.")
 @click.option("--ignore", multiple=True, help="Skip these rule codes or prefixes; repeatable.")
+@click.option("--html", type=click.Path(dir_okay=False), help="Also write a self-contained HTML report.")
 def lint(configs, data, profile_path, tokenizer, dialect, gpu, gpu_memory, world_size, fmt, fail_on, exit_zero,
-         select, ignore):
+         select, ignore, html):
     """Lint training CONFIGS: what will waste or break the run, on which line, and the fix."""
     from .lint import LintOptions, exit_code, lint_paths
     from .lint_output import render
@@ -183,6 +189,10 @@ def lint(configs, data, profile_path, tokenizer, dialect, gpu, gpu_memory, world
                           gpu_memory=gpu_memory, world_size=world_size, select=tuple(select),
                           ignore=tuple(ignore), fail_on=fail_on)
     result = lint_paths(configs, options)
+    if html:
+        from .report import write_report
+
+        write_report(html, lint=result, lint_options=options)
     text = render(result, fmt)
     if text:
         click.echo(text)

@@ -15,6 +15,7 @@ from .profile import Profile
 
 TEMPLATE = "report.html.j2"
 PREVIEW_CHARS = 360
+DEFAULT_REPORT_BUCKETS = 6  # analyze --html solves this many buckets (the drafter story's six)
 FIELD_CHART_WIDTH = 470  # per-field charts sit two to a row; drawn at that size so their text stays readable
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
@@ -33,13 +34,31 @@ def padded_content_share(hist: LengthHistogram, cap: int) -> float:
     return kept / (hist.count * cap)
 
 
-def render_report(profile: Profile | None, *, buckets: Any = None, strategies: Any = None,
-                  findings: Iterable[Any] | None = None, memory: Any = None,
+def render_report(profile: Profile | None = None, *, buckets: Any = None, strategies: Any = None,
+                  findings: Iterable[Any] | None = None, memory: Any = None, gpu: Any = None,
                   config_max_seq_length: int | None = None, config_path: str | None = None,
-                  title: str | None = None) -> str:
-    """The report as one HTML string; every section renders from what it is given and says when it is absent."""
+                  current_strategy: str | None = None, num_buckets: int | None = None,
+                  lint: Any = None, lint_options: Any = None, title: str | None = None) -> str:
+    """The report as one HTML string; every section renders from what it is given and says when it is absent.
+
+    `lint` (a LintResult, with the LintOptions it ran under) fills whatever was not given explicitly: findings,
+    the first config's profile, max_seq_length, simulation and memory. `num_buckets` solves boundaries from the
+    profile when no bucket report is given (what `analyze --html` shows)."""
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
     from markupsafe import Markup
+
+    if lint is not None:
+        given = dict(profile=profile, buckets=buckets, findings=findings, memory=memory, gpu=gpu,
+                     config_max_seq_length=config_max_seq_length, config_path=config_path,
+                     current_strategy=current_strategy)
+        for name, value in _lint_inputs(lint, lint_options).items():
+            if given.get(name) is None:
+                given[name] = value
+        profile, buckets, findings, memory, gpu = (given[k] for k in ("profile", "buckets", "findings", "memory", "gpu"))
+        config_max_seq_length, config_path = given["config_max_seq_length"], given["config_path"]
+        current_strategy = given["current_strategy"]
+    if buckets is None and num_buckets and profile is not None and profile.sequence.count:
+        buckets = _solve_buckets(profile, num_buckets, config_max_seq_length)
 
     env = Environment(loader=FileSystemLoader(str(templates_dir())), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
@@ -53,15 +72,16 @@ def render_report(profile: Profile | None, *, buckets: Any = None, strategies: A
         "dataset": _dataset_view(profile, current),
         "fields": _fields_view(profile, current, Markup),
         "buckets": _buckets_view(profile, buckets, boundaries, Markup),
-        "strategies": _strategies_view(strategies if strategies is not None else _strategies_of(buckets)),
-        "memory": _memory_view(memory, Markup),
+        "strategies": _strategies_view(strategies if strategies is not None else _strategies_of(buckets),
+                                       current_strategy or _get(buckets, "current_name")),
+        "memory": _memory_view(memory, gpu, Markup),
         "findings": _findings_view(findings),
         "longest": _longest_view(profile),
     }
     return env.get_template(TEMPLATE).render(**context)
 
 
-def write_report(path: str | Path, profile: Profile | None, **kwargs: Any) -> Path:
+def write_report(path: str | Path, profile: Profile | None = None, **kwargs: Any) -> Path:
     """Render, then write atomically: a failed run never leaves a half-written report behind."""
     target = Path(path)
     if not target.parent.is_dir():
@@ -161,7 +181,8 @@ def _buckets_view(profile: Profile | None, buckets: Any, boundaries: list[int], 
         return None
     cap = _get(buckets, "max_seq_length")
     view: dict[str, Any] = {"boundaries": boundaries, "chart": None, "rows": [], "beyond": 0, "cap": cap,
-                            "padding_efficiency": _get(buckets, "padding_efficiency"),
+                            "padding_efficiency": _get(buckets, "padding_efficiency",
+                                                       default=_get(_get(buckets, "bucketed"), "padding_efficiency")),
                             "batch_size": _get(buckets, "batch_size"), "token_budget": _get(buckets, "token_budget")}
     if profile is None or not profile.sequence.count:
         return view
@@ -186,12 +207,17 @@ def _buckets_view(profile: Profile | None, buckets: Any, boundaries: list[int], 
 
 
 def _strategies_of(buckets: Any) -> Any:
-    """A BucketReport keeps its strategy comparison in .simulation.strategies; a plain mapping in 'strategies'."""
+    """A BucketReport keeps its comparison in .simulation.strategies, lint's SimFacts one attribute per strategy."""
     sim = _get(buckets, "simulation")
-    return _get(sim, "strategies") if sim is not None else _get(buckets, "strategies")
+    if sim is not None:
+        return _get(sim, "strategies")
+    if _get(buckets, "current_name") is not None:
+        results = [_get(buckets, a) for a in ("fixed", "random", "sorted", "group_by_length", "bucketed", "packing")]
+        return {r.name: r for r in results if r is not None}
+    return _get(buckets, "strategies")
 
 
-def _strategies_view(strategies: Any) -> list[dict] | None:
+def _strategies_view(strategies: Any, current: str | None = None) -> list[dict] | None:
     if not strategies:
         return None
     items = list(strategies.items()) if isinstance(strategies, Mapping) else \
@@ -203,7 +229,8 @@ def _strategies_view(strategies: Any) -> list[dict] | None:
                      "padded_tokens": _get(s, "padded_tokens"), "batches": _get(s, "batches"),
                      "speedup": _get(s, "speedup_vs_fixed"),
                      "similarity": _get(s, "consecutive_similarity"), "repeated": _get(s, "repeated_batches"),
-                     "diversity": _get(s, "diversity"), "note": _get(s, "description", "note")})
+                     "diversity": _get(s, "diversity"), "note": _get(s, "description", "note"),
+                     "current": current is not None and str(name) == current})
     # the comparison's own pick, if it names one: the most efficient is not the best when it kills diversity
     chosen = _get(strategies, "recommended", "chosen", "best")
     chosen = _get(chosen, "name", default=chosen)
@@ -212,16 +239,18 @@ def _strategies_view(strategies: Any) -> list[dict] | None:
     return rows
 
 
-def _memory_view(memory: Any, markup: Any) -> dict | None:
+def _memory_view(memory: Any, gpu_info: Any, markup: Any) -> dict | None:
     if memory is None:
         return None
     components = dict(_get(memory, "components", default={}) or {})
     peak = _get(memory, "peak_bytes")
     peak = float(peak) if peak is not None else float(sum(components.values()))
-    capacity = _get(memory, "capacity_bytes", "gpu_capacity_bytes", "gpu_memory_bytes", "capacity")
+    gpu_obj = _get(memory, "gpu") if not isinstance(_get(memory, "gpu"), str) else None
+    capacity = _get(memory, "capacity_bytes", "gpu_capacity_bytes", "gpu_memory_bytes", "capacity") \
+        or _get(gpu_obj, "memory_bytes", "capacity_bytes") or _get(gpu_info, "memory_bytes", "capacity_bytes")
     capacity = float(capacity) if capacity else None
     gpu = _get(memory, "gpu_name", "gpu")
-    gpu = gpu if isinstance(gpu, str) else _get(gpu, "name")
+    gpu = gpu if isinstance(gpu, str) else (_get(gpu_obj, "name") or _get(gpu_info, "name"))
     shown = {k: float(v) for k, v in components.items() if float(v) > 0}
     colours = charts.series_colours(len(shown))
     return {
@@ -231,6 +260,46 @@ def _memory_view(memory: Any, markup: Any) -> dict | None:
                  for (k, v), c in zip(shown.items(), colours)],
         "unaccounted": peak - sum(shown.values()),
     }
+
+
+def _solve_buckets(profile: Profile, num_buckets: int, cap: int | None) -> Any:
+    """The buckets stage's report on this profile (its defaults); None when it cannot solve (too few lengths)."""
+    from .buckets import build_bucket_report
+
+    try:
+        return build_bucket_report(profile.sequence, num_buckets, max_seq_length=cap)
+    except SeqprofError:
+        return None
+
+
+def _lint_inputs(result: Any, options: Any) -> dict[str, Any]:
+    """What a lint run knows, as report inputs: its findings and its first config's facts (reused when the
+    FileReport keeps them, else rebuilt once here from the same options)."""
+    files = list(_get(result, "files", default=()) or ())
+    out: dict[str, Any] = {"findings": list(_get(result, "findings", default=()) or ())}
+    if not files:
+        return out
+    first = files[0]
+    out["config_path"] = ", ".join(str(f.path) for f in files)
+    facts = _get(first, "facts")
+    if facts is None:
+        from .config_plan import read_plan
+        from .facts import build_facts, gpu_facts
+        from .lint import load_lint_profile
+
+        settings = first.settings
+        profile = load_lint_profile(_get(options, "data"), _get(options, "profile"), settings.tokenizer)
+        plan = read_plan(str(first.path), dialect=_get(options, "dialect"))
+        facts = build_facts(plan, profile, gpu=gpu_facts(settings.gpu, settings.gpu_memory),
+                            world_size=_get(options, "world_size"))
+    cap = _get(_get(facts, "data"), "cap")
+    if cap is None:
+        plan = _get(facts, "plan")
+        cap = plan.get("max_seq_length") if plan is not None else None
+    out.update(profile=_get(facts, "profile"), buckets=_get(facts, "sim"), memory=_get(facts, "memory"),
+               gpu=_get(facts, "gpu"), config_max_seq_length=cap if isinstance(cap, int) else None,
+               current_strategy=_get(_get(facts, "sim"), "current_name"))
+    return out
 
 
 def _findings_view(findings: Iterable[Any] | None) -> list[dict] | None:
