@@ -45,6 +45,7 @@ class FileReport:
     suppressed: int = 0
     skipped: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # reason -> rule codes
     settings: LintSettings = field(default_factory=LintSettings)
+    facts: Facts | None = field(default=None, repr=False, compare=False)  # kept for the HTML report
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,7 @@ def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions
             data_source = profile.dataset.path
         plan = read_plan(str(config), dialect=options.dialect)
         gpu = gpu_facts(settings.gpu, settings.gpu_memory)
-        needs_sim = any("sim" in r.requires for r in rules if settings.is_enabled(r.code))
+        needs_sim = any(r.uses("sim") for r in rules if settings.is_enabled(r.code))
         facts = build_facts(plan, profile, gpu=gpu, world_size=options.world_size, simulate=needs_sim)
         reports.append(lint_plan(plan, facts, rules, settings, text=_read_text(path)))
     return LintResult(files=tuple(reports), rules=tuple(sorted(all_rules.values(), key=lambda r: r.code)),
@@ -157,7 +158,8 @@ def lint_plan(plan: Plan, facts: Facts, rules: Sequence[Rule], settings: LintSet
             findings.append(finding)
     unique = sorted(set(findings), key=Finding.sort_key)
     return FileReport(path=plan.path, dialect=plan.dialect, findings=tuple(unique), suppressed=suppressed,
-                      skipped={reason: tuple(codes) for reason, codes in skipped.items()}, settings=settings)
+                      skipped={reason: tuple(codes) for reason, codes in skipped.items()}, settings=settings,
+                      facts=facts)
 
 
 def _finding(rule: Rule, hit: Any, plan: Plan, settings: LintSettings, lines: Sequence[str]) -> Finding:

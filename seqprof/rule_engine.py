@@ -66,6 +66,11 @@ class Rule:
     source: str = ""
     _compiled: Any = field(default=None, compare=False, repr=False)
 
+    def uses(self, fact: str) -> bool:
+        """Whether the rule reads `fact` at all (required, or optional in a template)."""
+        pattern = re.compile(rf"\b{re.escape(fact)}\b")
+        return fact in self.requires or any(pattern.search(t) for t in (self.condition, self.message, self.fix))
+
     def missing(self, context: Mapping[str, Any]) -> tuple[str, ...]:
         """The required facts this context lacks (the rule is skipped when any is missing)."""
         return tuple(name for name in self.requires if context.get(name) is None)
