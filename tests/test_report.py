@@ -3,6 +3,7 @@ report checked for content, escaping, absent-section notes and atomic writing.""
 
 from __future__ import annotations
 
+import json
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -348,10 +349,29 @@ def test_write_into_missing_directory_is_a_seqprof_error(tmp_path):
     assert err.value.fix and "nope" in str(err.value)
 
 
-def test_example_report_is_current():
-    """reports/example.html is the embedded dataset's report as the README's command writes it."""
+def test_analyze_html_writes_the_report(tmp_path):
+    """`seqprof analyze --html` on the embedded dataset: the page holds its figures, buckets and strategies."""
+    from click.testing import CliRunner
+
+    from seqprof.analyze import default_dataset_path
+    from seqprof.cli import main
+
+    out = tmp_path / "r.html"
+    result = CliRunner().invoke(main, ["analyze", str(default_dataset_path()), "--format", "json", "--html", str(out)])
+    assert result.exit_code == 0, result.output
+    html = out.read_text()
+    prof = json.loads(result.stdout)  # the same run's profile, as analyze prints it
+    assert f"<div class=\"kpi-value\">{prof['dataset']['rows']:,}</div>" in html
+    assert f"{prof['recommendation']['max_seq_length']:,}</div>" in html
+    assert html.count('class="bucket"') == 6 and "bucketed shuffle" in html
+    assert "<script" not in html.lower()
+
+
+def test_example_report_is_self_contained():
+    """reports/example.html (the embedded dataset's report, from the README's command) stays a valid page."""
     example = Path(__file__).resolve().parent.parent / "reports" / "example.html"
     if not example.exists():
         pytest.skip("reports/example.html not generated")
     text = example.read_text()
-    assert "python_docs_chat.jsonl" in text and "<script" not in text.lower()
+    assert "python_docs_chat.jsonl" in text and "<script" not in text.lower() and "<svg" in text
+    assert not re.findall(r'(?:src|href)\s*=\s*"(?!#)', text)
