@@ -14,6 +14,14 @@ from typing import Any
 #   adapter (lora|qlora|None), precision (bf16|fp16|fp32), optimizer, num_epochs, max_steps,
 #   save_steps, save_strategy, attn_implementation, fused_loss (liger|chunked|cut_cross_entropy|None),
 #   deepspeed, zero_stage, fsdp, token_budget, datasets, model_config_path
+# Added by the dialect readers (seqprof/dialects/):
+#   overflow (drop|truncate|raise: what happens to rows longer than max_seq_length),
+#   max_train_examples (a cap on rows used), saves_per_epoch, learning_rate, global_batch_size,
+#   batching (fixed|token_budget), task (train|inference|export|eval|launch: non-train files
+#   get no training defaults), draft_strategy (eagle3|dflash|dspark|...), num_anchors, block_size,
+#   ttt_length, max_steps_per_epoch, tensor_parallel_size, pipeline_parallel_size,
+#   context_parallel_size, fsdp_version, pad_to_multiple_of, offload_optimizer, offload_params,
+#   model_config (the drafter/model JSON that model_config_path names, when found)
 
 
 @dataclass(frozen=True)
@@ -47,7 +55,7 @@ class ConfigDiagnostic:
 @dataclass(frozen=True)
 class Plan:
     path: str
-    dialect: str  # hf | trl | axolotl | llamafactory | llamafactory_v1 | torchtune | unsloth | auto_antislop | specforge | speculators
+    dialect: str  # hf | trl | axolotl | llamafactory | llamafactory_v1 | torchtune | unsloth | auto_antislop | specforge | speculators | accelerate | deepspeed | unknown
     settings: Mapping[str, Setting] = field(default_factory=dict)
     diagnostics: tuple[ConfigDiagnostic, ...] = ()
     raw: Mapping[str, Any] = field(default_factory=dict)  # the parsed config (plain dicts/lists)
