@@ -292,6 +292,10 @@ def _lint_inputs(result: Any, options: Any) -> dict[str, Any]:
         plan = read_plan(str(first.path), dialect=_get(options, "dialect"))
         facts = build_facts(plan, profile, gpu=gpu_facts(settings.gpu, settings.gpu_memory),
                             world_size=_get(options, "world_size"))
+    if _get(facts, "sim") is None and _get(facts, "profile") is not None:
+        from .facts import build_facts  # lint skipped the simulation (no rule read it): the report shows it
+
+        facts = build_facts(facts.plan, facts.profile, gpu=facts.gpu, world_size=facts.cfg.get("world_size"))
     cap = _get(_get(facts, "data"), "cap")
     if cap is None:
         plan = _get(facts, "plan")
@@ -310,7 +314,8 @@ def _findings_view(findings: Iterable[Any] | None) -> list[dict] | None:
         sev = _get(f, "severity", default="info")
         sev = str(getattr(sev, "value", sev)).lower()  # a str or an Enum of str
         rows.append({"code": _get(f, "code", default=""), "severity": sev, "message": _get(f, "message", default=""),
-                     "fix": _get(f, "fix"), "file": _get(f, "file"), "line": _get(f, "line"), "key": _get(f, "key")})
+                     "fix": _get(f, "fix"), "file": _get(f, "file"), "line": _get(f, "line"), "key": _get(f, "key"),
+                     "file_name": Path(str(_get(f, "file") or "")).name})
     rows.sort(key=lambda r: (SEVERITY_ORDER.get(r["severity"], 9), str(r["file"] or ""), r["line"] or 0, r["code"]))
     return rows
 

@@ -367,6 +367,36 @@ def test_analyze_html_writes_the_report(tmp_path):
     assert "<script" not in html.lower()
 
 
+STORY = Path(__file__).resolve().parent.parent.parent / "shared" / "configs" / "auto-antislop" / "configs" / \
+    "gemma-3-4b-it.yaml"
+
+
+@pytest.mark.skipif(not STORY.is_file(), reason="shared/configs not beside the checkout")
+def test_lint_html_shows_the_configs_cap_and_findings(tmp_path):
+    """`seqprof lint CONFIG --profile P --html`: the report carries lint's findings (with config lines), the
+    config's max_seq_length (4000 at line 213 of the story config) and the simulation it ran."""
+    from click.testing import CliRunner
+
+    from seqprof.cli import main
+
+    raw = _lengths(8, 2000)
+    hist = LengthHistogram.from_lengths(raw)
+    saved = tmp_path / "p.json"
+    Profile(DatasetInfo("data/story.jsonl", "jsonl", raw.size, 0, "preference"), TokenizerInfo("qwen-2.5", 151665),
+            hist, {}, recommend_max_seq_length(hist)).save(saved)
+    out = tmp_path / "lint.html"
+    result = CliRunner().invoke(main, ["lint", str(STORY), "--profile", str(saved), "--html", str(out),
+                                       "--exit-zero", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    findings = json.loads(result.stdout)["findings"]
+    html = out.read_text()
+    assert findings and all(f"<code>{f['code']}</code>" in html for f in findings)
+    assert "gemma-3-4b-it.yaml:213" in html
+    share = np.minimum(raw, 4000).sum() / (raw.size * 4000)  # fixed padding to the config's 4000
+    assert f"<b>{charts.fmt_pct(share)}</b> of every" in html and '<div class="kpi-value">4,000</div>' in html
+    assert "your config" in html and html.count('class="bucket"') >= 1
+
+
 def test_example_report_is_self_contained():
     """reports/example.html (the embedded dataset's report, from the README's command) stays a valid page."""
     example = Path(__file__).resolve().parent.parent / "reports" / "example.html"
