@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -225,7 +226,7 @@ def _strategies_view(strategies: Any, current: str | None = None) -> list[dict] 
     rows = []
     for name, s in items:
         eff = _get(s, "padding_efficiency")
-        rows.append({"key": str(name), "name": str(name).replace("_", " "), "padding_efficiency": None if eff is None else float(eff),
+        rows.append({"key": str(name), "name": _label(str(name)), "padding_efficiency": None if eff is None else float(eff),
                      "padded_tokens": _get(s, "padded_tokens"), "batches": _get(s, "batches"),
                      "speedup": _get(s, "speedup_vs_fixed"),
                      "similarity": _get(s, "consecutive_similarity"), "repeated": _get(s, "repeated_batches"),
@@ -251,7 +252,7 @@ def _memory_view(memory: Any, gpu_info: Any, markup: Any) -> dict | None:
     capacity = float(capacity) if capacity else None
     gpu = _get(memory, "gpu_name", "gpu")
     gpu = gpu if isinstance(gpu, str) else (_get(gpu_obj, "name") or _get(gpu_info, "name"))
-    shown = {k: float(v) for k, v in components.items() if float(v) > 0}
+    shown = {_label(str(k)): float(v) for k, v in components.items() if float(v) > 0}
     colours = charts.series_colours(len(shown))
     return {
         "peak": peak, "capacity": capacity, "gpu": gpu, "fits": capacity is None or peak <= capacity,
@@ -259,6 +260,7 @@ def _memory_view(memory: Any, gpu_info: Any, markup: Any) -> dict | None:
         "rows": [{"name": k, "bytes": v, "share": v / peak if peak else 0.0, "colour": c}
                  for (k, v), c in zip(shown.items(), colours)],
         "unaccounted": peak - sum(shown.values()),
+        "phase": _get(memory, "peak_phase") or None, "notes": list(_get(memory, "notes", default=()) or ()),
     }
 
 
@@ -328,6 +330,11 @@ def _longest_view(profile: Profile | None) -> list[dict]:
         text = e.preview if len(e.preview) <= PREVIEW_CHARS else e.preview[:PREVIEW_CHARS].rstrip() + " …"
         out.append({"location": _display_path(e.location), "length": e.length, "preview": text})
     return out
+
+
+def _label(name: str) -> str:
+    """Identifier-style names (fixed_padding, cuda_context) read as words; anything else is shown as given."""
+    return name.replace("_", " ") if re.fullmatch(r"\w+", name) else name
 
 
 def _display_path(where: str) -> str:

@@ -326,6 +326,21 @@ def test_real_bucket_report_renders(tmp_path):
     assert charts.fmt_pct(rep.padding_efficiency) in html
 
 
+def test_memory_section_against_the_gpu():
+    """Components (zero ones dropped), their share of the peak, and the verdict against the GPU's capacity."""
+    comps = {"weights": 15_000_000_000, "reference_model": 0, "logits": 12_000_000_000, "cuda_context": 550_000_000}
+    peak = sum(comps.values())
+    memory = {"peak_bytes": peak, "components": comps, "peak_phase": "backward: loss", "notes": ("AdamW",)}
+    fits = render_report(None, memory=memory, gpu={"name": "H100", "memory_bytes": 80 * 2**30})
+    assert "fits</span>" in fits and "reference model" not in fits and "backward: loss" in fits
+    for name, b in comps.items():
+        if b:
+            assert f"{name.replace('_', ' ')}</td><td class=\"num\">{charts.fmt_bytes(b)}</td>" \
+                   f"<td class=\"num\">{charts.fmt_pct(b / peak)}</td>" in fits
+    oom = render_report(None, memory=memory, gpu={"name": "L4", "memory_bytes": 24 * 2**30})
+    assert "out of memory</span>" in oom and f"over by {charts.fmt_bytes(peak - 24 * 2**30)}" in oom
+
+
 def test_write_is_atomic(tmp_path):
     target = tmp_path / "report.html"
     target.write_text("previous report")
