@@ -294,6 +294,7 @@ def _lint_inputs(result: Any, options: Any) -> dict[str, Any]:
         plan = read_plan(str(first.path), dialect=_get(options, "dialect"))
         facts = build_facts(plan, profile, gpu=gpu_facts(settings.gpu, settings.gpu_memory),
                             world_size=_get(options, "world_size"))
+    memory = _get(facts, "memory")
     if _get(facts, "sim") is None and _get(facts, "profile") is not None:
         from .facts import build_facts  # lint skipped the simulation (no rule read it): the report shows it
 
@@ -302,7 +303,7 @@ def _lint_inputs(result: Any, options: Any) -> dict[str, Any]:
     if cap is None:
         plan = _get(facts, "plan")
         cap = plan.get("max_seq_length") if plan is not None else None
-    out.update(profile=_get(facts, "profile"), buckets=_get(facts, "sim"), memory=_get(facts, "memory"),
+    out.update(profile=_get(facts, "profile"), buckets=_get(facts, "sim"), memory=memory,
                gpu=_get(facts, "gpu"), config_max_seq_length=cap if isinstance(cap, int) else None,
                current_strategy=_get(_get(facts, "sim"), "current_name"))
     return out
