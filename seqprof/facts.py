@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .errors import SeqprofError
 from .plan import Plan, Setting
 from .profile import Profile
 
@@ -101,19 +100,52 @@ class Facts:
     flags: Mapping[str, Loc]
     data: DataFacts | None = None
     run: RunFacts | None = None
-    sim: SimFacts | None = None  # strategy simulation, None without data
+    lazy_sim: Lazy | None = field(default=None, repr=False)  # strategy simulation, run on first use
     memory: Any = None  # filled by the memory issue; rules needing it are skipped until then
     gpu: GpuFacts | None = None
     profile: Profile | None = field(default=None, repr=False)
+    packing_key: str | None = None  # how to switch packing on in this dialect/trainer, None when unsupported
+
+    @property
+    def sim(self) -> SimFacts | None:
+        """The strategy simulation (None without data); computed at most once, when first read."""
+        return self.lazy_sim.get() if self.lazy_sim is not None else None
 
     def context(self) -> dict[str, Any]:
-        """The names a rule's Jinja2 condition and message see."""
+        """The names a rule's Jinja2 condition and message see (`sim` simulates only when a rule reads it)."""
         return {
             "plan": self.plan, "dialect": self.plan.dialect, "cfg": _Values(self.cfg),
             "setting": _Values(self.setting), "flags": _Values(self.flags), "data": self.data,
-            "run": self.run, "sim": self.sim, "memory": self.memory, "gpu": self.gpu,
-            "diagnostics": self.plan.diagnostics,
+            "run": self.run, "sim": self.lazy_sim, "memory": self.memory, "gpu": self.gpu,
+            "diagnostics": self.plan.diagnostics, "packing_key": self.packing_key,
         }
+
+
+class Lazy:
+    """A fact computed on first use and then kept: rules whose conditions never read it cost nothing.
+
+    Attribute reads go to the computed value, so a rule writes `sim.bucketed.padding_efficiency`."""
+
+    __slots__ = ("_compute", "_value", "_done")
+
+    def __init__(self, compute: Callable[[], Any]) -> None:
+        self._compute = compute
+        self._value = None
+        self._done = False
+
+    def get(self) -> Any:
+        if not self._done:
+            self._value = self._compute()
+            self._done = True
+        return self._value
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.get(), name)
+
+    def __bool__(self) -> bool:
+        return self.get() is not None
 
 
 class _Values:
@@ -140,19 +172,23 @@ class _Values:
 
 
 def build_facts(plan: Plan, profile: Profile | None = None, *, gpu: GpuFacts | None = None,
-                world_size: int | None = None, simulate: bool = True) -> Facts:
+                world_size: int | None = None, simulate: bool = True, memory: Any = None) -> Facts:
     """Compute every fact once; facts that need data are None without a profile.
 
-    `simulate=False` skips the strategy simulation when no enabled rule reads it."""
+    `simulate=False` skips the strategy simulation when no enabled rule reads it; `memory` is the
+    memory estimate (seqprof.memory), None until the memory model provides one."""
     cfg = {name: s.value for name, s in plan.settings.items()}
     if world_size is not None:
         cfg["world_size"] = world_size
     flags = _flags(plan)
     data = _data_facts(plan, profile) if profile is not None else None
     run = _run_facts(plan, cfg, data)
-    sim = _simulation(plan, cfg, profile, data) if (simulate and profile is not None) else None
+    lazy_sim = None
+    if simulate and profile is not None and _can_simulate(cfg, profile, data):
+        lazy_sim = Lazy(lambda: _simulation(plan, cfg, profile, data))
+    packing_key = PACKING_KEYS.get(plan.dialect) if cfg.get("trainer") in PACKING_TRAINERS else None
     return Facts(plan=plan, cfg=cfg, setting=dict(plan.settings), flags=flags, data=data, run=run,
-                 sim=sim, memory=None, gpu=gpu, profile=profile)
+                 lazy_sim=lazy_sim, memory=memory, gpu=gpu, profile=profile, packing_key=packing_key)
 
 
 # --- config-only facts -------------------------------------------------------------------------
@@ -283,11 +319,9 @@ def _run_facts(plan: Plan, cfg: Mapping[str, Any], data: DataFacts | None) -> Ru
         estimated, source = max(1, math.ceil(steps_per_epoch * epochs)), "data"
     else:
         return None
-    strategy, every = _checkpoint_interval(plan, cfg, steps_per_epoch, estimated)
+    strategy, every, known = _checkpoint_interval(cfg, steps_per_epoch, estimated)
     first = every
-    mid = None
-    if strategy is not None:
-        mid = first is not None and first < estimated
+    mid = (first is not None and first < estimated) if known else None
     return RunFacts(rows=rows, micro_batch_size=micro, gradient_accumulation_steps=accum, world_size=world,
                     examples_per_step=micro * accum * world, steps_per_epoch=steps_per_epoch, epochs=epochs,
                     estimated_steps=estimated, steps_source=source, save_strategy=strategy,
@@ -301,30 +335,29 @@ def optimizer_steps_per_epoch(rows: int, micro_batch_size: int, accumulation: in
     return max(1, math.ceil(batches / accumulation)) if rows else 0
 
 
-def _checkpoint_interval(plan: Plan, cfg: Mapping[str, Any], steps_per_epoch: int | None,
-                         total: int) -> tuple[str | None, int | None]:
-    """(save strategy, optimizer steps between saves); strategy None when neither config nor dialect says."""
+def _checkpoint_interval(cfg: Mapping[str, Any], steps_per_epoch: int | None,
+                         total: int) -> tuple[str | None, int | None, bool]:
+    """(save strategy, optimizer steps between saves, whether that is known).
+
+    Unknown (the rule stays silent) when neither config nor dialect says how it saves, when saving
+    depends on evaluation (best), or when saves are per epoch and the epoch length is not known
+    (no data)."""
     strategy = cfg.get("save_strategy")
     strategy = str(strategy).lower() if strategy is not None else None
-    save_steps = cfg.get("save_steps")
     saves_per_epoch = _positive_number(cfg.get("saves_per_epoch"))
     if strategy in ("no", "none", "false"):
-        return "no", None
-    if strategy == "epoch" or (strategy is None and saves_per_epoch is not None):
+        return "no", None, True
+    if strategy == "epoch" or saves_per_epoch is not None:
         if steps_per_epoch is None:
-            epochs = _positive_number(cfg.get("num_epochs"))
-            steps_per_epoch = math.ceil(total / epochs) if epochs else None
-        if steps_per_epoch is None:
-            return "epoch", None
-        per = saves_per_epoch or 1.0
-        return "epoch", max(1, math.floor(steps_per_epoch / per))
+            return "epoch", None, False
+        return "epoch", max(1, math.floor(steps_per_epoch / (saves_per_epoch or 1.0))), True
     if strategy in ("steps", None):
-        number = _positive_number(save_steps)
+        number = _positive_number(cfg.get("save_steps"))
         if number is None:
-            return strategy, None
+            return strategy, None, False
         every = math.ceil(number * total) if number < 1 else int(number)  # HF: a float < 1 is a ratio
-        return "steps", every
-    return strategy, None  # best / custom: saving depends on evaluation, not modelled
+        return "steps", every, True
+    return strategy, None, False
 
 
 # --- simulation (seqprof.buckets / seqprof.simulate) ------------------------------------------
@@ -379,24 +412,29 @@ def current_strategy(cfg: Mapping[str, Any]) -> str:
     return "random_shuffle"
 
 
-def _simulation(plan: Plan, cfg: Mapping[str, Any], profile: Profile, data: DataFacts) -> SimFacts | None:
-    """Solve bucket boundaries and simulate every strategy under the plan's batch and length cap."""
-    from .buckets import build_bucket_report
+def _can_simulate(cfg: Mapping[str, Any], profile: Profile, data: DataFacts) -> bool:
+    """False when there is nothing meaningful to simulate (no rows, or a token budget below the cap)."""
+    token_budget = _positive_int(cfg.get("token_budget"))
+    return profile.sequence.count > 0 and not (token_budget is not None and token_budget < (data.cap or
+                                                                                          data.recommended))
 
-    if profile.sequence.count == 0:
-        return None
+
+def _simulation(plan: Plan, cfg: Mapping[str, Any], profile: Profile, data: DataFacts) -> SimFacts:
+    """Solve bucket boundaries and simulate every strategy under the plan's batch and length cap."""
+    from .buckets import optimal_boundaries
+    from .simulate import simulate as run_simulation
+
     token_budget = _positive_int(cfg.get("token_budget"))
     batch_size = None if token_budget else (_positive_int(cfg.get("micro_batch_size")) or DEFAULT_MICRO_BATCH)
     cap = data.cap or data.recommended
-    if token_budget is not None and token_budget < cap:
-        return None  # one long row would not fit a batch: nothing meaningful to simulate
-    report = build_bucket_report(profile.sequence, DEFAULT_NUM_BUCKETS, batch_size=batch_size,
-                                 token_budget=token_budget, max_seq_length=cap, epochs=SIM_EPOCHS)
+    boundaries = optimal_boundaries(profile.sequence, DEFAULT_NUM_BUCKETS, cap)
+    simulation = run_simulation(profile.sequence, max_seq_length=cap, boundaries=boundaries, batch_size=batch_size,
+                                token_budget=token_budget, epochs=SIM_EPOCHS)
     packing_key = PACKING_KEYS.get(plan.dialect) if cfg.get("trainer") in PACKING_TRAINERS else None
-    results = report.simulation.strategies
+    results = simulation.strategies
     current = current_strategy(cfg)
     return SimFacts(num_buckets=DEFAULT_NUM_BUCKETS, batch_size=batch_size, token_budget=token_budget,
-                    max_seq_length=cap, boundaries=tuple(report.boundaries), current_name=current,
+                    max_seq_length=cap, boundaries=tuple(boundaries), current_name=current,
                     current=results[current], fixed=results["fixed_padding"], random=results["random_shuffle"],
                     sorted=results["sorted_static"], group_by_length=results["group_by_length"],
                     bucketed=results["bucketed_shuffle"], packing=results["packing_bfd"], packing_key=packing_key)

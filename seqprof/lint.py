@@ -16,7 +16,7 @@ from .profile import Profile
 from .rule_engine import REQUIREMENTS, Rule, load_rules
 from .settings import LintSettings, find_settings
 
-_NOQA = re.compile(r"#\s*seqprof:\s*noqa(?P<codes>(?::?\s*SP\d{3}(?:\s*,?\s*SP\d{3})*)?)", re.I)
+_NOQA = re.compile(r"#\s*seqprof:\s*noqa(?P<codes>(?::?\s*SP\d{3}(?:\s*,?\s*SP\d{3})*)?)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -135,9 +135,10 @@ def _analyze(data: str, tokenizer: str | None) -> Profile:
     return build_profile(data, AnalyzeOptions(tokenizer=tokenizer))
 
 
-def lint_plan(plan: Plan, facts: Facts, rules: Sequence[Rule], settings: LintSettings = LintSettings(),
+def lint_plan(plan: Plan, facts: Facts, rules: Sequence[Rule], settings: LintSettings | None = None,
               *, text: str | None = None) -> FileReport:
     """Run every enabled rule over one plan's facts; apply severity overrides and noqa comments."""
+    settings = settings if settings is not None else LintSettings()
     context = facts.context()
     lines = text.splitlines() if text is not None else []
     findings: list[Finding] = []
@@ -212,5 +213,5 @@ def exit_code(result: LintResult, fail_on: str | None = None, exit_zero: bool = 
     return 1 if any(severity_rank(f.severity) >= threshold for f in result.findings) else 0
 
 
-__all__ = ["FileReport", "LintOptions", "LintResult", "GpuFacts", "exit_code", "lint_paths", "lint_plan",
+__all__ = ["FileReport", "GpuFacts", "LintOptions", "LintResult", "exit_code", "lint_paths", "lint_plan",
            "load_lint_profile"]

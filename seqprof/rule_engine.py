@@ -27,6 +27,7 @@ REQUIREMENTS: Mapping[str, str] = {
 REQUIREMENT_LABELS: Mapping[str, str] = {"data": "data", "run": "data or max_steps", "sim": "data",
                                          "memory": "memory model", "gpu": "--gpu"}
 _CODE = re.compile(r"^SP\d{3}$")
+_DOTTED = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$")
 _SLUG = re.compile(r"^[a-z][a-z0-9-]*$")
 
 
@@ -88,8 +89,8 @@ class Rule:
                 if not compiled.condition(**scope):
                     continue
                 hits.append(Hit(location=_locate(compiled.at, scope),
-                                message=_squash(compiled.message.render(scope)),
-                                fix=_squash(compiled.fix.render(scope)) or None))
+                                message=_squash(compiled.template("message").render(scope)),
+                                fix=_squash(compiled.template("fix").render(scope)) or None))
             return hits
         except SeqprofError:
             raise
@@ -109,11 +110,22 @@ class Hit:
 
 @dataclass(frozen=True)
 class _Compiled:
+    """Conditions compiled at load; message and fix parsed at load (syntax checked) and compiled to
+    Python only when the rule first fires, since most rules never fire on a given config."""
+
+    env: Any
     condition: Any
-    message: Any
-    fix: Any
-    at: tuple[Any, ...]
+    at: tuple[tuple[str, ...], ...]  # dotted fact names, resolved by attribute lookup
     for_each: Any
+    parsed: Mapping[str, Any]  # "message" / "fix" -> Jinja2 AST
+    templates: dict[str, Any] = field(default_factory=dict)  # compiled on first use
+
+    def template(self, name: str) -> Any:
+        if name not in self.templates:
+            env = self.env
+            code = env.compile(self.parsed[name])
+            self.templates[name] = env.template_class.from_code(env, code, env.make_globals(None), None)
+        return self.templates[name]
 
 
 def _squash(text: str) -> str:
@@ -121,11 +133,21 @@ def _squash(text: str) -> str:
     return " ".join(text.split())
 
 
-def _locate(at: Sequence[Any], scope: Mapping[str, Any]) -> Any:
-    """The first `at` expression that yields something with a line; else the first with a key; else None."""
+def _resolve(path: tuple[str, ...], scope: Mapping[str, Any]) -> Any:
+    """A dotted name (`setting.max_seq_length`, `item`) looked up in the facts; None where a part is missing."""
+    value = scope.get(path[0])
+    for part in path[1:]:
+        if value is None:
+            return None
+        value = value[part] if isinstance(value, Mapping) else getattr(value, part, None)
+    return value
+
+
+def _locate(at: Sequence[tuple[str, ...]], scope: Mapping[str, Any]) -> Any:
+    """The first `at` name that yields something with a line; else the first with a key; else None."""
     fallback = None
-    for expression in at:
-        value = expression(**scope)
+    for path in at:
+        value = _resolve(path, scope)
         if value is None or not hasattr(value, "line"):
             continue
         if value.line is not None:
@@ -197,17 +219,8 @@ def load_rules(extra_dirs: Iterable[str | Path] = (), *, include_builtin: bool =
 
 def load_rule_file(path: str | Path, *, env: Any = None) -> Rule:
     """Parse and compile one rule file; any mistake is a SeqprofError naming the file and line."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
-
     p = Path(path)
-    yaml = YAML(typ="safe", pure=True)
-    try:
-        raw = yaml.load(p.read_text(encoding="utf-8"))
-    except YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise SeqprofError(f"rule file is not valid YAML ({getattr(exc, 'problem', exc)})", path=str(p),
-                           line=mark.line + 1 if mark is not None else None) from None
+    raw = _load_yaml(p)
     if not isinstance(raw, dict):
         raise SeqprofError("a rule file is one mapping (code, slug, severity, ...)", path=str(p), line=1)
     unknown = sorted(set(raw) - set(RULE_FIELDS))
@@ -239,7 +252,11 @@ def load_rule_file(path: str | Path, *, env: Any = None) -> Rule:
     if not passing or not failing:
         raise SeqprofError("a rule needs at least one passing and one failing example", path=str(p))
     at = raw.get("at") or ()
-    at = (at,) if isinstance(at, str) else tuple(at)
+    at = (at,) if isinstance(at, str) else tuple(str(a) for a in at)
+    bad_at = [a for a in at if not _DOTTED.match(a)]
+    if bad_at:
+        raise SeqprofError(f"`at` takes dotted fact names (setting.max_seq_length, item), not {bad_at[0]!r}",
+                           path=str(p))
     rule = Rule(code=code, slug=slug, name=str(raw.get("name") or slug.replace("-", " ")), severity=severity,
                 category=category, requires=requires, condition=str(raw["condition"]).strip(),
                 message=str(raw["message"]), fix=str(raw["fix"]), why=str(docs["why"]).strip(),
@@ -247,6 +264,33 @@ def load_rule_file(path: str | Path, *, env: Any = None) -> Rule:
                 for_each=str(raw["for_each"]).strip() if raw.get("for_each") else None,
                 passing=passing, failing=failing, source=str(p))
     return _compile(rule, env if env is not None else _environment())
+
+
+def _load_yaml(path: Path) -> Any:
+    """Safe YAML load: libyaml through PyYAML when it is there (~10x faster), else ruamel.yaml."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        import yaml
+    except ImportError:
+        yaml = None
+    if yaml is not None and getattr(yaml, "__with_libyaml__", False):
+        try:
+            return yaml.load(text, Loader=yaml.CSafeLoader)
+        except yaml.YAMLError as exc:
+            _yaml_error(exc, path)
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        return YAML(typ="safe", pure=True).load(text)
+    except YAMLError as exc:
+        _yaml_error(exc, path)
+
+
+def _yaml_error(exc: Exception, path: Path) -> None:
+    mark = getattr(exc, "problem_mark", None)
+    raise SeqprofError(f"rule file is not valid YAML ({getattr(exc, 'problem', exc)})", path=str(path),
+                       line=mark.line + 1 if mark is not None else None) from None
 
 
 def _example(raw: Any, path: Path) -> RuleExample:
@@ -265,11 +309,11 @@ def _compile(rule: Rule, env: Any) -> Rule:
 
     try:
         compiled = _Compiled(
+            env=env,
             condition=env.compile_expression(rule.condition),
-            message=env.from_string(rule.message),
-            fix=env.from_string(rule.fix),
-            at=tuple(env.compile_expression(a) for a in rule.at),
+            at=tuple(tuple(a.split(".")) for a in rule.at),
             for_each=env.compile_expression(rule.for_each) if rule.for_each else None,
+            parsed={"message": env.parse(rule.message), "fix": env.parse(rule.fix)},
         )
     except TemplateSyntaxError as exc:
         raise SeqprofError(f"rule {rule.code}: Jinja2 syntax error ({exc.message})", path=rule.source,

@@ -121,7 +121,7 @@ def _load_pyproject(path: Path) -> LintSettings | None:
 
 def _toml_line(text: str, key: str) -> int | None:
     """Line of `key = ...` (or the [tool.seqprof] header): TOML parsers keep no positions."""
-    pattern = re.compile(rf"^\s*(\[tool\.{re.escape(key)}\]|[\"']?{re.escape(key)}[\"']?\s*=)", re.M)
+    pattern = re.compile(rf"^\s*(\[tool\.{re.escape(key)}\]|[\"']?{re.escape(key)}[\"']?\s*=)", re.MULTILINE)
     match = pattern.search(text)
     return text.count("\n", 0, match.start()) + 1 if match else None
 

@@ -357,3 +357,28 @@ def test_lint_with_a_profile_never_imports_transformers(story_profile):
             "print('transformers' in sys.modules, 'torch' in sys.modules, code)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip().splitlines()[-1] == "False False 1", out.stderr
+
+
+@pytest.mark.parametrize("values,mid", [
+    (dict(save_strategy="no"), False),
+    (dict(save_strategy="steps", save_steps=100), True),
+    (dict(save_strategy="steps", save_steps=5000), False),
+    (dict(save_strategy="steps"), None),  # no interval stated or defaulted: unknown, the rule stays silent
+    (dict(save_strategy="epoch"), None),  # epoch length unknown without data
+    (dict(saves_per_epoch=4), None),
+    (dict(save_strategy="best"), None),
+])
+def test_checkpoint_facts_without_data_are_unknown_unless_the_config_decides(values, mid):
+    run = build_facts(plan_of("axolotl", max_steps=1000, **values)).run
+    assert run.mid_run_checkpoint is mid
+
+
+def test_per_epoch_saves_with_data_use_the_epoch_length(real_profile):
+    profile = Profile.load(real_profile)
+    rows = profile.sequence.count
+    one = build_facts(plan_of("trl", max_seq_length=4096, micro_batch_size=1, num_epochs=1,
+                              save_strategy="epoch"), profile, simulate=False).run
+    assert (one.estimated_steps, one.checkpoint_every, one.mid_run_checkpoint) == (rows, rows, False)
+    four = build_facts(plan_of("axolotl", max_seq_length=4096, micro_batch_size=1, num_epochs=1,
+                               saves_per_epoch=4), profile, simulate=False).run
+    assert four.checkpoint_every == rows // 4 and four.mid_run_checkpoint is True

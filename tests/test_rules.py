@@ -46,7 +46,7 @@ def run_example(rule, example, tmp_path: Path):
     facts = build_facts(plan, profile, gpu=gpu_facts(example.gpu) if example.gpu else None,
                         world_size=example.world_size)
     report = lint_plan(plan, facts, [rule], text=example.config)
-    return plan, facts, report
+    return report
 
 
 CASES = [(rule, kind, i) for rule in RULES for kind, examples in (("pass", rule.passing), ("fail", rule.failing))
@@ -57,7 +57,7 @@ CASES = [(rule, kind, i) for rule in RULES for kind, examples in (("pass", rule.
                          ids=[f"{r.code}-{k}{i}" for r, k, i in CASES])
 def test_every_rule_passes_and_fails_its_own_examples(rule, kind, index, tmp_path):
     example = (rule.passing if kind == "pass" else rule.failing)[index]
-    plan, facts, report = run_example(rule, example, tmp_path)
+    report = run_example(rule, example, tmp_path)
     skipped = [c for codes in report.skipped.values() for c in codes]
     assert rule.code not in skipped, f"{rule.code} was skipped on its own example: {report.skipped}"
     codes = [f.code for f in report.findings]
