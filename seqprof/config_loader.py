@@ -18,9 +18,10 @@ module builds plain Python values from the nodes itself:
   would keep it a string, but every framework then coerces it to a float);
 - a top level that is not a mapping is a SeqprofError.
 
-JSON files go through the same path (JSON is a subset of YAML), with ``json`` as a fallback
-for JSON that YAML's scanner rejects (tab indentation); linked JSON configs (DeepSpeed,
-drafter model configs) are resolved with ``resolve_linked_file``.
+JSON files are read with ``json`` (what DeepSpeed and model configs are loaded with, so a file
+JSON rejects is an error even where YAML would accept it) and composed as YAML for their
+lines; linked JSON configs (DeepSpeed, drafter model configs) are found with
+``resolve_linked_file``.
 """
 
 from __future__ import annotations
@@ -102,13 +103,19 @@ def parse_config(text: str, path: str = "<string>", *, is_json: bool = False,
     """Parse config *text*; *path* names the file in messages and settings.
 
     *backend* ('libyaml' or 'ruamel') picks the composer; by default libyaml when present.
+    JSON is validated as JSON (the frameworks read it with ``json``), then composed as YAML
+    for its lines.
     """
+    if not is_json:
+        return _parse_yaml(text, path, "yaml", backend)
+    data, json_diagnostics = _parse_json(text, path)
     try:
-        return _parse_yaml(text, path, "json" if is_json else "yaml", backend)
+        with_lines = _parse_yaml(text, path, "json", backend)
     except SeqprofError:
-        if not is_json:
-            raise
-        return _parse_json_fallback(text, path)
+        with_lines = None
+    if with_lines is None or with_lines.data != data:
+        return LoadedConfig(path=path, data=data, key_lines={}, diagnostics=json_diagnostics, format="json")
+    return with_lines
 
 
 def _compose(text: str, backend: str) -> Any:
@@ -172,8 +179,8 @@ def _parse_yaml(text: str, path: str, fmt: str, backend: str | None = None) -> L
                         diagnostics=tuple(builder.diagnostics), format=fmt)
 
 
-def _parse_json_fallback(text: str, path: str) -> LoadedConfig:
-    """JSON that YAML's scanner refuses (tabs): values from ``json``, without lines."""
+def _parse_json(text: str, path: str) -> tuple[dict[str, Any], tuple[ConfigDiagnostic, ...]]:
+    """Values as ``json`` reads them; duplicate keys noted (without lines: ``json`` has none)."""
     diagnostics: list[ConfigDiagnostic] = []
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -182,7 +189,7 @@ def _parse_json_fallback(text: str, path: str) -> LoadedConfig:
             if key in out:
                 diagnostics.append(ConfigDiagnostic(
                     kind="duplicate_key", key=key, file=path, line=1,
-                    message=f"key '{key}' appears twice; the last value is used"))
+                    message=f"key '{key}' is set twice; JSON readers keep the last value"))
             out[key] = value
         return out
 
@@ -195,9 +202,8 @@ def _parse_json_fallback(text: str, path: str) -> LoadedConfig:
         raise SeqprofError("JSON is nested too deeply to be a config", path=path) from None
     if not isinstance(data, dict):
         raise SeqprofError(f"top level of the config is a {type(data).__name__}, not a mapping",
-                           path=path, fix="a training config is a mapping of keys to values")
-    return LoadedConfig(path=path, data=data, key_lines={}, diagnostics=tuple(diagnostics),
-                        format="json")
+                           path=path, line=1, fix="a training config is a mapping of keys to values")
+    return data, tuple(diagnostics)
 
 
 _KIND = {"scalar": "scalar value", "sequence": "list", "mapping": "mapping"}

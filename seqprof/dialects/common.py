@@ -158,6 +158,7 @@ def levenshtein(a: str, b: str, limit: int) -> int:
         return limit + 1
     prev2: list[int] = []
     prev = list(range(len(b) + 1))
+    prev_best = 0
     for i, ca in enumerate(a, 1):
         cur = [i] + [0] * len(b)
         best = cur[0]
@@ -168,10 +169,11 @@ def levenshtein(a: str, b: str, limit: int) -> int:
                 v = min(v, prev2[j - 2] + 1)
             cur[j] = v
             best = min(best, v)
-        if best > limit:
+        # a transposition reaches two rows back, so stop only when two rows are over the limit
+        if best > limit and prev_best > limit:
             return limit + 1
-        prev2, prev = prev, cur
-    return prev[-1]
+        prev2, prev, prev_best = prev, cur, best
+    return prev[-1] if prev[-1] <= limit else limit + 1
 
 
 def did_you_mean(key: str, known: Collection[str]) -> str | None:
@@ -180,11 +182,13 @@ def did_you_mean(key: str, known: Collection[str]) -> str | None:
     if norm != key and norm in known:
         return norm
     limit = max(1, min(3, len(norm) // 4))
-    best, best_d = None, limit + 1
+    dashed = "-" in key
+    best, best_rank = None, (limit + 1, 0)
     for cand in sorted(known):
-        d = levenshtein(norm, cand.lower(), limit)
-        if d < best_d:
-            best, best_d = cand, d
+        d = levenshtein(norm, cand.lower().replace("-", "_"), limit)
+        rank = (d, int(("-" in cand) != dashed))  # on a tie, answer in the key's own spelling style
+        if d <= limit and rank < best_rank:
+            best, best_rank = cand, rank
     if best is not None:
         return best
     # a word dropped or added (``lora_rank`` vs ``lora_r``) is a prefix match, not a small edit

@@ -1,0 +1,517 @@
+"""Dialects: every real config read and recognised, canonical settings at the right key and line.
+
+Expected values and lines come from the files themselves (PyYAML's safe_load and a text scan),
+not from the reader; framework defaults are checked to carry their documented source.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from seqprof import dialects
+from seqprof.config_plan import detect_dialect, read_plan
+from seqprof.errors import SeqprofError
+
+REPO = Path(__file__).resolve().parent.parent
+CONFIGS = REPO.parent / "shared" / "configs"
+needs_configs = pytest.mark.skipif(not CONFIGS.is_dir(), reason="shared/configs not beside the checkout")
+STORY = CONFIGS / "auto-antislop" / "configs" / "gemma-3-4b-it.yaml"
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def key_line(text: str, key: str, after: int = 0) -> int:
+    """1-based line of the first ``key:`` after line *after* (a plain text scan)."""
+    pattern = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*:")
+    for i, line in enumerate(text.splitlines(), 1):
+        if i > after and pattern.match(line):
+            return i
+    raise AssertionError(f"{key} not found")
+
+
+def nested_line(text: str, dotted: str) -> int:
+    line = 0
+    for part in dotted.split("."):
+        line = key_line(text, part, line)
+    return line
+
+
+def expected_dialect(rel: str) -> str:
+    """The framework each folder of shared/configs holds (its README), and the odd files out."""
+    if rel.startswith("auto-antislop/"):
+        return "auto_antislop"
+    if rel.startswith("axolotl/examples/cloud/"):
+        return "unknown"  # axolotl's cloud launcher settings (provider, gpu_count), not a training config
+    if rel.startswith("axolotl/"):
+        return "axolotl"
+    if rel.startswith("llamafactory/examples/v1/"):
+        return "llamafactory_v1"
+    if "/accelerate/" in rel:
+        return "accelerate"
+    if rel.startswith("llamafactory/examples/deepspeed/"):
+        return "deepspeed"
+    if rel == "llamafactory/examples/extras/multi_tokens/tokens_cfg.yaml":
+        return "unknown"  # a token -> description table for new_special_tokens_config
+    if rel.startswith("llamafactory/"):
+        return "llamafactory"
+    if rel.startswith("specforge/"):
+        return "specforge"
+    if rel.startswith("trl/"):
+        return "trl"
+    raise AssertionError(rel)
+
+
+# unknown keys the real configs do contain, each checked by hand against the framework's schema
+KNOWN_UNKNOWN = {
+    ("axolotl/examples/archived/cerebras/btlm-ft.yml", "adam_eps", "adam_epsilon"),  # schema: adam_epsilon
+    ("axolotl/examples/llama-2/gptq-lora.yml", "adam_eps", "adam_epsilon"),
+    ("axolotl/examples/falcon-h1/falcon-h1-1b-qlora-cp.yaml", "context_parapllel_size", "context_parallel_size"),
+    ("axolotl/examples/llama-3/lora-1b-sample-packing-sequentially.yml", "test_value", None),
+    # DeepSpeedConfig attribute names, not JSON keys it reads (those are comms_logger, tensorboard/wandb/...)
+    ("llamafactory/examples/deepspeed/ds_z3_fp8_config.json", "comms_config", None),
+    ("llamafactory/examples/deepspeed/ds_z3_fp8_config.json", "monitor_config", None),
+}
+
+
+def real_files() -> list[Path]:
+    return sorted(p for p in CONFIGS.rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
+
+
+@pytest.fixture(scope="module")
+def real_plans() -> dict[str, Any]:
+    if not CONFIGS.is_dir():
+        pytest.skip("shared/configs not beside the checkout")
+    return {str(p.relative_to(CONFIGS)): read_plan(p) for p in real_files()}
+
+
+@needs_configs
+def test_every_real_config_is_read_and_its_dialect_detected(real_plans: dict[str, Any]) -> None:
+    assert len(real_plans) > 400
+    wrong = {rel: p.dialect for rel, p in real_plans.items() if p.dialect != expected_dialect(rel)}
+    assert not wrong
+    unknown = {(rel, d.key, d.suggestion) for rel, p in real_plans.items() for d in p.diagnostics
+               if d.kind == "unknown_key"}
+    assert unknown == KNOWN_UNKNOWN
+    for rel, plan in real_plans.items():
+        if plan.dialect == "unknown":
+            assert not plan.settings
+        for d in plan.diagnostics:
+            assert d.line >= 1 and d.file and d.message
+
+
+@needs_configs
+def test_the_story_config(real_plans: dict[str, Any]) -> None:
+    plan = real_plans["auto-antislop/configs/gemma-3-4b-it.yaml"]
+    text = STORY.read_text()
+    assert plan.dialect == "auto_antislop"
+    s = plan.setting("max_seq_length")
+    assert (s.value, s.key, s.line, s.stated) == (4000, "finetune_max_seq_length",
+                                                 key_line(text, "finetune_max_seq_length"), True)
+    assert s.file == str(STORY)
+    assert plan.get("padding") == "max_length"
+    assert "ftpo_collator" in plan.setting("padding").source
+    assert plan.get("trainer") == "ftpo" and plan.setting("trainer").line == key_line(text, "finetune_mode")
+    assert plan.setting("load_in_4bit").value is True and plan.setting("load_in_4bit").stated
+    assert plan.get("micro_batch_size") == 1 and plan.get("gradient_accumulation_steps") == 16
+    assert plan.setting("gradient_accumulation_steps").line == key_line(text, "finetune_gradient_accumulation_steps")
+    assert plan.get("adapter") == "qlora" and plan.get("max_train_examples") == 12000
+    assert not [d for d in plan.diagnostics if d.kind == "unknown_key"]
+
+
+# config key -> canonical setting, per dialect; checked on every real file that states the key
+MAPPINGS = {
+    "axolotl": {"sequence_len": "max_seq_length", "micro_batch_size": "micro_batch_size",
+                "gradient_accumulation_steps": "gradient_accumulation_steps", "num_epochs": "num_epochs",
+                "lora_r": "lora_r", "base_model": "model", "excess_length_strategy": "overflow"},
+    "llamafactory": {"cutoff_len": "max_seq_length", "per_device_train_batch_size": "micro_batch_size",
+                     "gradient_accumulation_steps": "gradient_accumulation_steps",
+                     "num_train_epochs": "num_epochs", "lora_rank": "lora_r", "model_name_or_path": "model"},
+    "llamafactory_v1": {"cutoff_len": "max_seq_length", "micro_batch_size": "micro_batch_size", "model": "model"},
+    "specforge": {"data.max_length": "max_seq_length", "training.batch_size": "micro_batch_size",
+                  "training.accumulation_steps": "gradient_accumulation_steps",
+                  "training.num_epochs": "num_epochs", "model.target_model_path": "model",
+                  "training.save_interval": "save_steps", "training.num_anchors": "num_anchors"},
+    "auto_antislop": {"finetune_max_seq_length": "max_seq_length", "finetune_batch_size": "micro_batch_size",
+                      "finetune_gradient_accumulation_steps": "gradient_accumulation_steps"},
+    "accelerate": {"num_processes": "world_size"},
+}
+
+
+def _dig(data: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        if not isinstance(data, dict) or part not in data:
+            return None
+        data = data[part]
+    return data
+
+
+@needs_configs
+def test_key_settings_equal_what_each_file_says_at_its_line(real_plans: dict[str, Any]) -> None:
+    checked = 0
+    for rel, plan in real_plans.items():
+        mapping = MAPPINGS.get(plan.dialect)
+        if not mapping or plan.get("task") not in (None, "train", "launch"):
+            continue
+        text = (CONFIGS / rel).read_text()
+        raw = yaml.load(text, Loader=LOADER)
+        for key, name in mapping.items():
+            value = _dig(raw, key)
+            if value is None:
+                continue
+            s = plan.setting(name)
+            assert s is not None and s.stated, (rel, key)
+            assert s.key == key and s.line == nested_line(text, key), (rel, key, s)
+            assert s.value == value or (isinstance(value, str) and s.value == float(value)), (rel, key)
+            checked += 1
+    assert checked > 1000
+
+
+@needs_configs
+def test_defaults_name_their_source_when_a_key_is_absent(real_plans: dict[str, Any]) -> None:
+    for rel, plan in real_plans.items():
+        raw = plan.raw
+        if plan.dialect == "axolotl":
+            if raw.get("gradient_accumulation_steps") is None:
+                s = plan.setting("gradient_accumulation_steps")
+                assert (s.value, s.stated) == (1, False) and "training.py" in s.source
+            if not raw.get("sample_packing") and not raw.get("pad_to_sequence_len") and not raw.get("batch_flattening"):
+                assert plan.get("padding") == "longest" and "sample_packing" in plan.setting("padding").source
+            if raw.get("save_steps") is None and raw.get("saves_per_epoch") is None and not raw.get("save_strategy"):
+                assert plan.get("save_strategy") == "epoch"
+        if plan.dialect == "llamafactory" and plan.get("task") == "train" and "per_device_train_batch_size" not in raw:
+            assert plan.get("micro_batch_size") == 8 and "TrainingArguments" in plan.setting("micro_batch_size").source
+        if plan.dialect == "specforge" and "save_interval" not in raw.get("training", {}):
+            assert plan.get("save_steps") == 0 and not plan.setting("save_steps").stated
+
+
+def _copy_with(tmp_path: Path, src: Path, old: str, new: str, name: str | None = None) -> Path:
+    text = src.read_text()
+    assert text.count(old) >= 1, old
+    dst = tmp_path / (name or src.name)
+    dst.write_text(text.replace(old, new, 1))
+    return dst
+
+
+@needs_configs
+@pytest.mark.parametrize("rel, old, new, key, suggestion", [
+    ("axolotl/examples/llama-3/qlora-1b.yml", "sequence_len:", "sequence_lenght:", "sequence_lenght", "sequence_len"),
+    ("llamafactory/examples/train_lora/qwen3_lora_sft.yaml", "cutoff_len:", "cuttoff_len:", "cuttoff_len",
+     "cutoff_len"),
+    ("auto-antislop/configs/gemma-3-4b-it.yaml", "finetune_batch_size:", "finetune_batchsize:",
+     "finetune_batchsize", "finetune_batch_size"),
+    ("specforge/examples/configs/qwen3-8b-dflash-online.yaml", "  batch_size: 4", "  bacth_size: 4",
+     "training.bacth_size", "batch_size"),
+    ("trl/examples/cli_configs/example_config.yaml", "learning_rate:", "learnig_rate:", "learnig_rate",
+     "learning_rate"),
+    ("llamafactory/examples/v1/train_lora/train_lora_sft.yaml", "micro_batch_size:", "micro_bach_size:",
+     "micro_bach_size", "micro_batch_size"),
+])
+def test_misspelled_key_in_a_real_config_is_unknown_with_did_you_mean(
+        tmp_path: Path, rel: str, old: str, new: str, key: str, suggestion: str) -> None:
+    src = CONFIGS / rel
+    original = read_plan(src)
+    copy = _copy_with(tmp_path, src, old, new)
+    plan = read_plan(copy)
+    assert plan.dialect == original.dialect
+    unknown = [d for d in plan.diagnostics if d.kind == "unknown_key"]
+    assert [(d.key, d.suggestion) for d in unknown] == [(key, suggestion)]
+    text = copy.read_text()
+    assert unknown[0].line == nested_line(text, key) and unknown[0].file == str(copy)
+    assert f"did you mean '{suggestion}'" in unknown[0].message
+    # the misspelled key no longer sets its canonical value
+    canonical = {"sequence_len": "max_seq_length", "cutoff_len": "max_seq_length", "micro_batch_size":
+                 "micro_batch_size", "finetune_batch_size": "micro_batch_size", "batch_size": "micro_batch_size",
+                 "learning_rate": "learning_rate"}[suggestion]
+    before, after = original.setting(canonical), plan.setting(canonical)
+    assert before.stated and (after is None or not after.stated)
+
+
+@needs_configs
+def test_duplicate_key_in_a_real_config(tmp_path: Path) -> None:
+    copy = tmp_path / "story.yaml"
+    copy.write_text(STORY.read_text().rstrip("\n") + "\nfinetune_batch_size: 4\n")
+    plan = read_plan(copy)
+    text = copy.read_text()
+    dup = [d for d in plan.diagnostics if d.kind == "duplicate_key"]
+    first = key_line(text, "finetune_batch_size")
+    last = len(text.splitlines())
+    assert [(d.key, d.line, d.other_line) for d in dup] == [("finetune_batch_size", last, first)]
+    assert plan.get("micro_batch_size") == 4 and plan.setting("micro_batch_size").line == last
+
+
+@needs_configs
+def test_deepspeed_json_linked_from_a_config_gives_the_zero_stage_at_its_line(tmp_path: Path) -> None:
+    rel = "llamafactory/examples/train_lora/qwen3_lora_sft_ds3.yaml"
+    plan = read_plan(CONFIGS / rel)
+    ds = CONFIGS / "llamafactory/examples/deepspeed/ds_z3_config.json"
+    s = plan.setting("zero_stage")
+    assert (s.value, s.file, s.line, s.stated) == (
+        json.loads(ds.read_text())["zero_optimization"]["stage"], str(ds),
+        key_line(ds.read_text(), '"stage"'.strip('"')), True)
+    assert plan.setting("deepspeed").value == "examples/deepspeed/ds_z3_config.json"
+    # moved away from the repository the path is relative to, the stage comes from the file name
+    copy = _copy_with(tmp_path, CONFIGS / rel, "lora_rank: 8", "lora_rank: 8")
+    s = read_plan(copy).setting("zero_stage")
+    assert (s.value, s.stated) == (3, False) and "file name" in s.source
+
+
+@needs_configs
+def test_launcher_configs_give_world_size_and_sharding(real_plans: dict[str, Any]) -> None:
+    acc = real_plans["llamafactory/examples/accelerate/fsdp_config.yaml"]
+    raw = yaml.load((CONFIGS / "llamafactory/examples/accelerate/fsdp_config.yaml").read_text(), Loader=LOADER)
+    assert acc.get("world_size") == raw["num_processes"] and acc.get("fsdp") == raw["fsdp_config"]
+    ds = real_plans["llamafactory/examples/deepspeed/ds_z3_offload_config.json"]
+    assert ds.get("zero_stage") == 3 and ds.get("offload_optimizer") == "cpu"
+    assert "micro_batch_size" not in ds.settings  # "auto": the trainer decides
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_trl_sft_rename_max_seq_length(tmp_path: Path) -> None:
+    cfg = _write(tmp_path, "sft.yaml", "model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: trl-lib/Capybara\n"
+                                       "dataset_text_field: text\nmax_seq_length: 2048\npacking: true\n")
+    plan = read_plan(cfg)
+    assert plan.dialect == "trl" and plan.get("trainer") == "sft"
+    renamed = [d for d in plan.diagnostics if d.kind == "renamed_key"]
+    assert [(d.key, d.suggestion, d.line) for d in renamed] == [("max_seq_length", "max_length", 4)]
+    assert "0.20" in renamed[0].message
+    s = plan.setting("max_seq_length")
+    assert (s.value, s.key, s.line) == (2048, "max_seq_length", 4)
+    assert plan.get("padding") == "packed"
+    gc = plan.setting("gradient_checkpointing")
+    assert gc.value is True and not gc.stated and "sft_config.py" in gc.source
+    both = _write(tmp_path, "both.yaml", "dataset_name: x\nmax_seq_length: 2048\nmax_length: 512\n")
+    assert read_plan(both).setting("max_seq_length").key == "max_length"
+
+
+def test_trl_dpo_inferred_and_its_deprecations(tmp_path: Path) -> None:
+    cfg = _write(tmp_path, "dpo.yaml", "model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: trl-lib/ultrafeedback\n"
+                                       "beta: 0.1\nmax_length: 1024\nmax_prompt_length: 256\n"
+                                       "per_device_train_batch_size: 4\n")
+    plan = read_plan(cfg)
+    assert plan.get("trainer") == "dpo"
+    dep = {d.key: d for d in plan.diagnostics if d.kind == "deprecated_key"}
+    assert set(dep) == {"max_prompt_length"} and "0.28" in dep["max_prompt_length"].message
+    assert plan.get("max_prompt_length") == 256 and plan.get("micro_batch_size") == 4
+    assert plan.get("learning_rate") == 1e-6 and "dpo_config.py" in plan.setting("learning_rate").source
+    # the same keys read as KTO: max_prompt_length is not deprecated there
+    kto = read_plan(cfg, dialect="trl_kto")
+    assert kto.get("trainer") == "kto" and not [d for d in kto.diagnostics if d.kind != "unknown_key"]
+
+
+def test_trl_peft_and_quantization(tmp_path: Path) -> None:
+    cfg = _write(tmp_path, "q.yaml", "model_name_or_path: m\ndataset_name: d\nuse_peft: true\nload_in_4bit: true\n"
+                                     "lora_r: 64\n")
+    plan = read_plan(cfg)
+    assert plan.get("adapter") == "qlora" and plan.get("lora_r") == 64 and plan.get("lora_alpha") == 32
+    assert not plan.setting("lora_alpha").stated
+
+
+def test_dialect_override_and_unknown_dialect(tmp_path: Path) -> None:
+    cfg = _write(tmp_path, "t.yaml", "model_name_or_path: m\ndataset_name: d\n")
+    assert read_plan(cfg).get("trainer") == "sft"
+    assert read_plan(cfg, dialect="trl_dpo").get("trainer") == "dpo"
+    assert read_plan(cfg, dialect="hf").dialect == "hf"
+    with pytest.raises(SeqprofError, match="unknown dialect") as err:
+        read_plan(cfg, dialect="megatron")
+    assert "axolotl" in (err.value.fix or "")
+
+
+def test_hf_training_arguments_and_transformers_5_renames(tmp_path: Path) -> None:
+    cfg = _write(tmp_path, "hf.yaml", "output_dir: out\nper_device_train_batch_size: 4\nnum_train_epochs: 2\n"
+                                      "group_by_length: true\nwarmup_ratio: 0.1\nbf16: true\nsave_strategy: epoch\n")
+    plan = read_plan(cfg)
+    assert plan.dialect == "hf"
+    renamed = {d.key: d.suggestion for d in plan.diagnostics if d.kind == "renamed_key"}
+    assert renamed == {"group_by_length": "train_sampling_strategy", "warmup_ratio": "warmup_steps"}
+    assert plan.get("group_by_length") is True and plan.get("precision") == "bf16"
+    assert plan.get("save_strategy") == "epoch" and "save_steps" not in plan.settings
+    assert plan.get("padding") == "longest" and plan.get("gradient_checkpointing") is False
+    v5 = _write(tmp_path, "hf5.yaml", "output_dir: out\ntrain_sampling_strategy: sequential\nmax_steps: -1\n")
+    p5 = read_plan(v5)
+    assert p5.get("shuffle") is False and "max_steps" not in p5.settings
+    assert p5.get("save_steps") == 500 and "training_args.py" in p5.setting("save_steps").source
+
+
+def test_torchtune_recipe(tmp_path: Path) -> None:
+    cfg = _write(tmp_path, "tt.yaml", """\
+output_dir: /tmp/out
+model:
+  _component_: torchtune.models.llama3_2.qlora_llama3_2_1b
+  lora_attn_modules: ['q_proj', 'v_proj']
+  apply_lora_to_mlp: True
+  lora_rank: 16
+  lora_alpha: 32
+tokenizer:
+  _component_: torchtune.models.llama3.llama3_tokenizer
+  path: /tmp/tokenizer.model
+  max_seq_len: 4096
+dataset:
+  _component_: torchtune.datasets.alpaca_cleaned_dataset
+  packed: True
+shuffle: True
+batch_size: 4
+gradient_accumulation_steps: 8
+epochs: 2
+optimizer:
+  _component_: torch.optim.AdamW
+  lr: 3e-4
+loss:
+  _component_: torchtune.modules.loss.CEWithChunkedOutputLoss
+dtype: bf16
+enable_activation_checkpointing: True
+log_dir: ${output_dir}/logs
+""")
+    plan = read_plan(cfg)
+    assert plan.dialect == "torchtune" and detect_dialect(cfg) == "torchtune"
+    got = {n: plan.get(n) for n in ("adapter", "load_in_4bit", "lora_r", "lora_alpha", "lora_targets",
+                                    "max_seq_length", "padding", "micro_batch_size", "gradient_accumulation_steps",
+                                    "num_epochs", "learning_rate", "fused_loss", "precision",
+                                    "gradient_checkpointing", "trainer")}
+    assert got == {"adapter": "qlora", "load_in_4bit": True, "lora_r": 16, "lora_alpha": 32,
+                   "lora_targets": ["q_proj", "v_proj", "mlp"], "max_seq_length": 4096, "padding": "packed",
+                   "micro_batch_size": 4, "gradient_accumulation_steps": 8, "num_epochs": 2,
+                   "learning_rate": 3e-4, "fused_loss": "chunked", "precision": "bf16",
+                   "gradient_checkpointing": True, "trainer": "sft"}
+    assert plan.setting("max_seq_length").key == "tokenizer.max_seq_len"
+    assert plan.setting("max_seq_length").line == 11
+    # torchtune reads log_dir under metric_logger, not at the top level
+    assert [(d.kind, d.key, d.suggestion) for d in plan.diagnostics] == [("unknown_key", "log_dir", None)]
+
+
+def test_unsloth_cli_options(tmp_path: Path) -> None:
+    cfg = _write(tmp_path, "u.yaml", "model_name: unsloth/llama-3-8b\nmax_seq_length: 8192\nload_in_4bit: true\n"
+                                     "r: 64\nuse_gradient_checkpointing: unsloth\nrandom_state: 3407\n"
+                                     "per_device_train_batch_size: 4\n")
+    plan = read_plan(cfg)
+    assert plan.dialect == "unsloth"
+    assert (plan.get("max_seq_length"), plan.get("lora_r"), plan.get("adapter")) == (8192, 64, "qlora")
+    assert plan.get("micro_batch_size") == 4 and plan.get("gradient_accumulation_steps") == 4
+    assert plan.get("gradient_checkpointing") == "unsloth" and plan.setting("gradient_checkpointing").stated
+    assert "unsloth-cli.py" in plan.setting("gradient_accumulation_steps").source
+
+
+def test_speculators_arguments_with_dashes(tmp_path: Path) -> None:
+    cfg = _write(tmp_path, "s.yaml", "verifier-name-or-path: meta-llama/Llama-3.1-8B\nspeculator-type: dflash\n"
+                                     "total-seq-len: 16384\nblock-size: 16\nepochs: 5\ncheckpoint-freq: 0.25\n"
+                                     "max-anchor: 1024\n")
+    plan = read_plan(cfg)
+    assert plan.dialect == "speculators"
+    assert plan.get("token_budget") == 16384 and plan.setting("token_budget").key == "total-seq-len"
+    assert (plan.get("block_size"), plan.get("num_epochs"), plan.get("padding")) == (16, 5, "packed")
+    assert plan.get("num_anchors") == 3072 and not plan.setting("num_anchors").stated
+    assert plan.get("saves_per_epoch") == 4 and plan.get("save_strategy") == "steps"
+    assert [(d.key, d.suggestion) for d in plan.diagnostics] == [("max-anchor", "max-anchors")]
+
+
+def test_axolotl_legacy_attention_flag_and_deepspeed_name(tmp_path: Path) -> None:
+    cfg = _write(tmp_path, "a.yaml", "base_model: m\nsequence_len: 4096\nsample_packing: false\n"
+                                     "pad_to_sequence_len: true\nflash_attention: true\nmicro_batch_size: 2\n"
+                                     "deepspeed: deepspeed_configs/zero3_bf16.json\nrl: dpo\ndatasets:\n"
+                                     "  - path: org/prefs\n    type: chatml.intel\n")
+    plan = read_plan(cfg)
+    assert plan.get("padding") == "max_length" and plan.setting("padding").key == "pad_to_sequence_len"
+    assert plan.get("attn_implementation") == "flash_attention_2" and plan.get("trainer") == "dpo"
+    assert plan.get("zero_stage") == 3 and not plan.setting("zero_stage").stated
+    assert plan.get("datasets") == ["org/prefs"]
+    assert [(d.kind, d.key, d.suggestion) for d in plan.diagnostics] == [
+        ("renamed_key", "flash_attention", "attn_implementation")]
+
+
+def test_detection_scores_pick_the_specific_framework() -> None:
+    lf = {"model_name_or_path": "m", "stage": "sft", "template": "qwen", "cutoff_len": 1024,
+          "per_device_train_batch_size": 1, "learning_rate": 1e-4}
+    assert dialects.detect(lf) == "llamafactory"
+    assert dialects.detect({"output_dir": "o", "per_device_train_batch_size": 1}) == "hf"
+    assert dialects.detect({"tokens": "x"}) == "unknown"
+    assert dialects.detect({"compute_environment": "LOCAL_MACHINE", "distributed_type": "FSDP"}) == "accelerate"
+
+
+def test_read_plan_does_not_import_transformers(tmp_path: Path) -> None:
+    cfg = _write(tmp_path, "t.yaml", "model_name_or_path: m\ndataset_name: d\noutput_dir: o\n"
+                                     "per_device_train_batch_size: 2\n")
+    code = ("import sys; from seqprof.config_plan import read_plan; "
+            f"p = read_plan({str(cfg)!r}); assert p.dialect == 'trl', p.dialect; "
+            "assert 'transformers' not in sys.modules; assert 'torch' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
+
+
+def test_committed_training_arguments_list_matches_installed_transformers() -> None:
+    transformers = pytest.importorskip("transformers")
+    from seqprof.dialects.common import load_keys_file
+
+    committed = load_keys_file("hf_training_arguments")
+    if committed["version"] != transformers.__version__:
+        pytest.skip(f"list made from transformers {committed['version']}; run scripts/gen_dialect_keys.py")
+    fields = dataclasses.fields(transformers.TrainingArguments)
+    assert committed["fields"] == sorted(f.name for f in fields if f.init)
+    for old, new in committed["deprecated_aliases"].items():
+        help_text = next(f for f in fields if f.name == old).metadata["help"]
+        assert f"`{new}`" in help_text and "eprecated" in help_text
+
+
+def test_committed_trl_lists_match_installed_trl() -> None:
+    trl = pytest.importorskip("trl")
+    transformers = pytest.importorskip("transformers")
+    from seqprof.dialects.common import load_keys_file
+
+    base = {f.name for f in dataclasses.fields(transformers.TrainingArguments)}
+    committed = load_keys_file("trl_configs")["classes"]
+    for name in ("SFTConfig", "DPOConfig", "KTOConfig", "ModelConfig"):
+        cls = getattr(trl, name)
+        assert set(committed[name]) == {f.name for f in dataclasses.fields(cls)} - base, name
+
+
+def _osa_reference(a: str, b: str) -> int:
+    """Optimal string alignment distance, the textbook full table (no early exit)."""
+    d = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(len(a) + 1):
+        d[i][0] = i
+    for j in range(len(b) + 1):
+        d[0][j] = j
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[-1][-1]
+
+
+def test_levenshtein_with_cutoff_matches_the_full_table() -> None:
+    import random
+
+    from seqprof.dialects.common import levenshtein
+
+    rng = random.Random(7)
+    for _ in range(3000):
+        a = "".join(rng.choice("abc_") for _ in range(rng.randint(0, 9)))
+        b = "".join(rng.choice("abc_") for _ in range(rng.randint(0, 9)))
+        limit = rng.randint(0, 4)
+        ref = _osa_reference(a, b)
+        got = levenshtein(a, b, limit)
+        assert got == ref if ref <= limit else got == limit + 1, (a, b, limit)
+
+
+def test_did_you_mean() -> None:
+    from seqprof.dialects.common import did_you_mean
+
+    known = {"sequence_len", "micro_batch_size", "lora_r", "gradient_accumulation_steps", "max-anchors"}
+    assert did_you_mean("sequnce_len", known) == "sequence_len"  # a dropped letter
+    assert did_you_mean("micro_batch_szie", known) == "micro_batch_size"  # a transposition
+    assert did_you_mean("lora_rank", known) == "lora_r"  # a longer spelling of the same key
+    assert did_you_mean("gradient-accumulation-steps", known) == "gradient_accumulation_steps"
+    assert did_you_mean("max_anchor", known) == "max-anchors"
+    assert did_you_mean("wandb_project", known) is None
