@@ -100,6 +100,7 @@ def _layer(prev: np.ndarray, v_of: np.ndarray, cum_c: np.ndarray, cum_t: np.ndar
     base = prev + cum_t
     cur = np.zeros(n + 1, dtype=np.int64)
     opt = np.zeros(n + 1, dtype=np.int64)
+    positions = np.arange(2 * (n + 1), dtype=np.int64)  # candidates per depth never exceed 2(n + 1)
     lo = np.array([1], dtype=np.int64)
     hi = np.array([n], dtype=np.int64)
     olo = np.array([0], dtype=np.int64)
@@ -109,12 +110,11 @@ def _layer(prev: np.ndarray, v_of: np.ndarray, cum_c: np.ndarray, cum_t: np.ndar
         sizes = np.minimum(mid, ohi) - olo + 1
         ends = np.cumsum(sizes)
         starts = ends - sizes
-        total = int(ends[-1])
-        cand = np.arange(total, dtype=np.int64) - np.repeat(starts - olo, sizes)
+        cand = positions[: ends[-1]] - np.repeat(starts - olo, sizes)
         cost = base[cand] - np.repeat(v_of[mid], sizes) * cum_c[cand]
         best = np.minimum.reduceat(cost, starts)
-        pos = np.where(cost == np.repeat(best, sizes), np.arange(total), total)
-        arg = cand[np.minimum.reduceat(pos, starts)]
+        hits = np.flatnonzero(cost == np.repeat(best, sizes))  # the leftmost hit of each segment wins
+        arg = cand[hits[np.searchsorted(hits, starts)]]
         cur[mid] = best + v_of[mid] * cum_c[mid] - cum_t[mid]
         opt[mid] = arg
         left = lo < mid

@@ -35,6 +35,7 @@ DESCRIPTIONS = {
     PACKING: "best-fit-decreasing packing into max_seq_length rows (TRL packing_strategy='bfd')",
 }
 HF_MEGABATCH_MULT = 50
+MAX_SIMULATED_ROWS = 1_000_000
 
 
 # ---- batching primitives -------------------------------------------------------------------------
@@ -197,7 +198,7 @@ class StrategyResult:
 
     name: str
     description: str
-    padding_efficiency: float  # real tokens / computed tokens
+    padding_efficiency: float  # real tokens / mean computed tokens
     padding_efficiency_std: float
     real_tokens: int
     computed_tokens: float
@@ -219,6 +220,7 @@ class Simulation:
     """Every strategy under one batch setting, for one (truncated) length distribution."""
 
     rows: int
+    simulated_rows: int  # rows the order-dependent strategies ran on (a uniform sample past max_rows)
     real_tokens: int
     truncated_rows: int
     max_seq_length: int
@@ -236,51 +238,72 @@ class Simulation:
 
 def simulate(hist: LengthHistogram, *, max_seq_length: int, boundaries: Sequence[int],
              batch_size: int | None = None, token_budget: int | None = None,
-             seed: int = 0, epochs: int = 4) -> Simulation:
-    """Run every strategy on the histogram's rows (truncated to max_seq_length) for seeded epochs."""
+             seed: int = 0, epochs: int = 4, strategies: Sequence[str] = STRATEGIES,
+             max_rows: int = MAX_SIMULATED_ROWS) -> Simulation:
+    """Run the strategies on the histogram's rows (truncated to max_seq_length) for seeded epochs.
+
+    Fixed padding and packing are exact from the histogram. Order-dependent strategies run on the
+    rows themselves, or, past `max_rows`, on a seeded uniform sample of `max_rows` rows drawn
+    without replacement (batches are local, so their padding share is unbiased; totals are scaled)."""
     if (batch_size is None) == (token_budget is None):
         raise ValueError("give exactly one of batch_size and token_budget")
     if epochs < 2:
         raise ValueError("epochs must be >= 2 (batch repetition compares two epochs)")
+    unknown = set(strategies) - set(STRATEGIES)
+    if unknown:
+        raise ValueError(f"unknown strategies {sorted(unknown)}; known: {', '.join(STRATEGIES)}")
     counts = _capped_counts(hist, max_seq_length)
+    rows = int(counts.sum())
+    real = int(np.dot(np.arange(counts.size, dtype=np.int64), counts))
+    if rows > max_rows:
+        counts = np.random.default_rng([seed, len(STRATEGIES)]).multivariate_hypergeometric(counts, max_rows)
     lengths = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
-    real = int(lengths.sum())
+    scale = Scale(tokens=real / max(1, int(lengths.sum())), rows=rows / max(1, len(lengths)))
     cut = dict(batch_size=batch_size, token_budget=token_budget)
     fixed_rows = batch_size if batch_size is not None else max(1, token_budget // max_seq_length)
     mega_batch = batch_size if batch_size is not None else max(1, round(token_budget / max(1.0, lengths.mean())))
 
     def fixed(rng):
         order = rng.permutation(len(lengths))
-        return order, batch_starts(order, batch_size=fixed_rows), len(lengths) * max_seq_length
+        return order, batch_starts(order, batch_size=fixed_rows), None  # tokens: exact, rows * max_seq_length
 
     def random_shuffle(rng):
-        order = rng.permutation(len(lengths))
-        return _padded_epoch(lengths, order, cut)
+        return _padded_epoch(lengths, rng.permutation(len(lengths)), cut)
 
-    sorted_order = np.argsort(-lengths, kind="stable")
-    sorted_epoch = _padded_epoch(lengths, sorted_order, cut)
+    def sorted_static(rng):  # no randomness: the same order, hence the same batches, every epoch
+        return _padded_epoch(lengths, np.argsort(-lengths, kind="stable"), cut)
 
     def group_by_length(rng):
-        order = length_grouped_order(lengths, mega_batch, rng.permutation(len(lengths)))
-        return _padded_epoch(lengths, order, cut)
+        return _padded_epoch(lengths, length_grouped_order(lengths, mega_batch, rng.permutation(len(lengths))), cut)
 
     def bucketed(rng):
         order, starts = bucketed_shuffle_epoch(lengths, boundaries, rng, **cut)
         return order, starts, computed_tokens(lengths[order], starts)
 
-    runners = {FIXED: fixed, RANDOM: random_shuffle, SORTED: lambda rng: sorted_epoch,
+    runners = {FIXED: fixed, RANDOM: random_shuffle, SORTED: sorted_static,
                GROUP_BY_LENGTH: group_by_length, BUCKETED: bucketed}
     results: dict[str, StrategyResult] = {}
-    fixed_computed = float(len(lengths) * max_seq_length)
-    for name, run in runners.items():
+    fixed_computed = float(rows * max_seq_length)
+    for name in (s for s in STRATEGIES if s in strategies):
         stream = STRATEGIES.index(name)
-        runs = [run(np.random.default_rng([seed, stream, epoch])) for epoch in range(epochs)]
-        results[name] = _summarise(name, lengths, real, runs, fixed_computed)
-    results[PACKING] = _packing_result(hist, max_seq_length, real, fixed_rows, fixed_computed,
-                                       np.random.default_rng([seed, STRATEGIES.index(PACKING)]), epochs)
-    return Simulation(rows=len(lengths), real_tokens=real, truncated_rows=hist.count_above(max_seq_length),
-                      max_seq_length=max_seq_length, batch_size=batch_size, token_budget=token_budget,
-                      seed=seed, epochs=epochs, strategies=results)
+        if name == PACKING:
+            results[name] = _packing_result(hist, max_seq_length, real, fixed_rows, fixed_computed,
+                                            np.random.default_rng([seed, stream]), epochs, max_rows)
+            continue
+        runs = [runners[name](np.random.default_rng([seed, stream, epoch])) for epoch in range(epochs)]
+        results[name] = _summarise(name, lengths, real, runs, fixed_computed, scale)
+    return Simulation(rows=rows, simulated_rows=len(lengths), real_tokens=real,
+                      truncated_rows=hist.count_above(max_seq_length), max_seq_length=max_seq_length,
+                      batch_size=batch_size, token_budget=token_budget, seed=seed, epochs=epochs,
+                      strategies=results)
+
+
+@dataclass(frozen=True)
+class Scale:
+    """From the simulated sample to the whole dataset (1.0 and 1.0 when every row is simulated)."""
+
+    tokens: float
+    rows: float
 
 
 def _padded_epoch(lengths: np.ndarray, order: np.ndarray, cut: dict) -> tuple[np.ndarray, np.ndarray, int]:
@@ -289,18 +312,20 @@ def _padded_epoch(lengths: np.ndarray, order: np.ndarray, cut: dict) -> tuple[np
     return order, starts, computed_tokens(ordered, starts)
 
 
-def _summarise(name: str, lengths: np.ndarray, real: int, runs: list, fixed_computed: float) -> StrategyResult:
-    computed = np.array([c for _, _, c in runs], dtype=np.float64)
+def _summarise(name: str, lengths: np.ndarray, real: int, runs: list, fixed_computed: float,
+               scale: Scale) -> StrategyResult:
+    computed = np.array([fixed_computed if c is None else c * scale.tokens for _, _, c in runs], dtype=np.float64)
     eff = real / computed if real else np.ones_like(computed)
     order0, starts0, _ = runs[0]
     order1, starts1, _ = runs[1]
     mean_computed = float(computed.mean())
     return StrategyResult(
         name=name, description=DESCRIPTIONS[name],
-        padding_efficiency=float(eff.mean()), padding_efficiency_std=float(eff.std()),
+        padding_efficiency=real / mean_computed if mean_computed else 1.0,
+        padding_efficiency_std=float(eff.std()),
         real_tokens=real, computed_tokens=mean_computed,
         padded_tokens=mean_computed - real, padded_tokens_std=float(computed.std()),
-        batches=float(np.mean([len(s) for _, s, _ in runs])),
+        batches=round(float(np.mean([len(s) for _, s, _ in runs])) * scale.rows, 2),
         speedup_bound=mean_computed / real if real else 1.0,
         speedup_vs_fixed=fixed_computed / mean_computed if mean_computed else 1.0,
         consecutive_similarity=_lag1_correlation(lengths[order0], starts0),
@@ -310,11 +335,12 @@ def _summarise(name: str, lengths: np.ndarray, real: int, runs: list, fixed_comp
 
 
 def _packing_result(hist: LengthHistogram, max_seq_length: int, real: int, rows_per_batch: int,
-                    fixed_computed: float, rng: np.random.Generator, epochs: int) -> StrategyResult:
+                    fixed_computed: float, rng: np.random.Generator, epochs: int, max_rows: int
+                    ) -> StrategyResult:
     packs = pack_bfd(hist, max_seq_length)
     computed = packs * max_seq_length
     # packs are formed once; only their order is reshuffled, so compare batches of pack ids
-    ids = np.arange(packs)
+    ids = np.arange(min(packs, max_rows))
     first, second = rng.permutation(ids), rng.permutation(ids)
     starts = batch_starts(ids, batch_size=rows_per_batch)
     return StrategyResult(
