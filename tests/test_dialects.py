@@ -100,7 +100,7 @@ def test_every_real_config_is_read_and_its_dialect_detected(real_plans: dict[str
     unknown = {(rel, d.key, d.suggestion) for rel, p in real_plans.items() for d in p.diagnostics
                if d.kind == "unknown_key"}
     assert unknown == KNOWN_UNKNOWN
-    for rel, plan in real_plans.items():
+    for plan in real_plans.values():
         if plan.dialect == "unknown":
             assert not plan.settings
         for d in plan.diagnostics:
@@ -176,7 +176,7 @@ def test_key_settings_equal_what_each_file_says_at_its_line(real_plans: dict[str
 
 @needs_configs
 def test_defaults_name_their_source_when_a_key_is_absent(real_plans: dict[str, Any]) -> None:
-    for rel, plan in real_plans.items():
+    for plan in real_plans.values():
         raw = plan.raw
         if plan.dialect == "axolotl":
             if raw.get("gradient_accumulation_steps") is None:
@@ -515,3 +515,27 @@ def test_did_you_mean() -> None:
     assert did_you_mean("gradient-accumulation-steps", known) == "gradient_accumulation_steps"
     assert did_you_mean("max_anchor", known) == "max-anchors"
     assert did_you_mean("wandb_project", known) is None
+
+
+@needs_configs
+def test_drafter_model_config_json_is_loaded_relative_to_the_yaml(tmp_path: Path) -> None:
+    src = CONFIGS / "specforge/examples/configs/qwen3-8b-dflash-online.yaml"
+    run = tmp_path / "examples" / "configs"
+    run.mkdir(parents=True)
+    (run / "run.yaml").write_text(src.read_text())
+    draft = {"architectures": ["DFlashDraftModel"], "hidden_size": 4096, "vocab_size": 151936, "block_size": 16}
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "qwen3-8b-dflash.json").write_text(json.dumps(draft))  # SpecForge's repo layout
+    plan = read_plan(run / "run.yaml")
+    assert plan.get("model_config_path") == "configs/qwen3-8b-dflash.json"
+    assert plan.get("model_config") == draft
+    assert plan.setting("model_config").line == key_line(src.read_text(), "draft_model_config")
+    assert read_plan(src).setting("model_config") is None  # not shipped with the examples
+
+
+def test_detect_dialect_takes_a_path_a_mapping_or_a_loaded_config(tmp_path: Path) -> None:
+    from seqprof.config_loader import load_config
+
+    cfg = _write(tmp_path, "a.yaml", "base_model: m\nsequence_len: 1024\nmicro_batch_size: 2\n")
+    assert detect_dialect(cfg) == detect_dialect(str(cfg)) == "axolotl"
+    assert detect_dialect(load_config(cfg)) == detect_dialect(load_config(cfg).data) == "axolotl"

@@ -25,7 +25,7 @@ eval_strategy; noisy_embedding_alpha -> neftune_noise_alpha; and options removed
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from seqprof.config_loader import LoadedConfig
@@ -97,7 +97,7 @@ WEAK = frozenset({"micro_batch_size", "num_epochs", "adapter", "datasets", "opti
                   "output_dir", "warmup_ratio", "learning_rate", "gradient_accumulation_steps", "bf16", "tf32"})
 
 
-@lru_cache(maxsize=None)
+@cache
 def keyspace() -> Keyspace:
     data = load_keys_file("axolotl")
     known = frozenset(data["schema_and_plugins"]) | frozenset(data["from_examples"])

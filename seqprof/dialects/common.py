@@ -6,7 +6,7 @@ import json
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -239,7 +239,7 @@ def split_list(value: Any) -> list[Any]:
     return [value]
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_keys_file(name: str) -> Mapping[str, Any]:
     """A committed key list (seqprof/dialects/keys/<name>.json), read once."""
     with open(KEYS_DIR / f"{name}.json", encoding="utf-8") as fh:

@@ -26,7 +26,7 @@ replacement and the change that made it: group_by_length -> train_sampling_strat
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from seqprof.config_loader import LoadedConfig
@@ -85,13 +85,13 @@ LEGACY_DEPRECATED: Mapping[str, Moved] = {
 SIGNATURE_WEIGHT = 1  # each TrainingArguments key present adds this to the hf score
 
 
-@lru_cache(maxsize=None)
+@cache
 def training_argument_fields() -> frozenset[str]:
     """TrainingArguments field names from the committed list (no transformers import)."""
     return frozenset(load_keys_file("hf_training_arguments")["fields"])
 
 
-@lru_cache(maxsize=None)
+@cache
 def deprecated_aliases() -> Mapping[str, Moved]:
     aliases = load_keys_file("hf_training_arguments")["deprecated_aliases"]
     version = load_keys_file("hf_training_arguments")["version"]

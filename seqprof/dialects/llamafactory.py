@@ -21,7 +21,7 @@ Defaults (hparams/*.py @ hiyouga/LLaMA-Factory):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from seqprof.config_loader import LoadedConfig
@@ -97,7 +97,7 @@ FLASH_ATTN = {"fa2": "flash_attention_2", "fa3": "flash_attention_3", "sdpa": "s
               "auto": "auto"}
 
 
-@lru_cache(maxsize=None)
+@cache
 def keyspace() -> Keyspace:
     own = set(" ".join((MODEL_ARGS, DATA_ARGS, FINETUNING_ARGS, TRAINING_ARGS, GENERATING_EVAL_ARGS,
                         MEGATRON_ARGS)).split())

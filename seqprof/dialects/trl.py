@@ -28,7 +28,7 @@ adapter-name keys; DPO ``padding_value`` removed in 0.26 (huggingface/trl#4607, 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from seqprof.config_loader import LoadedConfig
@@ -95,7 +95,7 @@ SOURCE_SFT = "TRL SFTConfig default (trl/trainer/sft_config.py)"
 SOURCE_DPO = "TRL DPOConfig default (trl/trainer/dpo_config.py)"
 
 
-@lru_cache(maxsize=None)
+@cache
 def trl_fields() -> frozenset[str]:
     classes = load_keys_file("trl_configs")["classes"]
     return frozenset(k for keys in classes.values() for k in keys)
