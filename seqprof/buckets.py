@@ -12,7 +12,7 @@ level of every layer runs as one vectorised numpy step.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +22,7 @@ from .errors import SeqprofError
 from .histogram import LengthHistogram
 from .recommend import recommend_max_seq_length
 from .simulate import BUCKETED, Simulation, simulate
+
 
 def _distinct(counts: Mapping[int, int] | LengthHistogram, max_len: int | None) -> tuple[np.ndarray, np.ndarray]:
     """Distinct lengths (ascending) and their counts, rows above `max_len` truncated onto it."""
@@ -43,7 +44,7 @@ def _distinct(counts: Mapping[int, int] | LengthHistogram, max_len: int | None) 
     return values, weights
 
 
-def padding_cost(counts: Mapping[int, int] | LengthHistogram, boundaries: list[int],
+def padding_cost(counts: Mapping[int, int] | LengthHistogram, boundaries: Sequence[int],
                  max_len: int | None = None) -> int:
     """Padded tokens when every row is padded to the smallest boundary >= its length."""
     values, weights = _distinct(counts, max_len)
@@ -156,7 +157,7 @@ def equal_token_boundaries(counts: Mapping[int, int] | LengthHistogram, num_buck
         run = int(np.searchsorted(before_t + tokens, target, side="right"))
         if run >= values.size:
             break
-        m = int(before_c[run]) + int(math.floor((target - before_t[run]) / values[run])) + 1
+        m = int(before_c[run]) + math.floor((target - before_t[run]) / values[run]) + 1
         if m >= n:
             break
         edges.append(int(values[np.searchsorted(np.cumsum(weights), m, side="right")]))
@@ -204,7 +205,7 @@ def expected_batch_max(counts: Mapping[int, int] | LengthHistogram, batch_size: 
     return float(np.dot(pmf, values))
 
 
-def expected_bucketed_computed(counts: Mapping[int, int] | LengthHistogram, boundaries: list[int],
+def expected_bucketed_computed(counts: Mapping[int, int] | LengthHistogram, boundaries: Sequence[int],
                                batch_size: int, *, drop_last: bool = False) -> float:
     """Expected tokens computed per epoch by a bucketed shuffle that pads each batch to its longest."""
     values, weights = _distinct(counts, None)
@@ -281,6 +282,7 @@ class BucketReport:
             "token_budget": self.token_budget,
             "max_seq_length": self.max_seq_length,
             "rows": sim["rows"],
+            "simulated_rows": sim["simulated_rows"],
             "real_tokens": sim["real_tokens"],
             "truncated_rows": sim["truncated_rows"],
             "seed": sim["seed"],

@@ -9,6 +9,7 @@ Strategies whose order is random are run for several seeded epochs and report me
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -43,7 +44,7 @@ MAX_SIMULATED_ROWS = 1_000_000
 def batch_starts(lengths: np.ndarray, *, batch_size: int | None = None,
                  token_budget: int | None = None) -> np.ndarray:
     """Offsets where batches begin: every `batch_size` rows, or greedily while (n+1)*longest <= budget."""
-    n = int(len(lengths))
+    n = len(lengths)
     if batch_size is not None:
         return np.arange(0, n, batch_size, dtype=np.int64)
     if token_budget is None:
@@ -107,7 +108,7 @@ def bucketed_shuffle_epoch(lengths: np.ndarray, boundaries: Sequence[int], rng: 
     grouped = np.lexsort((rng.random(len(lengths)), bucket))
     edges = np.searchsorted(bucket[grouped], np.arange(len(bounds) + 1), side="left")
     pieces, piece_starts, offset = [], [], 0
-    for lo, hi in zip(edges[:-1], edges[1:]):
+    for lo, hi in itertools.pairwise(edges):
         if lo == hi:
             continue
         idx = grouped[lo:hi]
@@ -135,6 +136,8 @@ def _last_is_underfull(lengths: np.ndarray, starts: np.ndarray, batch_size: int 
 def shuffle_batches(order: np.ndarray, starts: np.ndarray, rng: np.random.Generator
                     ) -> tuple[np.ndarray, np.ndarray]:
     """The same batches in a random order."""
+    if not len(starts):
+        return order, starts
     sizes = np.diff(np.append(starts, len(order)))
     perm = rng.permutation(len(starts))
     rank = np.empty_like(perm)
@@ -259,7 +262,7 @@ def simulate(hist: LengthHistogram, *, max_seq_length: int, boundaries: Sequence
         counts = np.random.default_rng([seed, len(STRATEGIES)]).multivariate_hypergeometric(counts, max_rows)
     lengths = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
     scale = Scale(tokens=real / max(1, int(lengths.sum())), rows=rows / max(1, len(lengths)))
-    cut = dict(batch_size=batch_size, token_budget=token_budget)
+    cut = {"batch_size": batch_size, "token_budget": token_budget}
     fixed_rows = batch_size if batch_size is not None else max(1, token_budget // max_seq_length)
     mega_batch = batch_size if batch_size is not None else max(1, round(token_budget / max(1.0, lengths.mean())))
 
@@ -270,8 +273,12 @@ def simulate(hist: LengthHistogram, *, max_seq_length: int, boundaries: Sequence
     def random_shuffle(rng):
         return _padded_epoch(lengths, rng.permutation(len(lengths)), cut)
 
+    sorted_run: list = []
+
     def sorted_static(rng):  # no randomness: the same order, hence the same batches, every epoch
-        return _padded_epoch(lengths, np.argsort(-lengths, kind="stable"), cut)
+        if not sorted_run:
+            sorted_run.append(_padded_epoch(lengths, np.argsort(-lengths, kind="stable"), cut))
+        return sorted_run[0]
 
     def group_by_length(rng):
         return _padded_epoch(lengths, length_grouped_order(lengths, mega_batch, rng.permutation(len(lengths))), cut)

@@ -64,6 +64,11 @@ def test_drop_last_keeps_only_full_batches(lengths, bounds):
     assert len(batches) == int((sizes // 16).sum())
 
 
+def test_drop_last_with_no_full_batch_yields_nothing():
+    sampler = BucketedShuffleSampler([5, 6, 7, 50], [10, 50], batch_size=8, drop_last=True)
+    assert list(sampler) == [] and len(sampler) == 0
+
+
 def test_token_budget_drop_last_drops_only_each_buckets_underfull_last_batch(lengths, bounds):
     budget = 8192
     capped = np.minimum(lengths, bounds[-1])

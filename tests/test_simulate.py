@@ -226,11 +226,12 @@ def test_reproduces_the_packing_papers_wikipedia_and_squad_figures():
         squad["published"]["padding_fraction_percent_fixed"]
 
 
-def test_the_drafter_storys_ordering_on_real_wide_spread_text(lengths):
+@pytest.mark.parametrize("batching", [dict(token_budget=4096), dict(batch_size=8)])
+def test_the_drafter_storys_ordering_on_real_wide_spread_text(lengths, batching):
     """sorted > bucketed >> random in padding efficiency; sorted static, bucketed diverse."""
     hist = LengthHistogram.from_lengths(lengths)
     sim = simulate(hist, max_seq_length=int(lengths.max()), boundaries=optimal_boundaries(hist, 6),
-                   token_budget=4096, seed=1, epochs=4)
+                   seed=1, epochs=4, **batching)
     s = sim.strategies
     assert list(s) == list(STRATEGIES)
     assert s[SORTED].padding_efficiency > s[BUCKETED].padding_efficiency
