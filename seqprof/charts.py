@@ -95,7 +95,7 @@ def ticks(lo: float, hi: float, target: int = 6) -> list[float]:
 def bin_histogram(hist: LengthHistogram, upto: int, target_bins: int = 72) -> list[Bin]:
     """Sum exact counts into equal-width integer bins covering lengths 0..upto-1."""
     counts = np.asarray(hist.counts)
-    width = max(1, int(math.ceil(nice_step(max(upto, 1), target_bins))))
+    width = max(1, math.ceil(nice_step(max(upto, 1), target_bins)))
     out: list[Bin] = []
     for lo in range(0, max(upto, 1), width):
         hi = lo + width
@@ -105,13 +105,12 @@ def bin_histogram(hist: LengthHistogram, upto: int, target_bins: int = 72) -> li
 
 
 def fmt_int(v: float) -> str:
-    return f"{int(round(v)):,}"
+    return f"{round(v):,}"
 
 
 def fmt_len(v: float) -> str:
     """Lengths: integers plainly, interpolated percentiles with one decimal."""
-    text = f"{v:,.1f}"
-    return text[:-2] if text.endswith(".0") else text
+    return f"{v:,.1f}".removesuffix(".0")
 
 
 def fmt_pct(share: float) -> str:
@@ -160,7 +159,7 @@ def _length_domain(hist: LengthHistogram, markers: Sequence[Marker], boundaries:
     near = [m for m in caps if m.value + 1 <= MAX_OFF_CHART * extent]
     far = [m for m in caps if m not in near]
     for m in near:
-        extent = max(extent, int(math.ceil(m.value)) + 1)
+        extent = max(extent, math.ceil(m.value) + 1)
     step = nice_step(extent, 6)
     top = int(math.ceil((extent - 1) / step) * step)  # a cap at 4000 needs edge 4001, not a 5000 axis
     return max(top, extent, 1), far
@@ -338,7 +337,7 @@ def cdf_points(hist: LengthHistogram, upto: int, max_points: int = 400) -> list[
     n = hist.count
     counts = np.asarray(hist.counts)
     cum = np.concatenate([[0], np.cumsum(counts)])  # cum[e] = rows with length < e
-    step = max(1, int(math.ceil(upto / max_points)))
+    step = max(1, math.ceil(upto / max_points))
     edges = list(range(0, upto + 1, step))
     if edges[-1] != upto:
         edges.append(upto)

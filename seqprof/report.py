@@ -49,9 +49,9 @@ def render_report(profile: Profile | None = None, *, buckets: Any = None, strate
     from markupsafe import Markup
 
     if lint is not None:
-        given = dict(profile=profile, buckets=buckets, findings=findings, memory=memory, gpu=gpu,
-                     config_max_seq_length=config_max_seq_length, config_path=config_path,
-                     current_strategy=current_strategy)
+        given = {"profile": profile, "buckets": buckets, "findings": findings, "memory": memory, "gpu": gpu,
+                 "config_max_seq_length": config_max_seq_length, "config_path": config_path,
+                 "current_strategy": current_strategy}
         for name, value in _lint_inputs(lint, lint_options).items():
             if given.get(name) is None:
                 given[name] = value
@@ -296,7 +296,9 @@ def _lint_inputs(result: Any, options: Any) -> dict[str, Any]:
                             world_size=_get(options, "world_size"))
     memory = _get(facts, "memory")
     if _get(facts, "sim") is None and _get(facts, "profile") is not None:
-        from .facts import build_facts  # lint skipped the simulation (no rule read it): the report shows it
+        from .facts import (
+            build_facts,  # lint skipped the simulation (no rule read it): the report shows it
+        )
 
         facts = build_facts(facts.plan, facts.profile, gpu=facts.gpu, world_size=facts.cfg.get("world_size"))
     cap = _get(_get(facts, "data"), "cap")

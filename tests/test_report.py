@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,12 @@ from seqprof.errors import SeqprofError
 from seqprof.histogram import LengthHistogram
 from seqprof.profile import DatasetInfo, ExamplePreview, Profile, TokenizerInfo
 from seqprof.recommend import recommend_max_seq_length
-from seqprof.report import padded_content_share, render_report, templates_dir, write_report
+from seqprof.report import (
+    padded_content_share,
+    render_report,
+    templates_dir,
+    write_report,
+)
 
 NS = "{http://www.w3.org/2000/svg}"
 HOSTILE = "<script>alert(1)</script><img src=x onerror=alert(2)>"
@@ -56,7 +62,7 @@ def _axis_scale(root: ET.Element) -> tuple[float, float]:
 def test_ticks_are_round_and_cover_the_range():
     for lo, hi in [(0, 1126), (0, 4001), (0, 17), (0, 0.93), (0, 250_000)]:
         ts = charts.ticks(lo, hi, 6)
-        steps = {round(b - a, 9) for a, b in zip(ts, ts[1:])}
+        steps = {round(b - a, 9) for a, b in pairwise(ts)}
         assert len(steps) == 1
         step = steps.pop()
         mantissa = step / 10 ** np.floor(np.log10(step))
@@ -69,7 +75,7 @@ def test_bins_sum_exact_counts():
     hist = LengthHistogram.from_lengths(raw)
     bins = charts.bin_histogram(hist, hist.max + 1)
     assert bins[0].lo == 0 and bins[-1].hi == hist.max + 1
-    assert all(a.hi == b.lo for a, b in zip(bins, bins[1:]))
+    assert all(a.hi == b.lo for a, b in pairwise(bins))
     for b in bins:
         assert b.count == int(((raw >= b.lo) & (raw < b.hi)).sum())
 

@@ -187,11 +187,9 @@ def _errors(events: list[dict]) -> list[dict]:
     bad = []
     for e in events:
         m, p = e.get("method"), e.get("params", {})
-        if m == "Runtime.exceptionThrown" or m == "Page.javascriptDialogOpening":
-            bad.append(e)
-        elif m == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert", "warning"):
-            bad.append(e)
-        elif m == "Log.entryAdded" and p["entry"]["level"] in ("error", "warning"):
+        if (m in ("Runtime.exceptionThrown", "Page.javascriptDialogOpening")
+                or (m == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert", "warning"))
+                or (m == "Log.entryAdded" and p["entry"]["level"] in ("error", "warning"))):
             bad.append(e)
     return bad
 
