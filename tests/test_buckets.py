@@ -266,3 +266,15 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path):
     damaged.write_text('{"kind": "seqprof.profile", "version": 1}')
     bad = runner.invoke(main, ["buckets", str(damaged), "-k", "4"])
     assert bad.exit_code == 2 and "damaged" in bad.output
+
+
+def test_cli_on_raw_data_goes_through_analyze(tmp_path):
+    from seqprof.analyze import build_profile, default_dataset_path
+
+    data = str(default_dataset_path())
+    result = CliRunner().invoke(main, ["buckets", data, "-k", "5", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    hist = build_profile(data).sequence
+    assert out["rows"] == hist.count and out["real_tokens"] == hist.total_tokens
+    assert out["boundaries"] == optimal_boundaries(hist, 5, max_len=out["max_seq_length"])
