@@ -26,6 +26,16 @@ OVERFLOW_DEFAULTS: Mapping[str, tuple[str, str]] = {
     "torchtune": ("truncate", "torchtune: the model tokenizer truncates to max_seq_len"),
 }
 
+# The key a fix should name when the config does not state the setting (the dialect's own name for it).
+KEY_NAMES: Mapping[str, Mapping[str, str]] = {
+    "max_seq_length": {"trl": "max_length", "unsloth": "max_seq_length", "axolotl": "sequence_len",
+                       "llamafactory": "cutoff_len", "llamafactory_v1": "cutoff_len",
+                       "torchtune": "tokenizer.max_seq_len", "auto_antislop": "finetune_max_seq_length",
+                       "specforge": "data.max_length", "hf": "max_seq_length"},
+    "save_steps": {"specforge": "training.save_interval"},
+}
+
+
 @dataclass(frozen=True)
 class Loc:
     """A place in the config a finding can point at (a Setting or ConfigDiagnostic also serves)."""
@@ -118,7 +128,15 @@ class Facts:
             "setting": _Values(self.setting), "flags": _Values(self.flags), "data": self.data,
             "run": self.run, "sim": self.lazy_sim, "memory": self.memory, "gpu": self.gpu,
             "diagnostics": self.plan.diagnostics, "packing_key": self.packing_key,
+            "keys": _Values(self.keys),
         }
+
+    @property
+    def keys(self) -> dict[str, str]:
+        """Setting name -> the config's key for it: the stated key, else the dialect's name, else the name."""
+        names = {name: table.get(self.plan.dialect, name) for name, table in KEY_NAMES.items()}
+        names.update({name: s.key for name, s in self.setting.items() if s.key})
+        return _KeyNames(names)
 
 
 class Lazy:
@@ -159,16 +177,26 @@ class _Values:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        return self._data.get(name)
+        return self[name]
 
     def __getitem__(self, name: str) -> Any:
-        return self._data.get(name)
+        try:
+            return self._data[name]
+        except KeyError:
+            return None
 
     def __contains__(self, name: str) -> bool:
         return name in self._data
 
     def __iter__(self):
         return iter(self._data)
+
+
+class _KeyNames(dict):
+    """`keys.x` is the config's key for setting x; a setting no table names is called by its own name."""
+
+    def __missing__(self, name: str) -> str:
+        return name
 
 
 def build_facts(plan: Plan, profile: Profile | None = None, *, gpu: GpuFacts | None = None,

@@ -88,11 +88,15 @@ def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions
     reports = []
     all_rules: dict[str, Rule] = {}
     data_source = None
+    found_settings: dict[Path, LintSettings] = {}
     for config in configs:
         path = Path(config)
         if not path.is_file():
             raise SeqprofError("config file not found", path=str(config), fix="check the path")
-        settings = find_settings(path).with_overrides(
+        folder = path.resolve().parent
+        if folder not in found_settings:
+            found_settings[folder] = find_settings(folder)
+        settings = found_settings[folder].with_overrides(
             select=options.select or None, ignore=options.ignore, gpu=options.gpu, gpu_memory=options.gpu_memory,
             tokenizer=options.tokenizer, fail_on=options.fail_on)
         rules = rule_sets.get(settings.rule_dirs)

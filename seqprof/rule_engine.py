@@ -17,11 +17,11 @@ REQUIRED_FIELDS = ("code", "slug", "severity", "category", "condition", "message
 CATEGORIES = ("padding", "truncation", "batching", "run", "config", "memory")
 # Facts a rule may require; without them the rule is skipped and the reason is reported.
 REQUIREMENTS: Mapping[str, str] = {
-    "data": "no data (pass --data DATA or --profile profile.json)",
-    "run": "run length unknown (no data and no max_steps)",
-    "sim": "no strategy simulation (needs data and seqprof.simulate)",
-    "memory": "no memory estimate (the memory model is not available yet)",
-    "gpu": "no GPU given (pass --gpu NAME or --gpu-memory 80GB)",
+    "data": "no data: pass --data DATA or --profile profile.json",
+    "sim": "no data: pass --data DATA or --profile profile.json",  # the simulation runs on the data
+    "run": "run length unknown: no data and no max_steps",
+    "memory": "no memory estimate: the memory model is not available",
+    "gpu": "no GPU given: pass --gpu NAME or --gpu-memory 80GB",
 }
 # What a requirement means to a user, for `seqprof rules`.
 REQUIREMENT_LABELS: Mapping[str, str] = {"data": "data", "run": "data or max_steps", "sim": "data",
@@ -110,21 +110,19 @@ class Hit:
 
 @dataclass(frozen=True)
 class _Compiled:
-    """Conditions compiled at load; message and fix parsed at load (syntax checked) and compiled to
-    Python only when the rule first fires, since most rules never fire on a given config."""
+    """Conditions are compiled at load; a message or fix template is compiled when the rule first fires,
+    since most rules never fire on a given config (extra rule dirs are still syntax-checked at load)."""
 
     env: Any
     condition: Any
     at: tuple[tuple[str, ...], ...]  # dotted fact names, resolved by attribute lookup
     for_each: Any
-    parsed: Mapping[str, Any]  # "message" / "fix" -> Jinja2 AST
+    sources: Mapping[str, str]  # "message" / "fix" -> template source
     templates: dict[str, Any] = field(default_factory=dict)  # compiled on first use
 
     def template(self, name: str) -> Any:
         if name not in self.templates:
-            env = self.env
-            code = env.compile(self.parsed[name])
-            self.templates[name] = env.template_class.from_code(env, code, env.make_globals(None), None)
+            self.templates[name] = self.env.from_string(self.sources[name])
         return self.templates[name]
 
 
@@ -201,7 +199,8 @@ def builtin_rules_dir() -> Path:
 
 def load_rules(extra_dirs: Iterable[str | Path] = (), *, include_builtin: bool = True) -> tuple[Rule, ...]:
     """The built-in pack plus extra rule directories, sorted by code; duplicate codes are errors."""
-    dirs = ([builtin_rules_dir()] if include_builtin else []) + [Path(d) for d in extra_dirs]
+    builtin = builtin_rules_dir()
+    dirs = ([builtin] if include_builtin else []) + [Path(d) for d in extra_dirs]
     rules: dict[str, Rule] = {}
     env = _environment()
     for directory in dirs:
@@ -209,7 +208,7 @@ def load_rules(extra_dirs: Iterable[str | Path] = (), *, include_builtin: bool =
             raise SeqprofError("rule directory not found", path=str(directory),
                                fix="check rule-dirs in [tool.seqprof] / .seqprof.yaml")
         for path in sorted(directory.glob("*.y*ml")):
-            rule = load_rule_file(path, env=env)
+            rule = load_rule_file(path, env=env, validate=directory != builtin)
             if rule.code in rules:
                 raise SeqprofError(f"rule code {rule.code} is already defined in {rules[rule.code].source}",
                                    path=str(path), fix="give the rule a code of its own")
@@ -217,8 +216,11 @@ def load_rules(extra_dirs: Iterable[str | Path] = (), *, include_builtin: bool =
     return tuple(sorted(rules.values(), key=lambda r: r.code))
 
 
-def load_rule_file(path: str | Path, *, env: Any = None) -> Rule:
-    """Parse and compile one rule file; any mistake is a SeqprofError naming the file and line."""
+def load_rule_file(path: str | Path, *, env: Any = None, validate: bool = True) -> Rule:
+    """Parse and compile one rule file; any mistake is a SeqprofError naming the file and line.
+
+    `validate=False` leaves the message/fix templates unparsed until the rule fires (the built-in
+    pack, whose templates the rule tests render)."""
     p = Path(path)
     raw = _load_yaml(p)
     if not isinstance(raw, dict):
@@ -263,7 +265,7 @@ def load_rule_file(path: str | Path, *, env: Any = None) -> Rule:
                 how_to_fix=str(docs["how_to_fix"]).strip(), at=at,
                 for_each=str(raw["for_each"]).strip() if raw.get("for_each") else None,
                 passing=passing, failing=failing, source=str(p))
-    return _compile(rule, env if env is not None else _environment())
+    return _compile(rule, env if env is not None else _environment(), validate)
 
 
 def _load_yaml(path: Path) -> Any:
@@ -304,7 +306,7 @@ def _example(raw: Any, path: Path) -> RuleExample:
                        note=raw.get("note"), filename=str(raw.get("filename", "config.yaml")))
 
 
-def _compile(rule: Rule, env: Any) -> Rule:
+def _compile(rule: Rule, env: Any, validate: bool) -> Rule:
     from jinja2 import TemplateSyntaxError
 
     try:
@@ -313,8 +315,11 @@ def _compile(rule: Rule, env: Any) -> Rule:
             condition=env.compile_expression(rule.condition),
             at=tuple(tuple(a.split(".")) for a in rule.at),
             for_each=env.compile_expression(rule.for_each) if rule.for_each else None,
-            parsed={"message": env.parse(rule.message), "fix": env.parse(rule.fix)},
+            sources={"message": rule.message, "fix": rule.fix},
         )
+        if validate:
+            env.parse(rule.message)
+            env.parse(rule.fix)
     except TemplateSyntaxError as exc:
         raise SeqprofError(f"rule {rule.code}: Jinja2 syntax error ({exc.message})", path=rule.source,
                            fix="conditions are Jinja2 expressions, messages Jinja2 templates") from None
