@@ -54,6 +54,10 @@ def render_text(result: LintResult) -> str:
     suppressed = sum(r.suppressed for r in result.files)
     if suppressed:
         out.append(f"{suppressed} finding{'s' if suppressed != 1 else ''} suppressed by `# seqprof: noqa`.")
+    for report in result.files:
+        if report.dialect == "unknown":
+            out.append(f"Note: {report.path}: could not tell which framework this config is for, so only "
+                       "file-level checks ran (pass --dialect NAME).")
     by_code = {r.code: r for r in result.rules}
     for reason, codes in result.skipped.items():
         names = ", ".join(f"{c} {by_code[c].slug}" if c in by_code else c for c in codes)

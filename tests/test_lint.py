@@ -445,6 +445,9 @@ def test_each_rule_on_a_real_config(code, source, breaks, key, fixes, with_data,
     lines = [n for n, text in enumerate(config.read_text().splitlines(), 1)
              if re.match(rf"\s*{re.escape(key)}\s*:", text)]  # where the key is, by plain text search
     assert any(f.key == key and f.line in lines for f in hits), [(f.key, f.line) for f in hits]
+    for f in hits:
+        text = config.read_text().splitlines()[f.line - 1]
+        assert f.column == text.index(f.key.split(".")[-1]) + 1  # the column of the key itself
     clean = fixes(original) if fixes else original
     config.write_text(clean)
     assert code not in [f.code for f in lint([config], dialect=dialect, **options).findings]

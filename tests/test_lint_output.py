@@ -164,3 +164,12 @@ def test_rules_command_lists_and_explains():
     assert as_json["code"] == "SP404" and as_json["examples"]["fail"]
     unknown = runner.invoke(main, ["rules", "SP999"])
     assert unknown.exit_code == 2 and "no rule" in unknown.output
+
+
+def test_text_notes_a_config_whose_framework_is_unknown():
+    plan = Plan(path="launch.yaml", dialect="unknown")
+    result = LintResult(files=(lint_plan(plan, build_facts(plan), RULES),), rules=RULES)
+    assert "Note: launch.yaml: could not tell which framework" in render_text(result)
+    known = Plan(path="ok.yaml", dialect="trl")
+    result = LintResult(files=(lint_plan(known, build_facts(known), RULES),), rules=RULES)
+    assert "Note:" not in render_text(result)
