@@ -56,8 +56,12 @@ def _parse_fields(values: tuple[str, ...]) -> dict[str, str]:
 @click.option("--multiple-of", type=click.IntRange(1), default=64, show_default=True,
               help="Round max_seq_length up to this multiple.")
 @click.option("--skip-bad-rows", is_flag=True, help="Skip malformed rows and count them instead of stopping.")
+@click.option("--num-buckets", "-k", type=click.IntRange(1),
+              help="Also solve this many padding-optimal buckets and compare batching strategies.")
+@click.option("--batch-size", "-b", type=click.IntRange(1), help="Rows per batch for --num-buckets (default 8).")
 @click.option("--html", type=click.Path(dir_okay=False), help="Also write a self-contained HTML report.")
-def analyze(data, tokenizer, chat_template, schema, fields, fmt, output, coverage, multiple_of, skip_bad_rows, html):
+def analyze(data, tokenizer, chat_template, schema, fields, fmt, output, coverage, multiple_of, skip_bad_rows,
+            num_buckets, batch_size, html):
     """Profile DATA's token lengths exactly as the trainer will see them."""
     import json
 
@@ -75,20 +79,37 @@ def analyze(data, tokenizer, chat_template, schema, fields, fmt, output, coverag
     with _progress() as progress:
         profile = build_profile(data, options, progress=progress,
                                 on_skip=lambda loc, why: click.echo(f"seqprof: skipped {loc}: {why}", err=True))
+    bucket_report = None
+    if num_buckets:
+        from .buckets import build_bucket_report
+
+        bucket_report = build_bucket_report(profile.sequence, num_buckets, batch_size=batch_size,
+                                            max_seq_length=profile.recommendation.max_seq_length)
     if output:
         profile.save(output)
     if html:
         from .report import DEFAULT_REPORT_BUCKETS, write_report
 
-        write_report(html, profile, num_buckets=DEFAULT_REPORT_BUCKETS)
+        if bucket_report is not None:
+            write_report(html, profile, buckets=bucket_report)
+        else:
+            write_report(html, profile, num_buckets=DEFAULT_REPORT_BUCKETS)
     if fmt == "json":
-        click.echo(json.dumps(profile.to_dict(), indent=2))
+        payload = profile.to_dict()
+        if bucket_report is not None:
+            payload["buckets"] = bucket_report.to_dict()
+        click.echo(json.dumps(payload, indent=2))
     else:
         from rich.console import Console
 
         from .profile_text import profile_renderable
 
-        Console().print(profile_renderable(profile))
+        console = Console()
+        console.print(profile_renderable(profile))
+        if bucket_report is not None:
+            from .buckets_text import bucket_report_renderable
+
+            console.print(bucket_report_renderable(bucket_report), crop=False)
 
 
 class _progress:

@@ -116,3 +116,15 @@ def test_python_api_returns_the_same_profile_as_the_cli(tmp_path):
 def _default() -> str:
     from seqprof.analyze import default_dataset_path
     return str(default_dataset_path())
+
+
+def test_num_buckets_adds_the_buckets_section():
+    from seqprof.buckets import optimal_boundaries
+
+    result = CliRunner().invoke(main, ["analyze", "--num-buckets", "4", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    hist = Profile.from_dict(payload).sequence
+    cap = payload["recommendation"]["max_seq_length"]
+    assert payload["buckets"]["boundaries"] == optimal_boundaries(hist, 4, max_len=cap)
+    assert {"fixed_padding", "bucketed_shuffle", "packing_bfd"} <= set(payload["buckets"]["strategies"])
