@@ -473,11 +473,11 @@ def _simulation(plan: Plan, cfg: Mapping[str, Any], profile: Profile, data: Data
 
 def gpu_facts(name: str | None = None, memory: str | None = None) -> GpuFacts | None:
     """--gpu NAME (seqprof.gpus table) or --gpu-memory SIZE; None when neither is given."""
+    if memory is None and name is None:
+        return None
     from .gpus import gpu_memory_bytes, parse_memory_size
 
     if memory is not None:
         return GpuFacts(name=name or f"{memory} GPU", memory_bytes=parse_memory_size(memory))
-    if name is None:
-        return None
     label, size = gpu_memory_bytes(name)
     return GpuFacts(name=label, memory_bytes=size)
