@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
-from .buckets import optimal_boundaries
+from typing import TYPE_CHECKING, Any
+
 from .errors import SeqprofError
 from .histogram import LengthHistogram, LengthStats
 from .profile import Profile
 from .recommend import Recommendation, recommend_max_seq_length
-from .sampler import BucketedShuffleSampler
 
+if TYPE_CHECKING:
+    from .buckets import optimal_boundaries
+    from .sampler import BucketedShuffleSampler
+
+_LAZY = {"optimal_boundaries": "buckets", "BucketedShuffleSampler": "sampler"}
+
+
+def __getattr__(name: str) -> Any:
+    """Load the bucket solver and sampler on first use, so `seqprof lint` starts without them."""
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def profile(data: str, *, tokenizer: str | None = None, schema: str | None = None,
