@@ -1,0 +1,98 @@
+"""The measured scenarios: one real architecture (configs/*.json, published config values) and one setup each.
+
+Shared by the GPU harness (harness.py), which runs them, and by tests/test_memory.py, which predicts them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from seqprof.architecture import Architecture, read_architecture
+from seqprof.memory import TrainingSetup
+
+CONFIGS = Path(__file__).resolve().parent / "configs"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    arch: str  # configs/<arch>.json
+    setup: TrainingSetup
+    why: str = ""
+
+    def architecture(self) -> Architecture:
+        return read_architecture(CONFIGS / f"{self.arch}.json")
+
+
+def _s(name: str, arch: str, why: str, **kw) -> Scenario:
+    return Scenario(name, arch, TrainingSetup(**kw), why)
+
+
+ALL = ("all-linear",)
+SCENARIOS: tuple[Scenario, ...] = (
+    _s("qwen3-0.6b_full_bf16_b4_s1024", "qwen3-0.6b", "full FT bf16, small model: logits-heavy (tied 151k vocab)",
+       micro_batch_size=4, seq_len=1024),
+    _s("llama3.2-1b_full_bf16_b8_s1024_foreach", "llama3.2-1b", "full FT bf16, foreach AdamW temporaries",
+       micro_batch_size=8, seq_len=1024, optimizer="adamw_torch"),
+    _s("qwen3-1.7b_full_bf16_gc_b4_s2048", "qwen3-1.7b", "full FT bf16 with gradient checkpointing",
+       micro_batch_size=4, seq_len=2048, gradient_checkpointing=True),
+    _s("qwen3-4b_full_bf16_gc_b2_s2048_foreach", "qwen3-4b", "full FT 4B: optimizer step is the peak",
+       micro_batch_size=2, seq_len=2048, gradient_checkpointing=True, optimizer="adamw_torch"),
+    _s("llama3.1-8b_full_bf16_gc_b1_s2048", "llama3.1-8b", "full FT 8B bf16, untied 128k vocab",
+       micro_batch_size=1, seq_len=2048, gradient_checkpointing=True),
+    _s("qwen3-0.6b_full_fp32_b2_s1024", "qwen3-0.6b", "full FT fp32 (GQA in fp32: sdpa math kernel)",
+       micro_batch_size=2, seq_len=1024, precision="fp32"),
+    _s("llama3.2-1b_full_fp32_gc_b4_s2048", "llama3.2-1b", "full FT fp32 with checkpointing",
+       micro_batch_size=4, seq_len=2048, precision="fp32", gradient_checkpointing=True),
+    _s("llama3.2-1b_full_amp_b4_s2048", "llama3.2-1b", "fp32 master weights, bf16 autocast (Trainer bf16=True)",
+       micro_batch_size=4, seq_len=2048, master_weights_fp32=True),
+    _s("qwen3-8b_lora16_all_b2_s2048", "qwen3-8b", "LoRA r16 all-linear, no checkpointing",
+       micro_batch_size=2, seq_len=2048, adapter="lora", lora_r=16, lora_targets=ALL),
+    _s("qwen3-8b_lora64_qv_gc_b4_s4096", "qwen3-8b", "LoRA r64 q,v with checkpointing",
+       micro_batch_size=4, seq_len=4096, adapter="lora", lora_r=64, lora_targets=("q_proj", "v_proj"),
+       gradient_checkpointing=True),
+    _s("llama3.2-3b_lora8_attn_drop_b4_s2048", "llama3.2-3b", "LoRA r8 on attention, dropout 0.05",
+       micro_batch_size=4, seq_len=2048, adapter="lora", lora_r=8,
+       lora_targets=("q_proj", "k_proj", "v_proj", "o_proj"), lora_dropout=0.05),
+    _s("llama3.1-8b_lora16_all_gc_b4_s4096", "llama3.1-8b", "LoRA r16 all-linear, checkpointing, 16k tokens",
+       micro_batch_size=4, seq_len=4096, adapter="lora", lora_r=16, lora_targets=ALL, gradient_checkpointing=True),
+    _s("qwen2.5-7b_lora128_all_gc_b2_s4096", "qwen2.5-7b", "LoRA r128 all-linear, checkpointing (big adapter)",
+       micro_batch_size=2, seq_len=4096, adapter="lora", lora_r=128, lora_targets=ALL, gradient_checkpointing=True),
+    _s("qwen2.5-0.5b_full_bf16_gc_b1_s32768", "qwen2.5-0.5b", "long sequence, large vocab: logits dominate",
+       micro_batch_size=1, seq_len=32768, gradient_checkpointing=True),
+    _s("qwen3-0.6b_lora16_all_gc_b2_s16384", "qwen3-0.6b", "LoRA, 32k tokens x 151,936 vocab: logits ~ 80%",
+       micro_batch_size=2, seq_len=16384, adapter="lora", lora_r=16, lora_targets=ALL, gradient_checkpointing=True),
+    _s("qwen2.5-1.5b_full_bf16_eager_b2_s2048", "qwen2.5-1.5b", "eager attention: s x s scores per layer",
+       micro_batch_size=2, seq_len=2048, attn_implementation="eager"),
+    _s("qwen2.5-1.5b_full_bf16_b2_s2048", "qwen2.5-1.5b", "the same with sdpa (flash)",
+       micro_batch_size=2, seq_len=2048),
+    _s("llama3.2-1b_full_bf16_gc_ga2_b4_s2048", "llama3.2-1b", "gradient accumulation 2: grads live in forward",
+       micro_batch_size=4, seq_len=2048, gradient_checkpointing=True, gradient_accumulation_steps=2),
+    _s("qwen3-1.7b_dpo_full_ref_b2_s1024", "qwen3-1.7b", "DPO full FT with a separate reference model",
+       micro_batch_size=2, seq_len=1024, trainer="dpo", reference="model", gradient_checkpointing=True),
+    _s("qwen3-4b_dpo_lora16_b2_s2048", "qwen3-4b", "DPO LoRA, reference = base with adapters off",
+       micro_batch_size=2, seq_len=2048, trainer="dpo", reference="lora_base", adapter="lora", lora_r=16,
+       lora_targets=ALL),
+    _s("llama3.2-1b_dpo_full_ref_b4_s2048", "llama3.2-1b", "DPO full FT, reference copy, no checkpointing",
+       micro_batch_size=4, seq_len=2048, trainer="dpo", reference="model"),
+    _s("qwen2.5-1.5b_full_bf16_chunked_b4_s4096", "qwen2.5-1.5b", "chunked CE (4096-position chunks, recomputed)",
+       micro_batch_size=4, seq_len=4096, gradient_checkpointing=True, loss="chunked"),
+    _s("qwen3-0.6b_lora16_all_gc_liger_b2_s16384", "qwen3-0.6b", "Liger fused linear CE (carried wheel)",
+       micro_batch_size=2, seq_len=16384, adapter="lora", lora_r=16, lora_targets=ALL, gradient_checkpointing=True,
+       loss="liger"),
+    _s("llama3.1-8b_full_bf16_gc_liger_b2_s4096", "llama3.1-8b", "Liger FLCE with a trainable lm_head",
+       micro_batch_size=2, seq_len=4096, gradient_checkpointing=True, loss="liger"),
+    _s("llama3.1-8b_qlora16_all_gc_b4_s4096", "llama3.1-8b", "QLoRA NF4 double-quant (carried bitsandbytes)",
+       micro_batch_size=4, seq_len=4096, adapter="lora", load_in_4bit=True, lora_r=16, lora_targets=ALL,
+       gradient_checkpointing=True),
+    _s("qwen3-8b_qlora64_all_b2_s2048", "qwen3-8b", "QLoRA without checkpointing",
+       micro_batch_size=2, seq_len=2048, adapter="lora", load_in_4bit=True, lora_r=64, lora_targets=ALL),
+)
+
+
+def by_name(name: str) -> Scenario:
+    for sc in SCENARIOS:
+        if sc.name == name:
+            return sc
+    raise KeyError(name)
