@@ -247,3 +247,31 @@ def rules(rule, fmt, rule_dirs):
         return
     found = find_rule(loaded, rule)
     click.echo(json.dumps(rule_to_dict(found), indent=2) if fmt == "json" else render_rule_doc(found))
+
+
+# --- memory ----------------------------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("config", type=click.Path(exists=True, dir_okay=False))
+@click.option("--model-config", type=click.Path(exists=True),
+              help="The model's config.json (or its directory), when the config's model is not cached locally.")
+@click.option("--gpu", help="GPU to check the peak against (H100, H200, A100 40GB, L40S, RTX 4090, ...).")
+@click.option("--gpu-memory", help="GPU memory to check against instead (80GB, 96GiB).")
+@click.option("--dialect", help="Config dialect, when detection is not enough (e.g. trl_dpo).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def memory(config, model_config, gpu, gpu_memory, dialect, fmt):
+    """Predict the peak GPU memory of CONFIG's training step, component by component."""
+    import json
+    from pathlib import Path
+
+    from .memory import format_memory, memory_json, memory_report
+    from .settings import find_settings
+
+    if gpu and gpu_memory:
+        raise click.UsageError("give --gpu or --gpu-memory, not both")
+    if not gpu and not gpu_memory:
+        settings = find_settings(Path(config).resolve().parent)
+        gpu, gpu_memory = settings.gpu, settings.gpu_memory
+    facts = memory_report(config, model_config=model_config, gpu=gpu, gpu_memory=gpu_memory, dialect=dialect)
+    click.echo(json.dumps(memory_json(facts), indent=2) if fmt == "json" else format_memory(facts), nl=False)
