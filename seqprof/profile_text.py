@@ -35,13 +35,13 @@ def profile_renderable(profile: Profile) -> Group:
     )
     table = Table(title="token lengths", title_justify="left")
     table.add_column("field", no_wrap=True)
-    for col in ("count", "mean", "min", "p50", "p90", "p95", "p99", "max", "total"):
-        table.add_column(col, justify="right")
+    for col in ("count", "mean", "min", "p50", "p90", "p99", "max", "total"):  # p95 is in --format json
+        table.add_column(col, justify="right", no_wrap=True)
     rows = [("sequence", profile.sequence)] + sorted(profile.fields.items())
     for name, hist in rows:
         s = hist.stats()
         table.add_row(name, f"{s.count:,}", f"{s.mean:,.1f}", f"{s.min:,}", _num(s.p50), _num(s.p90),
-                      _num(s.p95), _num(s.p99), f"{s.max:,}", f"{s.total_tokens:,}",
+                      _num(s.p99), f"{s.max:,}", f"{s.total_tokens:,}",
                       style="bold" if name == "sequence" else None)
     spark = Text.assemble(("sequence lengths 0…", "dim"), (f"{profile.sequence.max:,}", "dim"), "\n",
                           (sparkline(profile.sequence), "cyan"))
