@@ -679,8 +679,11 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
         else:
             sim.new("gradients", nbytes / grad_shard)
 
+    ref_cx = replace(cx, full=False, targets=frozenset())  # adapters off / a frozen copy, under no_grad
+
     def run_model(training: bool, ref: bool) -> tuple[list[_Graph], _Graph, _T | None, list[_T | None]]:
         """Embedding, decoder layers, final norm: (layer graphs, final-norm graph, hidden state, checkpoints)."""
+        mcx = ref_cx if ref else cx
         emb = sim.new(_ACT, xb * h * n)
         eager_mask = sim.new(_ACT, c * cx.seqs * s.seq_len ** 2) if cx.backend == "eager" else None
         graphs: list[_Graph] = []
@@ -691,13 +694,13 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
             sim.phase = ("reference " if ref else "") + f"forward: layer {i}"
             if training and gc:
                 ckpts.append(sim.ref(x))  # the checkpoint keeps the layer's input
-            xo, g = _layer_forward(sim, cx, x, x_rg, keep=training and not gc)
+            xo, g = _layer_forward(sim, mcx, x, x_rg, keep=training and not gc)
             graphs.append(g)
             sim.drop(x)
             x, x_rg = xo, training
         sim.phase = ("reference " if ref else "") + "forward: final norm"
         fg = _Graph(sim, training)
-        y = _rmsnorm(sim, fg, "final_norm", x, cx, h, 1, training, training and full, xb)
+        y = _rmsnorm(sim, fg, "final_norm", x, mcx, h, 1, training, training and full, xb)
         sim.drop(x, emb, eager_mask)
         return graphs, fg, y, ckpts
 
@@ -729,7 +732,7 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
     elif s.loss == "chunked":
         k = min(n, s.loss_chunk_size)
         head.save("loss", y)
-        sim.spike(_LOG, (c + 4 + 4) * k * V)  # one chunk: logits, fp32 upcast, log-softmax; recomputed later
+        sim.spike(_LOG, max(c + 4, 8) * k * V)  # one chunk: logits.float() then log-softmax; recomputed later
         sim.drop(y)
     elif s.is_preference:
         # TRL-style: materialised logits, selective_log_softmax one sequence at a time
@@ -744,6 +747,7 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
         else:
             for _ in range(cx.seqs):
                 head.save_new("loss", _LOG, c * row)  # log_softmax of one row, kept for backward
+        sim.drop(logits)  # the logits die when the forward function returns (logsumexp keeps them in fp32)
         if s.reference in ("model", "lora_base"):
             _, rfg, ry, _ = run_model(False, True)
             sim.phase = "reference forward: logits"
@@ -755,7 +759,6 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
             sim.drop(ry)
             sim.spike(_LOG, (4 if c == 4 else c) * row)
             sim.drop(rlog)
-        sim.drop(logits)
     else:  # transformers' ForCausalLMLoss: logits.float(), log_softmax, nll_loss
         logits = sim.new(_LOG, c * V * n)
         if lm_trainable:

@@ -52,9 +52,16 @@ WARMUP_STEPS, MEASURED_STEPS = 1, 2
 
 
 def tiny(sc: Scenario) -> tuple[dict, TrainingSetup]:
-    """The CPU dry-run version: same widths, 2 layers, short sequences, small batch."""
+    """The CPU dry-run version: 2 layers, widths / 8 (same head_dim and GQA ratio), short sequences."""
     cfg = json.loads((CONFIGS / f"{sc.arch}.json").read_text())
     cfg["num_hidden_layers"] = 2
+    head_dim = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+    ratio = cfg["num_attention_heads"] // cfg["num_key_value_heads"]
+    cfg["hidden_size"] //= 8
+    cfg["intermediate_size"] //= 8
+    cfg["num_attention_heads"] = max(ratio, cfg["num_attention_heads"] // 8 // ratio * ratio)
+    cfg["num_key_value_heads"] = cfg["num_attention_heads"] // ratio
+    cfg["head_dim"] = head_dim
     cfg["vocab_size"] = 4096
     cfg["bos_token_id"] = cfg["eos_token_id"] = 1
     s = sc.setup
@@ -115,10 +122,9 @@ def _build(cfg: dict, s: TrainingSetup, device: str):
     dtype = torch.float32 if (s.precision == "fp32" or s.master_weights_fp32) else (
         torch.bfloat16 if s.precision == "bf16" else torch.float16)
     quant = s.load_in_4bit
-    target = "cpu" if quant else device
-    with torch.device(target):
+    with torch.device(device):
         model = AutoModelForCausalLM.from_config(config, dtype=dtype, attn_implementation=s.attn_implementation)
-    if quant:
+    if quant:  # as transformers' bitsandbytes integration does: every linear but lm_head becomes NF4
         import bitsandbytes as bnb
         for parent in list(model.modules()):
             for name, child in list(parent.named_children()):
@@ -127,11 +133,14 @@ def _build(cfg: dict, s: TrainingSetup, device: str):
                                           compute_dtype=dtype, compress_statistics=s.double_quant,
                                           quant_type="nf4", device="meta")
                     q.weight = bnb.nn.Params4bit(child.weight.data, requires_grad=False,
-                                                 compress_statistics=s.double_quant, quant_type="nf4")
+                                                 compress_statistics=s.double_quant, quant_type="nf4").to(device)
                     if child.bias is not None:
                         q.bias = torch.nn.Parameter(child.bias.data, requires_grad=False)
                     setattr(parent, name, q)
-        model = model.to(device)
+                    del child
+        model.is_loaded_in_4bit = True  # peft then wraps the 4-bit layers with its bnb LoRA layer
+        if device != "cpu":
+            torch.cuda.empty_cache()
     model.train()
     if s.gradient_checkpointing:
         model.gradient_checkpointing_enable()
@@ -204,12 +213,12 @@ def _loss_fn(model, ref, s: TrainingSetup, device: str):
         return hidden, labels
 
     if s.loss == "liger":
-        from liger_kernel.transformers import LigerFusedLinearCrossEntropyLoss
-        lce = LigerFusedLinearCrossEntropyLoss()
+        from liger_kernel.ops import LigerFusedLinearCrossEntropyFunction as Flce
 
-        def liger(ids):
+        def liger(ids):  # as liger's LigerForCausalLMLoss: hidden states contiguous, labels shifted by padding
             hidden, labels = shifted(ids)
-            return lce(lm_head.weight, hidden.reshape(-1, hidden.shape[-1]), labels.reshape(-1))
+            out = Flce.apply(hidden.reshape(-1, hidden.shape[-1]), lm_head.weight, labels.reshape(-1))
+            return out[0] if isinstance(out, tuple) else out
         return liger, vocab
     if s.loss == "chunked":
         from torch.utils.checkpoint import checkpoint

@@ -88,6 +88,8 @@ SCENARIOS: tuple[Scenario, ...] = (
        gradient_checkpointing=True),
     _s("qwen3-8b_qlora64_all_b2_s2048", "qwen3-8b", "QLoRA without checkpointing",
        micro_batch_size=2, seq_len=2048, adapter="lora", load_in_4bit=True, lora_r=64, lora_targets=ALL),
+    _s("llama3.1-8b_full_fp32_gc_foreach_oom", "llama3.1-8b", "predicted over 141 GB: must OOM on the H200",
+       micro_batch_size=1, seq_len=1024, precision="fp32", gradient_checkpointing=True, optimizer="adamw_torch"),
 )
 
 
