@@ -21,7 +21,10 @@ from .errors import SeqprofError
 GiB = 2**30
 # Measured on the H200 (benchmarks/memory/measured_h200.json, `context_bytes`): what the driver holds for the
 # process beyond PyTorch's allocator (CUDA context, cuBLAS/cuDNN handles, kernels loaded lazily).
-CUDA_CONTEXT_BYTES = 530 * 2**20
+CUDA_CONTEXT_BYTES = 804_061_184
+# cuBLAS/cuBLASLt workspaces come from the caching allocator after the first matmul and stay (64 MiB measured:
+# allocated_steady minus weights and optimizer states, every scenario).
+CUBLAS_WORKSPACE_BYTES = 64 * 2**20
 # The caching allocator reserves more than it hands out (block rounding, fragmentation across sizes).
 ALLOCATOR_OVERHEAD_FRACTION = 0.03
 
@@ -544,7 +547,7 @@ def _layer_backward(sim: _Sim, cx: _Ctx, g: _Graph, persistent_grads: bool) -> N
     if cx.backend == "eager":
         ws = (c + 4 + 4) * sq
     elif cx.backend == "math":
-        ws = 2 * c * sq
+        ws = 3 * c * sq  # grad of the probabilities, of the safe-softmax's where(), of the scores
     gq, gk, gv = (sim.new(_ACT, c * a.q_dim * n), sim.new(_ACT, c * a.kv_dim * n),
                   sim.new(_ACT, c * a.kv_dim * n))
     sim.spike(_ACT, ws)
@@ -668,6 +671,7 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
         ref_bytes = pb["base"] if not full else total_params * (c if autocast else pc)
         sim.new("reference_model", ref_bytes // weight_shard)
     sim.new("optimizer_states", state_bytes + master_bytes)
+    sim.new("workspace", CUBLAS_WORKSPACE_BYTES)
     persistent_grads = s.gradient_accumulation_steps > 1
     if persistent_grads:
         sim.new("gradients", trainable_bytes // grad_shard)
@@ -678,6 +682,16 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
             sim.spike("gradients", nbytes)
         else:
             sim.new("gradients", nbytes / grad_shard)
+
+    held: list[_T | None] = []
+
+    def lm_head_grad() -> None:
+        """The output projection's weight gradient; a tied one waits in autograd's input buffer for the
+        embedding's share, until the very end of the backward (measured: an extra V x h held, then summed)."""
+        if arch.tie_word_embeddings:
+            held.append(sim.new("gradients", pc * V * h / grad_shard))
+        else:
+            param_grad(pc * V * h)
 
     ref_cx = replace(cx, full=False, targets=frozenset())  # adapters off / a frozen copy, under no_grad
 
@@ -720,7 +734,7 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
     if s.loss == "liger":
         chunk = min(n, 2 ** math.ceil(math.log2(max(1, math.ceil(n / math.ceil(V / h))))))
         if lm_trainable:
-            sim.new("gradients", pc * V * h / grad_shard)  # grad_weight, filled during the forward
+            lm_head_grad()  # grad_weight, filled during the forward
         gy = sim.new(_LOG, c * h * n)  # grad_input, filled during the forward
         head.save_new("loss", _LOG, 4 * n)
         sim.spike(_LOG, c * chunk * V)  # one chunk of logits; its gradient is written in place
@@ -757,7 +771,7 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
                 ry = ryc
             rlog = sim.new(_LOG, c * V * n)
             sim.drop(ry)
-            sim.spike(_LOG, (4 if c == 4 else c) * row)
+            sim.spike(_LOG, 4 * row if c == 4 else 2 * c * row)  # the next row's log_softmax before the last dies
             sim.drop(rlog)
     else:  # transformers' ForCausalLMLoss: logits.float(), log_softmax, nll_loss
         logits = sim.new(_LOG, c * V * n)
@@ -778,15 +792,19 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
         sim.spike(_LOG, 4 * n * 64)
         gy = sim.new(_ACT, c * h * n)
         if lm_trainable:
-            param_grad(pc * V * h)
+            lm_head_grad()
         head.release_all()
     elif s.loss == "chunked":
         k = min(n, s.loss_chunk_size)
         gy = sim.new(_ACT, c * h * n)
+        several = n > k
+        if lm_trainable and several:
+            lm_head_grad()  # the first chunk's weight gradient waits while the next chunks run
         sim.spike(_LOG, (4 + 4 + 4) * k * V)  # recomputed chunk's log-softmax and its two fp32 gradients
-        if lm_trainable:
-            param_grad(pc * V * h)
-            sim.spike("gradients", pc * V * h)  # each later chunk's weight gradient, added in place
+        if lm_trainable and several:
+            sim.spike("gradients", 2 * pc * V * h)  # a later chunk's weight gradient and the out-of-place sum
+        elif lm_trainable:
+            lm_head_grad()
         head.release_all()
     elif s.is_preference:
         row = s.seq_len * V
@@ -810,7 +828,7 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
         if lm_trainable:
             if autocast:
                 sim.spike("gradients", c * V * h)
-            param_grad(pc * V * h)
+            lm_head_grad()
         sim.drop(full_g)
         head.release_all()
     else:
@@ -824,7 +842,7 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
         if lm_trainable:
             if autocast:
                 sim.spike("gradients", c * V * h)
-            param_grad(pc * V * h)
+            lm_head_grad()
         sim.drop(g3)
         head.release_all()
     sim.phase = "backward: final norm"
@@ -845,7 +863,11 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
     if full:
         sim.spike(_ACT, 8 * 4 * n)  # index sort buffers
         if arch.tie_word_embeddings:
-            sim.spike("gradients", pc * V * h)  # added into the tied lm_head's gradient
+            emb = sim.new("gradients", pc * V * h)
+            total = sim.new("gradients", pc * V * h / grad_shard)  # lm_head's share + embedding's, out of place
+            sim.drop(emb, *held)
+            if persistent_grads:
+                sim.drop(total)  # then added in place into the accumulated .grad
         else:
             param_grad(pc * V * h)
     sim.phase = "optimizer step"
@@ -855,7 +877,7 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
     live = {k: v for k, v in sim.peak_live.items() if v > 0}
     allocated = sum(live.values())
     components = {k: live.get(k, 0) for k in ("weights", "reference_model", "gradients", "optimizer_states",
-                                               "optimizer_workspace", "activations", "logits")}
+                                               "optimizer_workspace", "activations", "logits", "workspace")}
     components["cuda_context"] = CUDA_CONTEXT_BYTES
     components["allocator_overhead"] = int(allocated * ALLOCATOR_OVERHEAD_FRACTION)
     totals = {"params": total_params, "trainable_params": trainable, "weights": weights_bytes,

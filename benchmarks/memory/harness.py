@@ -43,7 +43,7 @@ _pkg = types.ModuleType("seqprof")
 _pkg.__path__ = [str(ROOT / "seqprof")]
 sys.modules.setdefault("seqprof", _pkg)
 
-from scenarios import CONFIGS, SCENARIOS, Scenario  # noqa: E402
+from scenarios import CONFIGS, HOLDOUT, SCENARIOS, Scenario  # noqa: E402
 
 from seqprof.architecture import architecture_from_config  # noqa: E402
 from seqprof.memory import TrainingSetup, estimate_memory  # noqa: E402
@@ -372,7 +372,7 @@ def measure(sc: Scenario, device: str, cpu_tiny: bool) -> dict:
 
 
 def _child(sc_name: str, device: str, cpu_tiny: bool, path: str) -> None:
-    sc = next(s for s in SCENARIOS if s.name == sc_name)
+    sc = next(s for s in SCENARIOS + HOLDOUT if s.name == sc_name)
     try:
         res = measure(sc, device, cpu_tiny)
     except Exception as exc:  # noqa: BLE001 - an OOM or a missing wheel is a result, not a crash
@@ -391,34 +391,36 @@ def _versions() -> dict:
     import torch
     import transformers
     v = {"python": platform.python_version(), "torch": torch.__version__, "transformers": transformers.__version__}
-    for mod in ("peft", "bitsandbytes", "liger_kernel"):
+    from importlib import metadata
+    for dist in ("peft", "bitsandbytes", "liger-kernel"):  # metadata only: importing bitsandbytes starts CUDA
         try:
-            v[mod] = __import__(mod).__version__
-        except Exception as exc:  # noqa: BLE001
-            v[mod] = f"unavailable: {type(exc).__name__}"
+            v[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            v[dist] = "not installed"
     return v
 
 
 def run(args: argparse.Namespace) -> int:
-    import torch  # noqa: F401 - imported once here so each forked child starts warm
+    import torch  # imported once here so each forked child starts warm
     import transformers  # noqa: F401
     from transformers import AutoModelForCausalLM  # noqa: F401
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     device = "cpu" if args.cpu_tiny else "cuda"
-    names = args.only.split(",") if args.only else [s.name for s in SCENARIOS]
+    pool = HOLDOUT if args.set == "holdout" else SCENARIOS
+    names = args.only.split(",") if args.only else [s.name for s in pool]
     start = time.time()
     table = {"command": " ".join(["python3", "benchmarks/memory/harness.py"] + sys.argv[1:]),
              "peak_measured": "torch.cuda.max_memory_allocated() over steps 2-3 after reset_peak_memory_stats() "
                               "following one warm-up step (optimizer states allocated)",
-             "versions": _versions(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "results": []}
-    ctx = mp.get_context("fork")
+             "versions": _versions(), "model_commit": args.commit, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "results": []}
+    ctx = mp.get_context("spawn" if torch.cuda.is_initialized() else "fork")  # fork only before CUDA starts
     for name in names:
         if time.time() - start > args.deadline:
             table["results"].append({"name": name, "skipped": "deadline"})
             continue
-        sc = next(s for s in SCENARIOS if s.name == name)
+        sc = next(s for s in SCENARIOS + HOLDOUT if s.name == name)
         path = out / f"scenario_{len(table['results']):02d}.json"
         proc = ctx.Process(target=_child, args=(name, device, args.cpu_tiny, str(path)))
         proc.start()
@@ -436,7 +438,7 @@ def run(args: argparse.Namespace) -> int:
         arch = sc.architecture() if not args.cpu_tiny else architecture_from_config(cfg)
         try:
             est = estimate_memory(arch, s)
-            res["predicted_at_run"] = est.allocated_bytes
+            res["predicted_at_run"] = est.allocated_bytes - (est.components["workspace"] if args.cpu_tiny else 0)
         except Exception as exc:  # noqa: BLE001
             res["predicted_at_run"] = f"{type(exc).__name__}: {exc}"
         table["results"].append(res)
@@ -463,6 +465,8 @@ def main() -> int:
     r.add_argument("--deadline", type=float, default=480.0, help="start no new scenario after this many seconds")
     r.add_argument("--timeout", type=float, default=float(os.environ.get("HARNESS_TIMEOUT", 150)), help="per scenario")
     r.add_argument("--table", default="measured_h200.json")
+    r.add_argument("--set", choices=("main", "holdout"), default="main")
+    r.add_argument("--commit", default="", help="the seqprof commit whose predictions are recorded")
     args = ap.parse_args()
     return run(args)
 

@@ -94,7 +94,46 @@ SCENARIOS: tuple[Scenario, ...] = (
 
 
 def by_name(name: str) -> Scenario:
-    for sc in SCENARIOS:
+    for sc in SCENARIOS + HOLDOUT:
         if sc.name == name:
             return sc
     raise KeyError(name)
+
+
+# Run after the model was fitted to SCENARIOS' stage-by-stage measurements: predictions committed first
+# (measured_h200_holdout.json records the commit they were made at), then measured once.
+HOLDOUT: tuple[Scenario, ...] = (
+    _s("holdout_llama3.2-3b_full_bf16_gc_b2_s4096", "llama3.2-3b", "tied 3B full FT, checkpointing",
+       micro_batch_size=2, seq_len=4096, gradient_checkpointing=True),
+    _s("holdout_qwen2.5-7b_full_bf16_gc_b1_s4096_foreach", "qwen2.5-7b", "7.6B full FT, foreach step",
+       micro_batch_size=1, seq_len=4096, gradient_checkpointing=True, optimizer="adamw_torch"),
+    _s("holdout_qwen3-8b_full_bf16_gc_b2_s4096", "qwen3-8b", "8.2B full FT, untied 151k vocab",
+       micro_batch_size=2, seq_len=4096, gradient_checkpointing=True),
+    _s("holdout_qwen3-8b_dpo_lora32_attn_gc_b2_s2048", "qwen3-8b", "DPO LoRA with checkpointing",
+       micro_batch_size=2, seq_len=2048, trainer="dpo", reference="lora_base", adapter="lora", lora_r=32,
+       lora_targets=("q_proj", "k_proj", "v_proj", "o_proj"), gradient_checkpointing=True),
+    _s("holdout_llama3.2-3b_dpo_full_ref_gc_b2_s2048", "llama3.2-3b", "DPO full FT, reference copy, checkpointing",
+       micro_batch_size=2, seq_len=2048, trainer="dpo", reference="model", gradient_checkpointing=True),
+    _s("holdout_llama3.1-8b_dpo_lora16_qv_b1_s4096", "llama3.1-8b", "DPO LoRA q,v without checkpointing",
+       micro_batch_size=1, seq_len=4096, trainer="dpo", reference="lora_base", adapter="lora", lora_r=16,
+       lora_targets=("q_proj", "v_proj")),
+    _s("holdout_qwen2.5-1.5b_lora16_all_eager_b1_s4096", "qwen2.5-1.5b", "eager attention under LoRA",
+       micro_batch_size=1, seq_len=4096, adapter="lora", lora_r=16, lora_targets=ALL, attn_implementation="eager"),
+    _s("holdout_qwen3-1.7b_full_fp32_gc_b1_s4096", "qwen3-1.7b", "fp32, math attention, checkpointing",
+       micro_batch_size=1, seq_len=4096, precision="fp32", gradient_checkpointing=True),
+    _s("holdout_qwen3-4b_full_amp_gc_b2_s2048", "qwen3-4b", "fp32 master weights, autocast, checkpointing",
+       micro_batch_size=2, seq_len=2048, master_weights_fp32=True, gradient_checkpointing=True),
+    _s("holdout_llama3.2-1b_full_bf16_liger_b4_s4096", "llama3.2-1b", "Liger FLCE, tied lm_head, no checkpointing",
+       micro_batch_size=4, seq_len=4096, loss="liger"),
+    _s("holdout_qwen2.5-0.5b_qlora8_qv_b4_s4096", "qwen2.5-0.5b", "QLoRA q,v, no checkpointing",
+       micro_batch_size=4, seq_len=4096, adapter="lora", load_in_4bit=True, lora_r=8,
+       lora_targets=("q_proj", "v_proj")),
+    _s("holdout_qwen3-0.6b_full_bf16_ga4_b2_s4096_foreach", "qwen3-0.6b", "gradient accumulation 4, foreach",
+       micro_batch_size=2, seq_len=4096, gradient_accumulation_steps=4, optimizer="adamw_torch"),
+    _s("holdout_llama3.1-8b_lora16_all_chunked_gc_b4_s4096", "llama3.1-8b", "chunked CE under LoRA",
+       micro_batch_size=4, seq_len=4096, adapter="lora", lora_r=16, lora_targets=ALL, gradient_checkpointing=True,
+       loss="chunked"),
+    _s("holdout_qwen3-1.7b_lora32_all_drop_gc_b8_s2048", "qwen3-1.7b", "LoRA dropout 0.1 with checkpointing",
+       micro_batch_size=8, seq_len=2048, adapter="lora", lora_r=32, lora_targets=ALL, lora_dropout=0.1,
+       gradient_checkpointing=True),
+)
