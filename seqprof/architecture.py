@@ -78,9 +78,9 @@ class Architecture:
                Linear("v_proj", h, self.kv_dim, self.qkv_bias), Linear("o_proj", self.q_dim, h)]
         if self.is_moe:
             fe = self.moe_intermediate_size or f
-            out += [Linear("gate", h, self.num_experts),
-                    Linear("gate_proj", h, fe, count=self.num_experts), Linear("up_proj", h, fe, count=self.num_experts),
-                    Linear("down_proj", fe, h, count=self.num_experts)]
+            e = self.num_experts
+            out += [Linear("gate", h, e), Linear("gate_proj", h, fe, count=e), Linear("up_proj", h, fe, count=e),
+                    Linear("down_proj", fe, h, count=e)]
             if self.shared_expert_intermediate_size:
                 fs = self.shared_expert_intermediate_size
                 out += [Linear("shared_expert.gate_proj", h, fs), Linear("shared_expert.up_proj", h, fs),

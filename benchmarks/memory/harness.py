@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 import multiprocessing as mp
 import os
 import sys
@@ -356,7 +355,8 @@ def measure(sc: Scenario, device: str, cpu_tiny: bool) -> dict:
            "setup": dataclasses.asdict(s), "params_counted": n_params,
            "trainable_params": sum(p.numel() for p in trainable),
            "trainable_dtypes": sorted({str(p.dtype) for p in trainable}),
-           "allocated_after_load": after_load, "peak_by_phase": phases, "allocated_steady": steady, "step_seconds": times,
+           "allocated_after_load": after_load, "peak_by_phase": phases, "allocated_steady": steady,
+           "step_seconds": times,
            "wall_seconds": round(time.time() - t0, 1)}
     if device != "cpu":
         free, total = torch.cuda.mem_get_info()
@@ -414,7 +414,8 @@ def run(args: argparse.Namespace) -> int:
     table = {"command": " ".join(["python3", "benchmarks/memory/harness.py"] + sys.argv[1:]),
              "peak_measured": "torch.cuda.max_memory_allocated() over steps 2-3 after reset_peak_memory_stats() "
                               "following one warm-up step (optimizer states allocated)",
-             "versions": _versions(), "model_commit": args.commit, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "results": []}
+             "versions": _versions(), "model_commit": args.commit,
+             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "results": []}
     ctx = mp.get_context("spawn" if torch.cuda.is_initialized() else "fork")  # fork only before CUDA starts
     for name in names:
         if time.time() - start > args.deadline:
