@@ -633,8 +633,8 @@ def _setup_context(arch: Architecture, s: TrainingSetup) -> _Ctx:
         raise SeqprofError(f"LoRA targets {list(s.lora_targets)} match no linear layer of {arch.model_type}",
                            fix="name the modules: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj "
                                "or all-linear")
-    autocast = full and s.master_weights_fp32 and c == 2
-    pc = 4 if (autocast or c == 4) else c
+    autocast = full and s.master_weights_fp32 and c == 2  # (LoRA over fp32 weights: weights in fp32, the
+    pc = 4 if (s.master_weights_fp32 or c == 4) else c     # activations counted as plain bf16; not measured)
     return _Ctx(arch=arch, s=s, n=s.tokens, seqs=s.sequences, c=c, pc=pc, autocast=autocast, full=full,
                 targets=targets, lb=4 if (s.lora_fp32 or c == 4) else c, backend=attention_backend(arch, s, c))
 
@@ -951,6 +951,13 @@ def setup_from_plan(plan: Any) -> tuple[TrainingSetup, tuple[str, ...]]:
     if precision not in PRECISIONS:
         notes.append("precision not stated: assumed bf16 weights and compute")
         precision = "bf16"
+    raw = plan.raw if isinstance(plan.raw, Mapping) else {}
+    init = raw.get("model_init_kwargs") if isinstance(raw.get("model_init_kwargs"), Mapping) else {}
+    dtype = str(raw.get("torch_dtype") or raw.get("dtype") or init.get("torch_dtype") or init.get("dtype") or "")
+    master_fp32 = precision != "fp32" and dtype.lower() in ("float32", "fp32", "torch.float32")
+    if precision != "fp32" and not master_fp32:
+        notes.append(f"weights assumed loaded in {precision} (transformers 5's dtype='auto'); "
+                     "fp32 weights under autocast need about twice the weight, gradient and optimizer memory")
     adapter = get("adapter")
     adapter = str(adapter).lower() if adapter else None
     load4 = _as_bool(get("load_in_4bit")) or adapter == "qlora"
@@ -978,7 +985,6 @@ def setup_from_plan(plan: Any) -> tuple[TrainingSetup, tuple[str, ...]]:
             "cce": "cut_cross_entropy"}.get(str(fused).lower(), "hf") if fused else "hf"
     trainer = str(get("trainer") or "sft").lower()
     reference = "none" if trainer in REFERENCE_FREE else ("lora_base" if adapter else "model")
-    raw = plan.raw if isinstance(plan.raw, Mapping) else {}
     if _as_bool(raw.get("precompute_ref_log_probs")) or _as_bool(get("precompute_ref_log_probs")):
         reference = "precomputed"
     elif raw.get("ref_model") or raw.get("ref_model_name_or_path"):
@@ -986,6 +992,7 @@ def setup_from_plan(plan: Any) -> tuple[TrainingSetup, tuple[str, ...]]:
     zero = get("zero_stage")
     setup = TrainingSetup(
         micro_batch_size=int(get("micro_batch_size") or 1), seq_len=int(seq), precision=precision,
+        master_weights_fp32=master_fp32,
         adapter=adapter, lora_r=int(get("lora_r") or 16), lora_targets=tuple(str(t) for t in (targets or ())),
         lora_dropout=float(get("lora_dropout") or 0.0), load_in_4bit=load4, load_in_8bit=load8 and not load4,
         optimizer=optimizer, gradient_checkpointing=_as_bool(get("gradient_checkpointing")),

@@ -175,6 +175,11 @@ def test_setup_from_real_configs(tmp_path):
                    "lora_target_modules: all-linear\n")
     s, _ = setup_from_plan(read_plan(dpo))
     assert (s.trainer, s.reference, s.sequences, s.tokens) == ("dpo", "lora_base", 8, 8 * 2048)
+    assert not s.master_weights_fp32
+    fp32w = tmp_path / "fp32w.yaml"
+    fp32w.write_text(dpo.read_text() + "torch_dtype: float32\n")
+    s32, _ = setup_from_plan(read_plan(fp32w))
+    assert s32.master_weights_fp32 and s32.precision == "bf16"
     nolen = tmp_path / "nolen.yaml"
     nolen.write_text("model_name_or_path: meta-llama/Llama-3.1-8B\nper_device_train_batch_size: 4\n")
     plan = read_plan(nolen)
