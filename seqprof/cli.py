@@ -190,6 +190,8 @@ def buckets(source, num_buckets, batch_size, token_budget, max_seq_length, token
 @click.option("--gpu", help="GPU model for the memory rules (e.g. H100).")
 @click.option("--gpu-memory", help="GPU memory for the memory rules (e.g. 80GB).")
 @click.option("--gpus", "world_size", type=click.IntRange(1), help="GPUs the run uses, when the config does not say.")
+@click.option("--model-config", type=click.Path(exists=True),
+              help="The model's config.json (or its folder) for the memory rules, when it is not found locally.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
               show_default=True)
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]),
@@ -198,8 +200,8 @@ def buckets(source, num_buckets, batch_size, token_budget, max_seq_length, token
 @click.option("--select", multiple=True, help="Only these rule codes or prefixes (e.g. SP1, SP301); repeatable.")
 @click.option("--ignore", multiple=True, help="Skip these rule codes or prefixes; repeatable.")
 @click.option("--html", type=click.Path(dir_okay=False), help="Also write a self-contained HTML report.")
-def lint(configs, data, profile_path, tokenizer, dialect, gpu, gpu_memory, world_size, fmt, fail_on, exit_zero,
-         select, ignore, html):
+def lint(configs, data, profile_path, tokenizer, dialect, gpu, gpu_memory, world_size, model_config, fmt, fail_on,
+         exit_zero, select, ignore, html):
     """Lint training CONFIGS: what will waste or break the run, on which line, and the fix."""
     from .lint import LintOptions, exit_code, lint_paths
     from .lint_output import render
@@ -207,7 +209,8 @@ def lint(configs, data, profile_path, tokenizer, dialect, gpu, gpu_memory, world
     if gpu and gpu_memory:
         raise click.UsageError("give --gpu or --gpu-memory, not both")
     options = LintOptions(data=data, profile=profile_path, tokenizer=tokenizer, dialect=dialect, gpu=gpu,
-                          gpu_memory=gpu_memory, world_size=world_size, select=tuple(select),
+                          gpu_memory=gpu_memory, world_size=world_size, model_config=model_config,
+                          select=tuple(select),
                           ignore=tuple(ignore), fail_on=fail_on)
     result = lint_paths(configs, options)
     if html:

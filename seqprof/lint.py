@@ -30,6 +30,7 @@ class LintOptions:
     gpu: str | None = None
     gpu_memory: str | None = None
     world_size: int | None = None
+    model_config: str | None = None  # the model's config.json (file or folder) for the memory rules
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     fail_on: str | None = None
@@ -111,7 +112,9 @@ def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions
         plan = read_plan(str(config), dialect=options.dialect)
         gpu = gpu_facts(settings.gpu, settings.gpu_memory)
         needs_sim = any(r.uses("sim") for r in rules if settings.is_enabled(r.code))
-        facts = build_facts(plan, profile, gpu=gpu, world_size=options.world_size, simulate=needs_sim)
+        needs_memory = any(r.category == "memory" for r in rules if settings.is_enabled(r.code))
+        facts = build_facts(plan, profile, gpu=gpu, world_size=options.world_size, simulate=needs_sim,
+                            model_config=options.model_config, estimate_memory=needs_memory)
         reports.append(lint_plan(plan, facts, rules, settings, text=_read_text(path)))
     return LintResult(files=tuple(reports), rules=tuple(sorted(all_rules.values(), key=lambda r: r.code)),
                       data_source=data_source)
@@ -151,9 +154,9 @@ def lint_plan(plan: Plan, facts: Facts, rules: Sequence[Rule], settings: LintSet
     for rule in rules:
         if not settings.is_enabled(rule.code):
             continue
-        missing = rule.missing(context)
-        if missing:
-            skipped.setdefault(REQUIREMENTS[missing[0]], []).append(rule.code)
+        reason = _skip_reason(rule, rule.missing(context), facts)
+        if reason:
+            skipped.setdefault(reason, []).append(rule.code)
             continue
         for hit in rule.evaluate(context):
             finding = _finding(rule, hit, plan, settings, lines)
@@ -165,6 +168,17 @@ def lint_plan(plan: Plan, facts: Facts, rules: Sequence[Rule], settings: LintSet
     return FileReport(path=plan.path, dialect=plan.dialect, findings=tuple(unique), suppressed=suppressed,
                       skipped={reason: tuple(codes) for reason, codes in skipped.items()}, settings=settings,
                       facts=facts)
+
+
+def _skip_reason(rule: Rule, missing: Sequence[str], facts: Facts) -> str | None:
+    """Why a rule cannot run here: no model architecture found (every memory rule), else its first missing fact."""
+    if rule.category == "memory" and facts.memory_reason and facts.architecture is None:
+        return facts.memory_reason
+    if not missing:
+        return None
+    if missing[0] == "memory" and facts.memory_reason:
+        return facts.memory_reason
+    return REQUIREMENTS[missing[0]]
 
 
 def _finding(rule: Rule, hit: Any, plan: Plan, settings: LintSettings, lines: Sequence[str]) -> Finding:

@@ -43,6 +43,7 @@ class RuleExample:
     world_size: int | None = None
     note: str | None = None
     filename: str = "config.yaml"
+    model_config: str | None = None  # the model's config.json for memory rules (relative to the rule file)
 
 
 @dataclass(frozen=True)
@@ -303,7 +304,8 @@ def _example(raw: Any, path: Path) -> RuleExample:
         data = {int(k): int(v) for k, v in data.items()}
     return RuleExample(config=str(raw["config"]), dialect=str(raw["dialect"]), data=data,
                        recommended=raw.get("recommended"), gpu=raw.get("gpu"), world_size=raw.get("world_size"),
-                       note=raw.get("note"), filename=str(raw.get("filename", "config.yaml")))
+                       note=raw.get("note"), filename=str(raw.get("filename", "config.yaml")),
+                       model_config=str(path.parent / raw["model_config"]) if raw.get("model_config") else None)
 
 
 def _compile(rule: Rule, env: Any, validate: bool) -> Rule:

@@ -44,7 +44,7 @@ def run_example(rule, example, tmp_path: Path):
     from seqprof.facts import gpu_facts
 
     facts = build_facts(plan, profile, gpu=gpu_facts(example.gpu) if example.gpu else None,
-                        world_size=example.world_size)
+                        world_size=example.world_size, model_config=example.model_config)
     report = lint_plan(plan, facts, [rule], text=example.config)
     return report
 
