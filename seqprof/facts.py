@@ -747,6 +747,11 @@ class DrafterFacts:
         return self.gpu_bytes / GIB if self.gpu_bytes else None
 
     @property
+    def limit_share(self) -> float:
+        """The share of the GPU one logits tensor may take (DRAFTER_LOGITS_LIMIT)."""
+        return DRAFTER_LOGITS_LIMIT
+
+    @property
     def budget_limit(self) -> int | None:
         """The largest token budget whose logits stay within DRAFTER_LOGITS_LIMIT of the GPU."""
         if not self.gpu_bytes:
@@ -800,8 +805,7 @@ def memory_inputs(plan: Plan, *, memory: Any = None, model_config: str | None = 
         memory = memory_facts(_with_world_size(plan, world_size), model_config=path,
                               gpu_name=gpu.name if gpu else None, gpu_bytes=gpu.memory_bytes if gpu else None)
     if not memory.available:
-        note = memory.note[len("skipped: "):] if memory.note.startswith("skipped: ") else memory.note
-        return MemoryInputs(architecture=memory.architecture, reason=note)
+        return MemoryInputs(architecture=memory.architecture, reason=memory.note.removeprefix("skipped: "))
     return MemoryInputs(check=memory_check(plan, memory), architecture=memory.architecture)
 
 
@@ -880,13 +884,13 @@ def _memory_options(check: MemoryCheck, kinds: tuple[str, ...]) -> tuple[MemoryO
     mf = check.estimate
     setup, arch = mf.setup, mf.architecture
     fix, keys = check.fix, check.keys
-    lora = dict(adapter="lora", lora_targets=ALL_LINEAR, lora_r=setup.lora_r, master_weights_fp32=False)
+    lora = {"adapter": "lora", "lora_targets": ALL_LINEAR, "lora_r": setup.lora_r, "master_weights_fp32": False}
     candidates: list[tuple[str, Any]] = []
     for kind in kinds:
         if kind == "micro_batch" and setup.micro_batch_size > 1:
-            candidates.append((f"{keys['micro_batch_size']}: 1 (multiply {keys['gradient_accumulation_steps']} "
-                               f"by {setup.micro_batch_size} to keep the effective batch)",
-                               replace(setup, micro_batch_size=1)))
+            text = (f"{keys['micro_batch_size']}: 1 (multiply {keys['gradient_accumulation_steps']} "
+                    f"by {setup.micro_batch_size} to keep the effective batch)")
+            candidates.append((text, replace(setup, micro_batch_size=1)))
         elif kind == "checkpointing" and not setup.gradient_checkpointing and fix.checkpointing:
             candidates.append((fix.checkpointing, replace(setup, gradient_checkpointing=True)))
         elif kind == "lora" and setup.adapter is None and fix.lora:
