@@ -802,8 +802,11 @@ def memory_inputs(plan: Plan, *, memory: Any = None, model_config: str | None = 
             return MemoryInputs(reason=why)
         from .memory import memory_facts
 
-        memory = memory_facts(_with_world_size(plan, world_size), model_config=path,
-                              gpu_name=gpu.name if gpu else None, gpu_bytes=gpu.memory_bytes if gpu else None)
+        try:
+            memory = memory_facts(_with_world_size(plan, world_size), model_config=path,
+                                  gpu_name=gpu.name if gpu else None, gpu_bytes=gpu.memory_bytes if gpu else None)
+        except (TypeError, ValueError) as exc:  # a value the estimate cannot read: skip the rules, never crash lint
+            return MemoryInputs(reason=f"the memory estimate could not read this config ({exc})")
     if not memory.available:
         return MemoryInputs(architecture=memory.architecture, reason=memory.note.removeprefix("skipped: "))
     return MemoryInputs(check=memory_check(plan, memory), architecture=memory.architecture)

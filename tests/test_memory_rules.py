@@ -20,6 +20,9 @@ from seqprof.cli import main
 from seqprof.config_plan import read_plan
 from seqprof.facts import build_facts, gpu_facts
 from seqprof.gpus import gpu_memory_bytes
+from seqprof.lint import lint_plan
+from seqprof.plan import Plan, Setting
+from seqprof.rule_engine import load_rules
 
 REPO = Path(__file__).resolve().parent.parent
 MODELS = REPO / "tests" / "data" / "model_configs"
@@ -290,6 +293,29 @@ def test_full_dpo_reference_copy_is_flagged_on_the_rl_key_and_cleared_by_either_
 
 
 # --- inputs, report, imports --------------------------------------------------------------------------
+
+
+def test_speculators_token_budget_is_the_key_flagged(tmp_path):
+    """speculators' train.py flags as YAML (its documented names): total_seq_len is the step's token budget."""
+    config = tmp_path / "speculators.yaml"
+    config.write_text("verifier_name_or_path: Qwen/Qwen3.6-27B\nspeculator_type: dflash\ntotal_seq_len: 65536\n"
+                      "epochs: 1\n")
+    _, data = lint(config, "--dialect", "speculators", "--gpu-memory", "96GB", "--model-config",
+                   MODELS / "Qwen3.6-27B")
+    [f] = findings(data, "SP505")
+    assert (f["line"], f["key"]) == (line_of(config, "total_seq_len:"), "total_seq_len")
+    assert "65,536-token budget (total_seq_len)" in f["message"] and "lower total_seq_len" in f["fix"]
+
+
+def test_a_value_the_estimate_cannot_read_skips_the_memory_rules():
+    plan = Plan(path="c.yaml", dialect="hf", settings={
+        "model": Setting("Qwen/Qwen3-8B", "model_name_or_path", "c.yaml", 1),
+        "max_seq_length": Setting(1024, "max_seq_length", "c.yaml", 2),
+        "micro_batch_size": Setting("auto", "per_device_train_batch_size", "c.yaml", 3)})
+    facts = build_facts(plan, gpu=gpu_facts("H100"), model_config=str(MODELS / "Qwen3-8B"))
+    assert facts.memory is None and facts.memory_reason.startswith("the memory estimate could not read")
+    report = lint_plan(plan, facts, [r for r in load_rules() if r.code in ("SP501", "SP503")])
+    assert report.findings == () and list(report.skipped.values()) == [("SP501", "SP503")]
 
 
 def test_an_unreadable_model_config_is_an_input_error(tmp_path):
