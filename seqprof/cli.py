@@ -268,7 +268,8 @@ def memory(config, model_config, gpu, gpu_memory, dialect, fmt):
     import json
     from pathlib import Path
 
-    from .memory import format_memory, memory_json, memory_report
+    from .memory_plan import memory_report
+    from .memory_text import format_memory, memory_json
     from .settings import find_settings
 
     if gpu and gpu_memory:
@@ -277,4 +278,6 @@ def memory(config, model_config, gpu, gpu_memory, dialect, fmt):
         settings = find_settings(Path(config).resolve().parent)
         gpu, gpu_memory = settings.gpu, settings.gpu_memory
     facts = memory_report(config, model_config=model_config, gpu=gpu, gpu_memory=gpu_memory, dialect=dialect)
+    if not facts.available:
+        raise SeqprofError(f"no memory estimate: {facts.note.removeprefix('skipped: ')}", path=config)
     click.echo(json.dumps(memory_json(facts), indent=2) if fmt == "json" else format_memory(facts), nl=False)

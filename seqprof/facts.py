@@ -221,7 +221,7 @@ def build_facts(plan: Plan, profile: Profile | None = None, *, gpu: GpuFacts | N
     """Compute every fact once; facts that need data are None without a profile.
 
     `simulate=False` skips the strategy simulation when no enabled rule reads it. `memory` is a
-    seqprof.memory.MemoryFacts already computed for this plan; without it the estimate is made here
+    seqprof.memory_plan.MemoryFacts already computed for this plan; without it the estimate is made here
     (architecture from `model_config`, else the plan's model found locally) unless `estimate_memory`
     is False (no enabled rule reads memory)."""
     cfg = {name: s.value for name, s in plan.settings.items()}
@@ -637,7 +637,7 @@ class MemoryCheck:
     reference_mode: str  # model | lora_base | precomputed
     fix: MemoryFixes
     source: str  # where the architecture came from
-    estimate: Any = field(default=None, repr=False, compare=False)  # seqprof.memory.MemoryFacts
+    estimate: Any = field(default=None, repr=False, compare=False)  # seqprof.memory_plan.MemoryFacts
     keys: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -778,7 +778,7 @@ def memory_inputs(plan: Plan, *, memory: Any = None, model_config: str | None = 
                   gpu: GpuFacts | None = None, world_size: int | None = None) -> MemoryInputs:
     """The memory facts of one plan: seqprof.memory's estimate for fine-tuning, the logits check for drafters.
 
-    `memory` is a seqprof.memory.MemoryFacts already computed; `model_config` (--model-config) wins over the
+    `memory` is a seqprof.memory_plan.MemoryFacts already computed; `model_config` (--model-config) wins over the
     plan's model found locally. A config.json that is missing locally skips the memory rules, never a guess;
     an explicit --model-config that cannot be read is an error."""
     from .architecture import read_architecture
@@ -800,7 +800,7 @@ def memory_inputs(plan: Plan, *, memory: Any = None, model_config: str | None = 
         path, why = locate_model_config(plan, model_config)
         if path is None:
             return MemoryInputs(reason=why)
-        from .memory import memory_facts
+        from .memory_plan import memory_facts
 
         try:
             memory = memory_facts(_with_world_size(plan, world_size), model_config=path,
@@ -856,7 +856,7 @@ def _component(name: str, nbytes: int, peak: int) -> MemoryComponent:
 
 
 def memory_check(plan: Plan, mf: Any) -> MemoryCheck:
-    """seqprof.memory.MemoryFacts (available) -> the facts the memory rules read, in the plan's own keys."""
+    """seqprof.memory_plan.MemoryFacts (available) -> the facts the memory rules read, in the plan's own keys."""
     from .memory import PRECISIONS
 
     est, setup, arch = mf.estimate, mf.setup, mf.architecture

@@ -16,7 +16,8 @@ from seqprof.cli import main
 from seqprof.config_plan import read_plan
 from seqprof.errors import SeqprofError
 from seqprof.gpus import gpu_memory_bytes
-from seqprof.memory import CUBLAS_WORKSPACE_BYTES, TrainingSetup, estimate_memory, memory_facts, setup_from_plan
+from seqprof.memory import CUBLAS_WORKSPACE_BYTES, TrainingSetup, estimate_memory
+from seqprof.memory_plan import memory_facts, setup_from_plan
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "memory"
 sys.path.insert(0, str(BENCH))
@@ -204,7 +205,8 @@ def test_cli_memory(tmp_path):
                                 "--gpu-memory", "8GB"])
     assert text.exit_code == 0 and "does NOT fit" in text.output and "logits" in text.output
     skipped = runner.invoke(main, ["memory", str(cfg), "--format", "json"])
-    assert skipped.exit_code == 0 and json.loads(skipped.output)["available"] is False
+    # asked for an estimate it cannot make (no local config.json): one error line, exit 2, never a guess
+    assert skipped.exit_code == 2 and "--model-config" in skipped.stderr and "Traceback" not in skipped.output
     bad = runner.invoke(main, ["memory", str(cfg), "--model-config", str(CONFIGS / "qwen3-0.6b.json"),
                                "--gpu", "Voodoo 5"])
     assert bad.exit_code == 2 and "unknown GPU" in bad.output and "Traceback" not in bad.output

@@ -1,0 +1,163 @@
+"""From a normalised Plan to a memory estimate: what the config says, what was assumed, and the facts lint reads."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .architecture import Architecture
+from .errors import SeqprofError
+from .memory import OPTIMIZERS, PRECISIONS, ATTENTION, REFERENCE_FREE, MemoryEstimate, TrainingSetup, estimate_memory
+
+_TRUE = {"true", "yes", "1", "on"}
+
+
+def _as_bool(value: Any) -> bool:
+    return value is True or (isinstance(value, str) and value.strip().lower() in _TRUE) or value == 1
+
+
+def setup_from_plan(plan: Any) -> tuple[TrainingSetup, tuple[str, ...]]:
+    """A normalised Plan (seqprof.plan) -> (TrainingSetup, notes on what was assumed)."""
+    notes: list[str] = []
+    get = plan.get
+    seq = get("max_seq_length")
+    if seq is None and get("max_prompt_length") and get("max_completion_length"):
+        seq = int(get("max_prompt_length")) + int(get("max_completion_length"))
+    if seq is None:
+        raise SeqprofError("the config sets no maximum sequence length", path=plan.path,
+                           fix="set max_seq_length / max_length / sequence_len, the worst case the memory model needs")
+    precision = str(get("precision") or "").lower() or None
+    if precision not in PRECISIONS:
+        notes.append("precision not stated: assumed bf16 weights and compute")
+        precision = "bf16"
+    raw = plan.raw if isinstance(plan.raw, Mapping) else {}
+    init = raw.get("model_init_kwargs") if isinstance(raw.get("model_init_kwargs"), Mapping) else {}
+    dtype = str(raw.get("torch_dtype") or raw.get("dtype") or init.get("torch_dtype") or init.get("dtype") or "")
+    master_fp32 = precision != "fp32" and dtype.lower() in ("float32", "fp32", "torch.float32")
+    if precision != "fp32" and not master_fp32:
+        notes.append(f"weights assumed loaded in {precision} (transformers 5's dtype='auto'); "
+                     "fp32 weights under autocast need about twice the weight, gradient and optimizer memory")
+    adapter = get("adapter")
+    adapter = str(adapter).lower() if adapter else None
+    load4 = _as_bool(get("load_in_4bit")) or adapter == "qlora"
+    load8 = _as_bool(get("load_in_8bit"))
+    if adapter in ("qlora",):
+        adapter = "lora"
+    if adapter in ("none", "full", ""):
+        adapter = None
+    targets = get("lora_targets")
+    if isinstance(targets, str):
+        targets = [targets]
+    if adapter and not targets:
+        notes.append("LoRA targets not stated: peft's default (q_proj, v_proj)")
+        targets = ["q_proj", "v_proj"]
+    optimizer = str(get("optimizer") or "adamw_torch_fused").lower()
+    if optimizer not in OPTIMIZERS:
+        notes.append(f"optimizer {optimizer!r} not modelled: counted as AdamW (two states)")
+        optimizer = "adamw_torch_fused"
+    attn = str(get("attn_implementation") or "sdpa")
+    if attn not in ATTENTION:
+        notes.append(f"attention {attn!r}: modelled as sdpa")
+        attn = "sdpa"
+    fused = get("fused_loss")
+    loss = {"liger": "liger", "chunked": "chunked", "cut_cross_entropy": "cut_cross_entropy",
+            "cce": "cut_cross_entropy"}.get(str(fused).lower(), "hf") if fused else "hf"
+    trainer = str(get("trainer") or "sft").lower()
+    reference = "none" if trainer in REFERENCE_FREE else ("lora_base" if adapter else "model")
+    if _as_bool(raw.get("precompute_ref_log_probs")) or _as_bool(get("precompute_ref_log_probs")):
+        reference = "precomputed"
+    elif raw.get("ref_model") or raw.get("ref_model_name_or_path"):
+        reference = "model"
+    zero = get("zero_stage")
+    setup = TrainingSetup(
+        micro_batch_size=int(get("micro_batch_size") or 1), seq_len=int(seq), precision=precision,
+        master_weights_fp32=master_fp32,
+        adapter=adapter, lora_r=int(get("lora_r") or 16), lora_targets=tuple(str(t) for t in (targets or ())),
+        lora_dropout=float(get("lora_dropout") or 0.0), load_in_4bit=load4, load_in_8bit=load8 and not load4,
+        optimizer=optimizer, gradient_checkpointing=_as_bool(get("gradient_checkpointing")),
+        attn_implementation=attn, loss=loss, trainer=trainer,
+        reference=reference, zero_stage=int(zero) if zero not in (None, "") else 0, fsdp=bool(get("fsdp")),
+        world_size=int(get("world_size") or 1),
+        gradient_accumulation_steps=int(get("gradient_accumulation_steps") or 1),
+        token_budget=int(get("token_budget")) if get("token_budget") else None)
+    if setup.is_preference:
+        notes.append(f"{trainer}: chosen and rejected sequences each at {seq} tokens; reference model: {reference}")
+    return setup, tuple(notes)
+
+
+@dataclass(frozen=True)
+class MemoryFacts:
+    """What the lint rules read about memory (facts.memory); `available` False with a note when skipped."""
+
+    available: bool
+    note: str
+    estimate: MemoryEstimate | None = None
+    setup: TrainingSetup | None = None
+    architecture: Architecture | None = None
+    gpu_name: str | None = None
+    gpu_bytes: int | None = None
+    peak_bytes: int = 0
+    logits_share: float = 0.0
+    reference_share: float = 0.0
+    dominant: str = ""
+    drafter_logits_bytes: int = 0  # token budget x vocabulary in the compute dtype (one logits tensor)
+    assumptions: tuple[str, ...] = ()
+
+    @property
+    def over_budget(self) -> bool:
+        return bool(self.available and self.gpu_bytes and self.peak_bytes > self.gpu_bytes)
+
+    @property
+    def headroom(self) -> float | None:
+        """Free fraction of the GPU at the predicted peak (negative: over)."""
+        if not (self.available and self.gpu_bytes):
+            return None
+        return 1 - self.peak_bytes / self.gpu_bytes
+
+
+def memory_facts(plan: Any, *, model_config: str | None = None, gpu_name: str | None = None,
+                 gpu_bytes: int | None = None) -> MemoryFacts:
+    """Estimate a plan's peak, or say why it was skipped (no local config.json: never a guess)."""
+    from .architecture import resolve_architecture
+
+    if str(plan.get("trainer") or "").lower() == "drafter":
+        return MemoryFacts(False, "skipped: drafter training is not a fine-tune of the target model; the drafter's "
+                                  "logits check (token budget x vocabulary) is lint rule SP505: "
+                                  "`seqprof lint CONFIG --model-config TARGET --gpu ...`",
+                           gpu_name=gpu_name, gpu_bytes=gpu_bytes)
+    try:
+        arch, why = resolve_architecture(plan.get("model"), model_config or plan.get("model_config_path"))
+    except SeqprofError as exc:
+        return MemoryFacts(False, f"skipped: {exc}", gpu_name=gpu_name, gpu_bytes=gpu_bytes)
+    if arch is None:
+        return MemoryFacts(False, why, gpu_name=gpu_name, gpu_bytes=gpu_bytes)
+    try:
+        setup, assumed = setup_from_plan(plan)
+        est = estimate_memory(arch, setup)
+    except SeqprofError as exc:
+        return MemoryFacts(False, f"skipped: {exc.message}", architecture=arch, gpu_name=gpu_name,
+                           gpu_bytes=gpu_bytes)
+    comps = {k: v for k, v in est.components.items() if k not in ("cuda_context", "allocator_overhead")}
+    dominant = max(comps, key=comps.get) if comps else ""
+    budget = setup.token_budget or setup.tokens
+    return MemoryFacts(True, why, estimate=est, setup=setup, architecture=arch, gpu_name=gpu_name,
+                       gpu_bytes=gpu_bytes, peak_bytes=est.peak_bytes, logits_share=est.share("logits"),
+                       reference_share=est.share("reference_model"), dominant=dominant,
+                       drafter_logits_bytes=budget * arch.vocab_size * PRECISIONS[setup.precision],
+                       assumptions=assumed)
+
+
+def memory_report(config: str, *, model_config: str | None = None, gpu: str | None = None,
+                  gpu_memory: str | None = None, dialect: str | None = None) -> MemoryFacts:
+    """`seqprof memory`: read the config, find the architecture locally, estimate against the GPU."""
+    from .config_plan import read_plan
+    from .gpus import gpu_memory_bytes, parse_memory_size
+
+    plan = read_plan(config, dialect)
+    name, budget = None, None
+    if gpu_memory:
+        name, budget = (gpu or f"{gpu_memory} GPU"), parse_memory_size(gpu_memory)
+    elif gpu:
+        name, budget = gpu_memory_bytes(gpu)
+    return memory_facts(plan, model_config=model_config, gpu_name=name, gpu_bytes=budget)
