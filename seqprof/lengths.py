@@ -45,7 +45,7 @@ class _EncodeQueue:
     def run(self, tokenizer) -> None:
         for special, texts in self._texts.items():
             if texts:
-                encs = tokenizer.encode_batch_fast(texts, add_special_tokens=special)
+                encs = tokenizer.encode_batch(texts, add_special_tokens=special)
                 self._lengths[special] = np.fromiter((len(e) for e in encs), dtype=np.int64, count=len(encs))
 
     def __getitem__(self, ticket: tuple[bool, int]) -> int:

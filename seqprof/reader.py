@@ -14,7 +14,8 @@ import orjson
 
 from .errors import SeqprofError
 
-BATCH_ROWS = 1024
+BATCH_ROWS = 8192  # rows per batch: large batches keep every tokenizer thread busy between batches
+BATCH_BYTES = 16 << 20  # ...but a batch of very long rows stops at about this much JSON
 _FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".parquet": "parquet", ".csv": "csv"}
 
 
@@ -91,6 +92,7 @@ def _open_binary(path: Path) -> io.BufferedIOBase:
 def _read_jsonl(path: Path, skip_bad_rows: bool, on_skip) -> Iterator[list[Row]]:
     """One orjson parse per line with our own line count: errors name the exact line."""
     batch: list[Row] = []
+    batch_bytes = 0
     try:
         with _open_binary(path) as fh:
             for lineno, raw in enumerate(fh, start=1):
@@ -106,9 +108,10 @@ def _read_jsonl(path: Path, skip_bad_rows: bool, on_skip) -> Iterator[list[Row]]
                     raise SeqprofError(f"malformed JSON ({exc.msg})", path=str(path), line=lineno,
                                        fix="fix the line or pass --skip-bad-rows") from None
                 batch.append(Row(f"{path}:{lineno}", record))
-                if len(batch) >= BATCH_ROWS:
+                batch_bytes += len(raw)
+                if len(batch) >= BATCH_ROWS or batch_bytes >= BATCH_BYTES:
                     yield batch
-                    batch = []
+                    batch, batch_bytes = [], 0
     except (OSError, EOFError) as exc:
         if isinstance(exc, SeqprofError):
             raise
