@@ -81,10 +81,15 @@ class Profile:
 
     def save(self, path: str | Path) -> None:
         """Write atomically: a failed run never leaves a half-written profile."""
-        target = Path(path)
+        target = check_writable(path)
         tmp = target.with_name(target.name + ".tmp")
-        tmp.write_text(json.dumps(self.to_dict(), indent=1))
-        tmp.replace(target)
+        try:
+            tmp.write_text(json.dumps(self.to_dict(), indent=1))
+            tmp.replace(target)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise SeqprofError(f"cannot write the profile ({exc.strerror})", path=str(target),
+                               fix="choose a writable --output path") from None
 
     @classmethod
     def load(cls, path: str | Path) -> Profile:
@@ -99,6 +104,15 @@ class Profile:
         if not isinstance(data, dict):
             raise SeqprofError("not a seqprof profile", path=str(p))
         return cls.from_dict(data, path=str(p))
+
+
+def check_writable(path: str | Path) -> Path:
+    """Fail before the work, not after it: the output's directory must exist."""
+    target = Path(path)
+    if not target.parent.is_dir():
+        raise SeqprofError("directory for the output does not exist", path=str(target),
+                           fix=f"create {target.parent} first or choose another --output path")
+    return target
 
 
 def is_profile_file(path: str | Path) -> bool:

@@ -128,3 +128,10 @@ def test_num_buckets_adds_the_buckets_section():
     cap = payload["recommendation"]["max_seq_length"]
     assert payload["buckets"]["boundaries"] == optimal_boundaries(hist, 4, max_len=cap)
     assert {"fixed_padding", "bucketed_shuffle", "packing_bfd"} <= set(payload["buckets"]["strategies"])
+
+
+def test_output_into_a_missing_directory_fails_before_tokenizing(tmp_path):
+    out = tmp_path / "missing" / "profile.json"
+    result = CliRunner().invoke(main, ["analyze", "--output", str(out)])
+    assert result.exit_code == 2 and "does not exist" in result.stderr and "Traceback" not in result.output
+    assert not out.parent.exists()
