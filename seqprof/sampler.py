@@ -19,6 +19,8 @@ class BucketedShuffleSampler:
     Each epoch draws from ``numpy.random.default_rng([seed, epoch])``, so every process that shares
     the seed sees the same batches. Iterating advances the epoch; ``set_epoch(e)`` jumps to epoch e
     (call it before each epoch under a trainer that does, e.g. accelerate, or to resume).
+    Every rank yields the same batches: accelerate shards a `batch_sampler` across processes itself;
+    under plain torch.distributed, take each rank's share (``sampler.batches(e)[rank::world_size]``).
     Rows longer than the last boundary join the last bucket and count as that long (the trainer
     truncates them). With a token budget a batch grows while (n + 1) * longest <= token_budget.
     ``drop_last`` drops each bucket's final batch when it is under-full.
