@@ -215,7 +215,7 @@ def lint(configs, data, profile_path, tokenizer, dialect, gpu, gpu_memory, world
                           gpu_memory=gpu_memory, world_size=world_size, model_config=model_config,
                           select=tuple(select),
                           ignore=tuple(ignore), fail_on=fail_on)
-    result = lint_paths(configs, options)
+    result = lint_paths(configs, options, warn=lambda line: click.echo(line, err=True))
     if html:
         from .report import write_report
 

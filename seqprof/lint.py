@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,7 @@ class FileReport:
     suppressed: int = 0
     skipped: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # reason -> rule codes
     settings: LintSettings = field(default_factory=LintSettings)
+    notes: tuple[str, ...] = ()  # printed under the findings, never counted as findings
     facts: Facts | None = field(default=None, repr=False, compare=False)  # kept for the HTML report
 
 
@@ -54,6 +55,7 @@ class LintResult:
     files: tuple[FileReport, ...]
     rules: tuple[Rule, ...]  # every rule loaded (SARIF lists them)
     data_source: str | None = None
+    data_tokenizer: str | None = None  # the tokenizer the data's lengths were counted with
 
     @property
     def findings(self) -> tuple[Finding, ...]:
@@ -78,18 +80,25 @@ class LintResult:
         return "warning"
 
 
-def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions()) -> LintResult:
-    """Lint every config file; the nearest settings file of each config applies to it."""
+def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions(), *,
+               warn: Callable[[str], None] | None = None) -> LintResult:
+    """Lint every config file; the nearest settings file of each config applies to it.
+
+    `warn` receives one-line messages meant for stderr (which tokenizer raw data fell back to).
+    """
     if not configs:
         raise SeqprofError("no config files given", fix="seqprof lint CONFIG [CONFIG...]")
+    if options.data is not None and options.profile is not None:
+        raise SeqprofError("give --data or --profile, not both")
     from .config_plan import read_plan
 
     profiles: dict[str | None, Profile | None] = {}
     rule_sets: dict[tuple[str, ...], tuple[Rule, ...]] = {}
     reports = []
     all_rules: dict[str, Rule] = {}
-    data_source = None
+    data_source = data_tokenizer = None
     found_settings: dict[Path, LintSettings] = {}
+    raw_data = _is_raw_data(options.data, options.profile)
     for config in configs:
         path = Path(config)
         if not path.is_file():
@@ -104,20 +113,80 @@ def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions
         if rules is None:
             rules = rule_sets[settings.rule_dirs] = load_rules(settings.rule_dirs)
         all_rules.update({r.code: r for r in rules})
-        if settings.tokenizer not in profiles:
-            profiles[settings.tokenizer] = load_lint_profile(options.data, options.profile, settings.tokenizer)
-        profile = profiles[settings.tokenizer]
+        plan = read_plan(str(config), dialect=options.dialect)
+        tokenizer = settings.tokenizer
+        if raw_data and tokenizer is None:
+            tokenizer = data_tokenizer_for(plan, warn)
+        if tokenizer not in profiles:
+            profiles[tokenizer] = load_lint_profile(options.data, options.profile, tokenizer)
+        profile = profiles[tokenizer]
+        notes: tuple[str, ...] = ()
         if profile is not None:
             data_source = profile.dataset.path
-        plan = read_plan(str(config), dialect=options.dialect)
+            data_tokenizer = profile.tokenizer.name
+            if not raw_data:
+                notes = tokenizer_family_notes(profile.tokenizer.name, plan.get("model"))
         gpu = gpu_facts(settings.gpu, settings.gpu_memory)
         needs_sim = any(r.uses("sim") for r in rules if settings.is_enabled(r.code))
         needs_memory = any(r.category == "memory" for r in rules if settings.is_enabled(r.code))
         facts = build_facts(plan, profile, gpu=gpu, world_size=options.world_size, simulate=needs_sim,
                             model_config=options.model_config, estimate_memory=needs_memory)
-        reports.append(lint_plan(plan, facts, rules, settings, text=_read_text(path)))
+        report = lint_plan(plan, facts, rules, settings, text=_read_text(path))
+        reports.append(replace(report, notes=notes) if notes else report)
     return LintResult(files=tuple(reports), rules=tuple(sorted(all_rules.values(), key=lambda r: r.code)),
-                      data_source=data_source)
+                      data_source=data_source, data_tokenizer=data_tokenizer)
+
+
+def _is_raw_data(data: str | None, profile: str | None) -> bool:
+    """True when --data names a dataset to tokenize (not a saved profile)."""
+    from .profile import is_profile_file
+
+    return profile is None and data is not None and not is_profile_file(data)
+
+
+def data_tokenizer_for(plan: Plan, warn: Callable[[str], None] | None = None) -> str | None:
+    """The plan's own model when its tokenizer is found offline, else None (the embedded default), said on warn."""
+    from .tokenizer_loader import DEFAULT_TOKENIZER, load_tokenizer
+
+    model = plan.get("model")
+    if not isinstance(model, str) or not model.strip():
+        if warn:
+            warn(f"seqprof: no --tokenizer given and the config names no model; "
+                 f"using the embedded default {DEFAULT_TOKENIZER!r}")
+        return None
+    try:
+        load_tokenizer(model)
+    except SeqprofError:
+        if warn:
+            warn(f"seqprof: no --tokenizer given and {model!r} not found locally; "
+                 f"using the embedded default {DEFAULT_TOKENIZER!r}")
+        return None
+    return model
+
+
+# Model families told apart by name; a name may match several (a Qwen-distilled DeepSeek), or none.
+_FAMILIES = {
+    "llama": ("llama",), "qwen": ("qwen", "qwq"), "mistral": ("mistral", "mixtral", "ministral"),
+    "gemma": ("gemma",), "phi": ("phi-", "phi_", "phi3", "phi4"), "deepseek": ("deepseek",),
+    "glm": ("glm",), "falcon": ("falcon",), "gpt2": ("gpt2", "gpt-2"), "olmo": ("olmo",),
+    "smollm": ("smollm",), "granite": ("granite",), "minimax": ("minimax",), "internlm": ("internlm",),
+}
+
+
+def _families(name: str) -> set[str]:
+    low = name.lower()
+    return {family for family, marks in _FAMILIES.items() if any(m in low for m in marks)}
+
+
+def tokenizer_family_notes(tokenizer: str, model: Any) -> tuple[str, ...]:
+    """A note when a saved profile's tokenizer is plainly of another model family than the config's model."""
+    if not isinstance(model, str):
+        return ()
+    ours, theirs = _families(tokenizer), _families(model)
+    if not ours or not theirs or ours & theirs:
+        return ()  # same family, or one side unknown: stay silent rather than guess
+    return (f"the profile was tokenized with {tokenizer!r}, but the config trains {model!r}; "
+            "lengths may differ (re-run `seqprof analyze` with that model's tokenizer)",)
 
 
 def load_lint_profile(data: str | None, profile: str | None, tokenizer: str | None) -> Profile | None:
@@ -231,5 +300,5 @@ def exit_code(result: LintResult, fail_on: str | None = None, exit_zero: bool = 
     return 1 if any(severity_rank(f.severity) >= threshold for f in result.findings) else 0
 
 
-__all__ = ["FileReport", "GpuFacts", "LintOptions", "LintResult", "exit_code", "lint_paths", "lint_plan",
-           "load_lint_profile"]
+__all__ = ["FileReport", "GpuFacts", "LintOptions", "LintResult", "data_tokenizer_for", "exit_code", "lint_paths",
+           "lint_plan", "load_lint_profile", "tokenizer_family_notes"]

@@ -55,6 +55,8 @@ def render_text(result: LintResult) -> str:
     if suppressed:
         out.append(f"{suppressed} finding{'s' if suppressed != 1 else ''} suppressed by `# seqprof: noqa`.")
     for report in result.files:
+        for note in report.notes:
+            out.append(f"Note: {report.path}: {note}")
         if report.dialect == "unknown":
             out.append(f"Note: {report.path}: could not tell which framework this config is for, so only "
                        "file-level checks ran (pass --dialect NAME).")
@@ -75,6 +77,8 @@ def to_json(result: LintResult) -> dict[str, Any]:
         "files": [{"path": r.path, "dialect": r.dialect, "suppressed": r.suppressed} for r in result.files],
         "skipped": [{"reason": reason, "codes": list(codes)} for reason, codes in result.skipped.items()],
         "data": result.data_source,
+        "data_tokenizer": result.data_tokenizer,
+        "notes": [{"file": r.path, "note": n} for r in result.files for n in r.notes],
     }
 
 

@@ -486,3 +486,59 @@ def build_profile_path(tmp_path: Path, build_profile, data: Path) -> Path:
     path = tmp_path / "p.json"
     build_profile(data).save(path)
     return path
+
+
+# --- the tokenizer for raw --data --------------------------------------------------------------------
+
+
+def _trl_config(tmp_path: Path, model: str) -> Path:
+    config = tmp_path / f"trl-{model.replace('/', '_')}.yaml"
+    text = (CONFIGS / TRL).read_text().replace("  Qwen/Qwen2.5-0.5B", f"  {model}")
+    config.write_text(text + "max_length: 512\n")
+    return config
+
+
+def test_raw_data_is_tokenized_with_the_configs_model_when_no_tokenizer_is_given(tmp_path):
+    from seqprof.analyze import AnalyzeOptions, build_profile, default_dataset_path
+
+    data = default_dataset_path()
+    config = _trl_config(tmp_path, "glm-4")  # a packaged tokenizer, found offline
+    out = CliRunner().invoke(main, ["lint", str(config), "--data", str(data), "--select", "SP102",
+                                    "--format", "json"])
+    assert out.exit_code in (0, 1), out.output
+    payload = json.loads(out.stdout)
+    assert payload["data_tokenizer"] == "glm-4"
+    glm = build_profile(data, AnalyzeOptions(tokenizer="glm-4")).sequence
+    qwen = build_profile(data, AnalyzeOptions(tokenizer="qwen-2.5")).sequence
+    assert not np.array_equal(glm.counts, qwen.counts)  # the choice of tokenizer is visible in the lengths
+    assert "not found locally" not in out.stderr
+
+
+def test_raw_data_falls_back_to_the_default_tokenizer_and_says_so(tmp_path):
+    from seqprof.tokenizer_loader import DEFAULT_TOKENIZER
+
+    config = _trl_config(tmp_path, "acme/NoSuchModel-7B")
+    from seqprof.analyze import default_dataset_path
+
+    out = CliRunner().invoke(main, ["lint", str(config), "--data", str(default_dataset_path()), "--select", "SP102",
+                                    "--format", "json"])
+    assert out.exit_code in (0, 1), out.output
+    assert json.loads(out.stdout)["data_tokenizer"] == DEFAULT_TOKENIZER
+    assert out.stderr.strip() == (f"seqprof: no --tokenizer given and 'acme/NoSuchModel-7B' not found locally; "
+                                  f"using the embedded default {DEFAULT_TOKENIZER!r}")
+
+
+def test_a_saved_profile_from_another_model_family_gets_a_note(tmp_path):
+    hist = LengthHistogram.from_lengths(np.array([100, 200, 300]))
+    profile = tmp_path / "p.json"
+    Profile(dataset=DatasetInfo(path="d.jsonl", format="jsonl", rows=3, skipped_rows=0, schema="text"),
+            tokenizer=TokenizerInfo(name="qwen-2.5", vocab_size=151665), sequence=hist, fields={},
+            recommendation=recommend_max_seq_length(hist)).save(profile)
+    llama = _trl_config(tmp_path, "meta-llama/Llama-3.1-8B")
+    out = run_cli(llama, "--profile", profile)
+    notes = [line for line in out.output.splitlines() if line.startswith("Note:") and "tokenizer" in line]
+    assert len(notes) == 1 and "qwen-2.5" in notes[0] and "meta-llama/Llama-3.1-8B" in notes[0]
+    same = run_cli(_trl_config(tmp_path, "Qwen/Qwen2.5-7B-Instruct"), "--profile", profile)
+    unknown = run_cli(_trl_config(tmp_path, "acme/house-model"), "--profile", profile)
+    for result in (same, unknown):  # the same family, or a model no family is known for: no note
+        assert not [line for line in result.output.splitlines() if "tokenizer" in line and "Note:" in line]
