@@ -10,7 +10,7 @@ from typing import Any
 #   model, trainer (sft|dpo|orpo|kto|ftpo|drafter|pretrain|...), max_seq_length, max_prompt_length,
 #   max_completion_length, micro_batch_size, gradient_accumulation_steps, world_size,
 #   padding (max_length|longest|packed|padding_free), group_by_length, shuffle, sort_by_length,
-#   gradient_checkpointing, lora_r, lora_alpha, lora_targets, load_in_4bit, load_in_8bit,
+#   gradient_checkpointing, lora_r, lora_alpha, lora_dropout, lora_targets, load_in_4bit, load_in_8bit,
 #   adapter (lora|qlora|None), precision (bf16|fp16|fp32), optimizer, num_epochs, max_steps,
 #   save_steps, save_strategy, attn_implementation, fused_loss (liger|chunked|cut_cross_entropy|None),
 #   deepspeed, zero_stage, fsdp, token_budget, datasets, model_config_path

@@ -130,17 +130,21 @@ def test_the_story_config(real_plans: dict[str, Any]) -> None:
 MAPPINGS = {
     "axolotl": {"sequence_len": "max_seq_length", "micro_batch_size": "micro_batch_size",
                 "gradient_accumulation_steps": "gradient_accumulation_steps", "num_epochs": "num_epochs",
-                "lora_r": "lora_r", "base_model": "model", "excess_length_strategy": "overflow"},
+                "lora_r": "lora_r", "base_model": "model", "excess_length_strategy": "overflow",
+                "lora_dropout": "lora_dropout"},
     "llamafactory": {"cutoff_len": "max_seq_length", "per_device_train_batch_size": "micro_batch_size",
                      "gradient_accumulation_steps": "gradient_accumulation_steps",
-                     "num_train_epochs": "num_epochs", "lora_rank": "lora_r", "model_name_or_path": "model"},
-    "llamafactory_v1": {"cutoff_len": "max_seq_length", "micro_batch_size": "micro_batch_size", "model": "model"},
+                     "num_train_epochs": "num_epochs", "lora_rank": "lora_r", "model_name_or_path": "model",
+                     "lora_dropout": "lora_dropout"},
+    "llamafactory_v1": {"cutoff_len": "max_seq_length", "micro_batch_size": "micro_batch_size", "model": "model",
+                        "peft_config.lora_dropout": "lora_dropout"},
     "specforge": {"data.max_length": "max_seq_length", "training.batch_size": "micro_batch_size",
                   "training.accumulation_steps": "gradient_accumulation_steps",
                   "training.num_epochs": "num_epochs", "model.target_model_path": "model",
                   "training.save_interval": "save_steps", "training.num_anchors": "num_anchors"},
     "auto_antislop": {"finetune_max_seq_length": "max_seq_length", "finetune_batch_size": "micro_batch_size",
-                      "finetune_gradient_accumulation_steps": "gradient_accumulation_steps"},
+                      "finetune_gradient_accumulation_steps": "gradient_accumulation_steps",
+                      "finetune_lora_dropout": "lora_dropout"},
     "accelerate": {"num_processes": "world_size"},
 }
 
@@ -277,6 +281,34 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
     path = tmp_path / name
     path.write_text(text)
     return path
+
+
+@needs_configs
+def test_lora_dropout_is_read_from_every_dialect_that_has_the_key(real_plans: dict[str, Any],
+                                                                   tmp_path: Path) -> None:
+    # the real files: each dialect with such a key, value and line from a text scan
+    for rel, key in (("axolotl/examples/llama-3/lora-1b.yml", "lora_dropout"),
+                     ("llamafactory/examples/v1/train_lora/train_lora_sft.yaml", "peft_config.lora_dropout"),
+                     ("auto-antislop/configs/GLM-4-32B-0414.yaml", "finetune_lora_dropout")):
+        text = (CONFIGS / rel).read_text()
+        s = real_plans[rel].setting("lora_dropout")
+        assert s is not None and s.stated and s.key == key, rel
+        assert (s.value, s.line) == (_dig(yaml.load(text, Loader=LOADER), key), nested_line(text, key)), rel
+    # the dialects the shared configs have no example of (strings become numbers as the frameworks parse them)
+    cases = {
+        "trl.yaml": ("model_name_or_path: m\ndataset_name: d\nuse_peft: true\nlora_dropout: '0.1'\n", "lora_dropout"),
+        "lf.yaml": ("stage: sft\nfinetuning_type: lora\ncutoff_len: 1024\nlora_rank: 8\nlora_dropout: 0.1\n"
+                    "template: llama3\n", "lora_dropout"),
+        "u.yaml": ("model_name: unsloth/llama-3-8b\nmax_seq_length: 8192\nr: 64\nlora_dropout: 0.1\n"
+                   "use_rslora: false\n", "lora_dropout"),
+        "tt.yaml": ("output_dir: /tmp/out\nmodel:\n  _component_: torchtune.models.llama3_2.lora_llama3_2_1b\n"
+                    "  lora_rank: 8\n  lora_dropout: 0.1\ntokenizer:\n  max_seq_len: 1024\n", "model.lora_dropout"),
+    }
+    for name, (text, key) in cases.items():
+        plan = read_plan(_write(tmp_path, name, text))
+        s = plan.setting("lora_dropout")
+        assert s is not None and s.stated and (s.key, s.value) == (key, 0.1), (name, plan.dialect, s)
+        assert s.line == nested_line(text, key), name
 
 
 def test_trl_sft_rename_max_seq_length(tmp_path: Path) -> None:

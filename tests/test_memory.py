@@ -220,3 +220,25 @@ def test_bad_setups_are_input_errors():
         estimate_memory(arch, TrainingSetup(adapter="prefix"))
     with pytest.raises(SeqprofError, match="precision"):
         TrainingSetup(precision="fp8")
+
+
+def test_lora_dropout_of_a_real_config_reaches_the_estimate():
+    # axolotl's own llama-3 LoRA example states lora_dropout: 0.05; the H200-measured dropout term must see it
+    real = Path(__file__).resolve().parents[2] / "shared" / "configs" / "axolotl" / "examples" / "llama-3" / "lora-1b.yml"
+    if not real.is_file():
+        pytest.skip("shared/configs not beside the checkout")
+    import yaml
+
+    stated = yaml.safe_load(real.read_text())["lora_dropout"]
+    res = CliRunner().invoke(main, ["memory", str(real), "--model-config", str(CONFIGS / "llama3.2-1b.json"),
+                                    "--format", "json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert stated > 0 and out["setup"]["lora_dropout"] == stated
+    setup, _ = setup_from_plan(read_plan(real))
+    arch = read_architecture(CONFIGS / "llama3.2-1b.json")
+    est, without = estimate_memory(arch, setup), estimate_memory(arch, replace(setup, lora_dropout=0.0))
+    assert out["peak_bytes"] == est.peak_bytes
+    # with checkpointing the peak is the loss; the dropout masks and inputs show in each recomputed layer
+    per_layer = out["totals"]["activations_per_layer"]
+    assert per_layer == est.totals["activations_per_layer"] > without.totals["activations_per_layer"]

@@ -116,6 +116,7 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
               "finetune_load_in_4bit" if b.present("finetune_load_in_4bit") else "finetune_lora_r")
     b.stated("lora_r", "finetune_lora_r", as_number)
     b.stated("lora_alpha", "finetune_lora_alpha", as_number)
+    b.stated("lora_dropout", "finetune_lora_dropout", as_number)
     b.stated("lora_targets", "finetune_target_modules", split_list)
     b.stated("gradient_checkpointing", "finetune_gradient_checkpointing",
              lambda v: as_bool(v) if not isinstance(v, str) or v.lower() in ("true", "false") else v)

@@ -164,6 +164,7 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     b.stated("adapter", "adapter")
     b.stated("lora_r", "lora_r", as_number)
     b.stated("lora_alpha", "lora_alpha", as_number)
+    b.stated("lora_dropout", "lora_dropout", as_number)
     if not b.stated("lora_targets", "lora_target_modules", split_list):
         if as_bool(b.raw("lora_target_linear")) is True:
             b.derived("lora_targets", ["all-linear"], "lora_target_linear")

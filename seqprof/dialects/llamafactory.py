@@ -168,6 +168,7 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
         b.default("lora_r", 8, SRC.format("finetuning_args.py: lora_rank=8"))
         b.stated("lora_alpha", "lora_alpha", as_number)
         b.default("lora_alpha", 2 * b.value("lora_r"), SRC.format("finetuning_args.py: lora_alpha = lora_rank * 2"))
+        b.stated("lora_dropout", "lora_dropout", as_number)
         b.stated("lora_targets", "lora_target", split_list)
         b.default("lora_targets", ["all"], SRC.format("finetuning_args.py: lora_target='all'"))
     b.default("load_in_4bit", False, "quantization_bit unset")

@@ -96,6 +96,7 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
             b.derived("lora_r", peft["r"], "peft_config.r")
         if "lora_alpha" in peft:
             b.derived("lora_alpha", peft["lora_alpha"], "peft_config.lora_alpha")
+        b.stated("lora_dropout", "peft_config.lora_dropout", as_number)
         if "target_modules" in peft:
             b.derived("lora_targets", split_list(peft["target_modules"]), "peft_config.target_modules")
     elif peft.get("name"):

@@ -78,6 +78,7 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
         b.derived("adapter", "lora", "model._component_")
     b.stated("lora_r", "model.lora_rank", as_number)
     b.stated("lora_alpha", "model.lora_alpha", as_number)
+    b.stated("lora_dropout", "model.lora_dropout", as_number)
     if b.present("model.lora_attn_modules"):
         targets = split_list(b.raw("model.lora_attn_modules"))
         if as_bool(b.raw("model.apply_lora_to_mlp")) is True:

@@ -154,6 +154,7 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     if use_peft:
         b.stated("lora_r", "lora_r", as_number)
         b.stated("lora_alpha", "lora_alpha", as_number)
+        b.stated("lora_dropout", "lora_dropout", as_number)
         b.stated("lora_targets", "lora_target_modules", split_list)
         b.default("lora_r", 16, "TRL ModelConfig lora_r=16 (trl/trainer/model_config.py)")
         b.default("lora_alpha", 32, "TRL ModelConfig lora_alpha=32 (trl/trainer/model_config.py)")

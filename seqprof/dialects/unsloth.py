@@ -74,6 +74,7 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
         b.default("lora_r", 16, SRC.format("r"))
         b.stated("lora_alpha", "lora_alpha", as_number)
         b.default("lora_alpha", 16, SRC.format("lora_alpha"))
+        b.stated("lora_dropout", "lora_dropout", as_number)
         b.stated("lora_targets", "target_modules", split_list)
         b.default("lora_targets", TARGETS, "unsloth-cli.py passes q/k/v/o/gate/up/down_proj")
     b.stated("gradient_checkpointing", "use_gradient_checkpointing",
