@@ -477,10 +477,13 @@ def _simulation(plan: Plan, cfg: Mapping[str, Any], profile: Profile, data: Data
 
     token_budget = _positive_int(cfg.get("token_budget"))
     batch_size = None if token_budget else (_positive_int(cfg.get("micro_batch_size")) or DEFAULT_MICRO_BATCH)
+    # transformers' Trainer: LengthGroupedSampler(train_batch_size * gradient_accumulation_steps, ...)
+    accum = _positive_int(cfg.get("gradient_accumulation_steps")) or 1
+    mega_batch = batch_size * accum if batch_size is not None else None
     cap = data.cap or data.recommended
     boundaries = optimal_boundaries(profile.sequence, DEFAULT_NUM_BUCKETS, cap)
     simulation = run_simulation(profile.sequence, max_seq_length=cap, boundaries=boundaries, batch_size=batch_size,
-                                token_budget=token_budget, epochs=SIM_EPOCHS)
+                                token_budget=token_budget, epochs=SIM_EPOCHS, mega_batch_size=mega_batch)
     packing_key = PACKING_KEYS.get(plan.dialect) if cfg.get("trainer") in PACKING_TRAINERS else None
     results = simulation.strategies
     current = current_strategy(cfg)

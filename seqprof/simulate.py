@@ -242,8 +242,12 @@ class Simulation:
 def simulate(hist: LengthHistogram, *, max_seq_length: int, boundaries: Sequence[int],
              batch_size: int | None = None, token_budget: int | None = None,
              seed: int = 0, epochs: int = 4, strategies: Sequence[str] = STRATEGIES,
-             max_rows: int = MAX_SIMULATED_ROWS) -> Simulation:
+             max_rows: int = MAX_SIMULATED_ROWS, mega_batch_size: int | None = None) -> Simulation:
     """Run the strategies on the histogram's rows (truncated to max_seq_length) for seeded epochs.
+
+    `mega_batch_size` is the batch group_by_length groups megabatches by (transformers' Trainer passes
+    train_batch_size * gradient_accumulation_steps); it defaults to the batch size. Batches are still
+    cut every `batch_size` rows.
 
     Fixed padding and packing are exact from the histogram. Order-dependent strategies run on the
     rows themselves, or, past `max_rows`, on a seeded uniform sample of `max_rows` rows drawn
@@ -264,7 +268,12 @@ def simulate(hist: LengthHistogram, *, max_seq_length: int, boundaries: Sequence
     scale = Scale(tokens=real / max(1, int(lengths.sum())), rows=rows / max(1, len(lengths)))
     cut = {"batch_size": batch_size, "token_budget": token_budget}
     fixed_rows = batch_size if batch_size is not None else max(1, token_budget // max_seq_length)
-    mega_batch = batch_size if batch_size is not None else max(1, round(token_budget / max(1.0, lengths.mean())))
+    if mega_batch_size is not None:
+        mega_batch = mega_batch_size
+    elif batch_size is not None:
+        mega_batch = batch_size
+    else:
+        mega_batch = max(1, round(token_budget / max(1.0, lengths.mean())))
 
     def fixed(rng):
         order = rng.permutation(len(lengths))

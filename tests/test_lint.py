@@ -542,3 +542,22 @@ def test_a_saved_profile_from_another_model_family_gets_a_note(tmp_path):
     unknown = run_cli(_trl_config(tmp_path, "acme/house-model"), "--profile", profile)
     for result in (same, unknown):  # the same family, or a model no family is known for: no note
         assert not [line for line in result.output.splitlines() if "tokenizer" in line and "Note:" in line]
+
+
+def test_the_configs_group_by_length_is_simulated_with_accumulated_megabatches(real_profile):
+    from seqprof.buckets import optimal_boundaries
+    from seqprof.facts import DEFAULT_NUM_BUCKETS, SIM_EPOCHS
+    from seqprof.simulate import simulate
+
+    profile = Profile.load(real_profile)
+    plan = plan_of("trl", max_seq_length=1024, micro_batch_size=2, gradient_accumulation_steps=8,
+                   group_by_length=True)
+    sim = build_facts(plan, profile).sim
+    assert sim.current_name == "group_by_length" and sim.batch_size == 2
+    bounds = optimal_boundaries(profile.sequence, DEFAULT_NUM_BUCKETS, 1024)
+    expected = simulate(profile.sequence, max_seq_length=1024, boundaries=bounds, batch_size=2, mega_batch_size=16,
+                        epochs=SIM_EPOCHS).strategies["group_by_length"]
+    assert sim.current.computed_tokens == expected.computed_tokens
+    assert sim.bucketed.computed_tokens == simulate(profile.sequence, max_seq_length=1024, boundaries=bounds,
+                                                    batch_size=2, epochs=SIM_EPOCHS
+                                                    ).strategies["bucketed_shuffle"].computed_tokens

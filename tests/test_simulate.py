@@ -258,3 +258,29 @@ def test_sampling_past_max_rows_keeps_the_padding_share():
         assert sampled.strategies[name].padding_efficiency == pytest.approx(
             full.strategies[name].padding_efficiency, rel=0.03)
     assert sampled.strategies[FIXED].computed_tokens == full.strategies[FIXED].computed_tokens
+
+
+def test_group_by_length_megabatches_span_the_accumulated_batch():
+    """transformers' Trainer builds LengthGroupedSampler(train_batch_size * gradient_accumulation_steps):
+    megabatches of that many rows, sorted, then cut into micro-batches by the DataLoader."""
+    namespace = _hf_get_length_grouped_indices()
+    rng = np.random.default_rng(11)
+    hist = LengthHistogram.from_lengths(rng.integers(1, 400, size=3000))
+    micro, accum, cap = 2, 8, 512
+    sim = simulate(hist, max_seq_length=cap, boundaries=[100, 200, cap], batch_size=micro,
+                   mega_batch_size=micro * accum, strategies=[GROUP_BY_LENGTH], epochs=2)
+    lens = np.repeat(np.arange(hist.counts.size), hist.counts)  # the rows simulate() runs on, in its order
+    from seqprof.simulate import STRATEGIES
+
+    stream = STRATEGIES.index(GROUP_BY_LENGTH)  # simulate()'s seeded stream for this strategy
+    computed = []
+    for epoch in range(2):
+        perm = np.random.default_rng([0, stream, epoch]).permutation(len(lens))
+        namespace["torch"] = _GivenPermutation(perm)
+        order = namespace["get_length_grouped_indices"](lens.tolist(), micro * accum)
+        batches = [order[i:i + micro] for i in range(0, len(order), micro)]  # the DataLoader's micro-batches
+        computed.append(sum(max(lens[j] for j in b) * len(b) for b in batches))
+    assert sim.strategies[GROUP_BY_LENGTH].computed_tokens == pytest.approx(np.mean(computed), rel=1e-12)
+    micro_only = simulate(hist, max_seq_length=cap, boundaries=[100, 200, cap], batch_size=micro,
+                          strategies=[GROUP_BY_LENGTH], epochs=2)
+    assert micro_only.strategies[GROUP_BY_LENGTH].computed_tokens != sim.strategies[GROUP_BY_LENGTH].computed_tokens
