@@ -34,6 +34,13 @@ CUBLAS_WORKSPACE_BYTES = 64 * 2**20
 # The caching allocator reserves more than it hands out (block rounding, fragmentation across sizes).
 ALLOCATOR_OVERHEAD_FRACTION = 0.03
 
+# The components of a MemoryEstimate, in the order they are printed, with the words people read
+# (`seqprof memory`, lint findings and the HTML report all label them from this one table).
+COMPONENT_LABELS: Mapping[str, str] = {
+    "weights": "weights", "reference_model": "reference model", "gradients": "gradients",
+    "optimizer_states": "optimizer states", "optimizer_workspace": "optimizer step temporaries",
+    "activations": "activations", "logits": "logits and loss buffers", "workspace": "cuBLAS workspace",
+    "cuda_context": "CUDA context", "allocator_overhead": "allocator overhead"}
 PRECISIONS = {"bf16": 2, "fp16": 2, "fp32": 4}
 PAIRED_TRAINERS = ("dpo", "orpo", "ftpo", "simpo", "cpo", "ipo")  # chosen + rejected in every batch
 REFERENCE_FREE = ("orpo", "simpo", "cpo")  # paired, but no reference model
@@ -888,8 +895,7 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
 
     live = {k: v for k, v in sim.peak_live.items() if v > 0}
     allocated = sum(live.values())
-    components = {k: live.get(k, 0) for k in ("weights", "reference_model", "gradients", "optimizer_states",
-                                               "optimizer_workspace", "activations", "logits", "workspace")}
+    components = {k: live.get(k, 0) for k in COMPONENT_LABELS if k not in ("cuda_context", "allocator_overhead")}
     components["cuda_context"] = CUDA_CONTEXT_BYTES
     components["allocator_overhead"] = int(allocated * ALLOCATOR_OVERHEAD_FRACTION)
     totals = {"params": total_params, "trainable_params": trainable, "weights": weights_bytes,

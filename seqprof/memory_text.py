@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from .memory import GiB
+from .memory import COMPONENT_LABELS, GiB
 from .memory_plan import MemoryFacts
 
-_LABELS = {"weights": "weights", "reference_model": "reference model", "gradients": "gradients",
-           "optimizer_states": "optimizer states", "optimizer_workspace": "optimizer step temporaries",
-           "activations": "activations", "logits": "logits and loss buffers", "cuda_context": "CUDA context",
-           "allocator_overhead": "allocator overhead"}
+
+def component_label(name: str) -> str:
+    """The printed name of a MemoryEstimate component (one table: memory.COMPONENT_LABELS)."""
+    return COMPONENT_LABELS.get(name, name.replace("_", " "))
 
 
 def format_memory(facts: MemoryFacts) -> str:
@@ -30,12 +30,11 @@ def format_memory(facts: MemoryFacts) -> str:
              + f", {s.attn_implementation}, {s.optimizer}" + (f", {s.loss} loss" if s.loss != "hf" else "")
              + (f", {s.trainer} (reference: {s.reference})" if s.is_preference else ""),
              f"peak at: {est.peak_phase}", ""]
-    width = max(len(v) for v in _LABELS.values())
+    rows = [(component_label(k), v) for k, v in est.components.items() if v]  # every part of the peak
+    width = max(len(label) for label, _ in rows)
     lines.append(f"{'component':<{width}}  {'GiB':>9}  {'share':>6}")
-    for key, label in _LABELS.items():
-        value = est.components.get(key, 0)
-        if value:
-            lines.append(f"{label:<{width}}  {value / GiB:9.2f}  {100 * value / est.peak_bytes:5.1f}%")
+    for label, value in rows:
+        lines.append(f"{label:<{width}}  {value / GiB:9.2f}  {100 * value / est.peak_bytes:5.1f}%")
     lines.append(f"{'peak':<{width}}  {est.peak_bytes / GiB:9.2f}")
     if facts.gpu_bytes:
         verdict = ("does NOT fit" if facts.over_budget else

@@ -242,3 +242,22 @@ def test_lora_dropout_of_a_real_config_reaches_the_estimate():
     # with checkpointing the peak is the loss; the dropout masks and inputs show in each recomputed layer
     per_layer = out["totals"]["activations_per_layer"]
     assert per_layer == est.totals["activations_per_layer"] > without.totals["activations_per_layer"]
+
+
+def test_memory_text_rows_add_up_to_the_printed_peak(tmp_path):
+    cfg = tmp_path / "sft.yaml"
+    cfg.write_text("base_model: Qwen/Qwen3-0.6B\nsequence_len: 2048\nmicro_batch_size: 4\nbf16: true\n"
+                   "datasets:\n  - path: d.jsonl\n    type: alpaca\n")
+    args = ["memory", str(cfg), "--model-config", str(CONFIGS / "qwen3-0.6b.json")]
+    out = json.loads(CliRunner().invoke(main, [*args, "--format", "json"]).output)
+    text = CliRunner().invoke(main, args).output.splitlines()
+    start = next(i for i, line in enumerate(text) if line.startswith("component"))
+    end = next(i for i, line in enumerate(text) if i > start and line.startswith("peak "))
+    rows = {label: float(gib) for label, gib, _share in (line.rsplit(None, 2) for line in text[start + 1:end])}
+    peak = float(text[end].split()[-1])
+    assert abs(sum(rows.values()) - peak) <= 0.005 * (len(rows) + 1)
+    from seqprof.memory import COMPONENT_LABELS
+
+    assert out["components"]["workspace"] == CUBLAS_WORKSPACE_BYTES and "cuBLAS workspace" in rows
+    assert {COMPONENT_LABELS[k] for k, v in out["components"].items() if v} == set(rows)
+    assert peak == round(out["peak_bytes"] / 2**30, 2)
