@@ -263,7 +263,8 @@ def rules(rule, fmt, rule_dirs):
 @click.option("--model-config", type=click.Path(exists=True),
               help="The model's config.json (or its directory), when the config's model is not cached locally.")
 @click.option("--gpu", help="GPU to check the peak against (H100, H200, A100 40GB, L40S, RTX 4090, ...).")
-@click.option("--gpu-memory", help="GPU memory to check against instead (80GB, 96GiB).")
+@click.option("--gpu-memory", help="GPU memory to check against instead: 80GB = 80e9 bytes (74.5 GiB); "
+                                   "80GiB = binary; or name the card with --gpu.")
 @click.option("--dialect", help="Config dialect, when detection is not enough (e.g. trl_dpo).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def memory(config, model_config, gpu, gpu_memory, dialect, fmt):

@@ -157,7 +157,7 @@ def memory_report(config: str, *, model_config: str | None = None, gpu: str | No
     plan = read_plan(config, dialect)
     name, budget = None, None
     if gpu_memory:
-        name, budget = (gpu or f"{gpu_memory} GPU"), parse_memory_size(gpu_memory)
+        name, budget = (gpu or gpu_memory), parse_memory_size(gpu_memory)
     elif gpu:
         name, budget = gpu_memory_bytes(gpu)
     return memory_facts(plan, model_config=model_config, gpu_name=name, gpu_bytes=budget)

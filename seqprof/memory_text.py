@@ -40,6 +40,8 @@ def format_memory(facts: MemoryFacts) -> str:
         verdict = ("does NOT fit" if facts.over_budget else
                    "fits, within 10% of the limit" if (facts.headroom or 0) < 0.10 else "fits")
         lines.append(f"{'GPU ' + (facts.gpu_name or ''):<{width}}  {facts.gpu_bytes / GiB:9.2f}  {verdict}")
+        # decimal GB as cards are sold (80GB = 80e9 bytes) vs binary GiB: say which budget was checked
+        lines.append(f"budget: {facts.gpu_name} = {facts.gpu_bytes:,} bytes = {facts.gpu_bytes / GiB:.2f} GiB")
     lines.append("")
     lines += [f"note: {n}" for n in (*facts.assumptions, *est.notes)]
     return "\n".join(lines) + "\n"

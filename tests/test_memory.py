@@ -261,3 +261,19 @@ def test_memory_text_rows_add_up_to_the_printed_peak(tmp_path):
     assert out["components"]["workspace"] == CUBLAS_WORKSPACE_BYTES and "cuBLAS workspace" in rows
     assert {COMPONENT_LABELS[k] for k, v in out["components"].items() if v} == set(rows)
     assert peak == round(out["peak_bytes"] / 2**30, 2)
+
+
+def test_memory_text_says_the_budget_in_bytes_and_gib(tmp_path):
+    cfg = tmp_path / "sft.yaml"
+    cfg.write_text("base_model: Qwen/Qwen3-0.6B\nsequence_len: 512\nmicro_batch_size: 1\nbf16: true\n"
+                   "datasets:\n  - path: d.jsonl\n    type: alpaca\n")
+    args = ["memory", str(cfg), "--model-config", str(CONFIGS / "qwen3-0.6b.json")]
+    decimal = CliRunner().invoke(main, [*args, "--gpu-memory", "80GB"])
+    assert decimal.exit_code == 0, decimal.output
+    assert f"budget: 80GB = {80 * 10**9:,} bytes = {80e9 / 2**30:.2f} GiB" in decimal.output  # 74.51
+    binary = CliRunner().invoke(main, [*args, "--gpu-memory", "80GiB"])
+    assert f"budget: 80GiB = {80 * 2**30:,} bytes = 80.00 GiB" in binary.output
+    card = CliRunner().invoke(main, [*args, "--gpu", "H100"])
+    assert f"= {81559 * 2**20:,} bytes = {81559 / 1024:.2f} GiB" in card.output  # nvidia-smi's 81,559 MiB
+    helptext = CliRunner().invoke(main, ["memory", "--help"]).output
+    assert "80GB = 80e9 bytes (74.5 GiB)" in " ".join(helptext.split())
