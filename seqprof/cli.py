@@ -216,6 +216,8 @@ def lint(configs, data, profile_path, tokenizer, dialect, gpu, gpu_memory, world
                           select=tuple(select),
                           ignore=tuple(ignore), fail_on=fail_on)
     result = lint_paths(configs, options, warn=lambda line: click.echo(line, err=True))
+    for error in result.errors:
+        click.echo(f"seqprof: error: {error}", err=True)
     if html:
         from .report import write_report
 

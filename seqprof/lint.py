@@ -56,6 +56,7 @@ class LintResult:
     rules: tuple[Rule, ...]  # every rule loaded (SARIF lists them)
     data_source: str | None = None
     data_tokenizer: str | None = None  # the tokenizer the data's lengths were counted with
+    errors: tuple[str, ...] = ()  # one line per config that could not be linted (SeqprofError text)
 
     @property
     def findings(self) -> tuple[Finding, ...]:
@@ -99,7 +100,11 @@ def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions
     data_source = data_tokenizer = None
     found_settings: dict[Path, LintSettings] = {}
     raw_data = _is_raw_data(options.data, options.profile)
-    for config in configs:
+    errors: list[str] = []
+    failed_profiles: dict[str | None, SeqprofError] = {}
+
+    def lint_one(config: str | Path) -> FileReport:
+        nonlocal data_source, data_tokenizer
         path = Path(config)
         if not path.is_file():
             raise SeqprofError("config file not found", path=str(config), fix="check the path")
@@ -117,8 +122,14 @@ def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions
         tokenizer = settings.tokenizer
         if raw_data and tokenizer is None:
             tokenizer = data_tokenizer_for(plan, warn)
+        if tokenizer in failed_profiles:  # the same data failed for an earlier config: do not re-read it
+            raise failed_profiles[tokenizer]
         if tokenizer not in profiles:
-            profiles[tokenizer] = load_lint_profile(options.data, options.profile, tokenizer)
+            try:
+                profiles[tokenizer] = load_lint_profile(options.data, options.profile, tokenizer)
+            except SeqprofError as exc:
+                failed_profiles[tokenizer] = exc
+                raise
         profile = profiles[tokenizer]
         notes: tuple[str, ...] = ()
         if profile is not None:
@@ -132,9 +143,16 @@ def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions
         facts = build_facts(plan, profile, gpu=gpu, world_size=options.world_size, simulate=needs_sim,
                             model_config=options.model_config, estimate_memory=needs_memory)
         report = lint_plan(plan, facts, rules, settings, text=_read_text(path))
-        reports.append(replace(report, notes=notes) if notes else report)
+        return replace(report, notes=notes) if notes else report
+
+    for config in configs:  # ruff-like: a config that cannot be read is an error line; the others still run
+        try:
+            reports.append(lint_one(config))
+        except SeqprofError as exc:
+            if str(exc) not in errors:
+                errors.append(str(exc))
     return LintResult(files=tuple(reports), rules=tuple(sorted(all_rules.values(), key=lambda r: r.code)),
-                      data_source=data_source, data_tokenizer=data_tokenizer)
+                      data_source=data_source, data_tokenizer=data_tokenizer, errors=tuple(errors))
 
 
 def _is_raw_data(data: str | None, profile: str | None) -> bool:
@@ -291,9 +309,11 @@ def _read_text(path: Path) -> str | None:
 
 
 def exit_code(result: LintResult, fail_on: str | None = None, exit_zero: bool = False) -> int:
-    """0 clean, 1 when any finding is at or above the threshold (default: settings, else warning)."""
+    """0 clean, 1 when any finding is at or above the threshold (default: settings, else warning), 2 on errors."""
     from .findings import severity_rank
 
+    if result.errors:
+        return 2
     if exit_zero:
         return 0
     threshold = severity_rank(fail_on or result.fail_on)

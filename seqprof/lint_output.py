@@ -38,6 +38,8 @@ def render(result: LintResult, fmt: str) -> str:
 def render_text(result: LintResult) -> str:
     """ruff-like `path:line:col: SP101 [severity] message`, the fix under it, a summary, then skipped rules."""
     out = []
+    if not result.files:
+        return ""  # every config failed: the errors on stderr say it all
     for f in result.findings:
         where = f"{f.file}:{f.line}:{f.column}" if f.line is not None else f.file
         out.append(f"{where}: {f.code} [{f.severity}] {f.message}")
@@ -51,6 +53,9 @@ def render_text(result: LintResult) -> str:
                    f"in {n_files} file{'s' if n_files != 1 else ''}.")
     else:
         out.append(f"All checks passed ({n_files} file{'s' if n_files != 1 else ''}).")
+    if result.errors:
+        n = len(result.errors)
+        out.append(f"{n} config{'s' if n != 1 else ''} could not be linted (errors on stderr).")
     suppressed = sum(r.suppressed for r in result.files)
     if suppressed:
         out.append(f"{suppressed} finding{'s' if suppressed != 1 else ''} suppressed by `# seqprof: noqa`.")
@@ -78,6 +83,7 @@ def to_json(result: LintResult) -> dict[str, Any]:
         "skipped": [{"reason": reason, "codes": list(codes)} for reason, codes in result.skipped.items()],
         "data": result.data_source,
         "data_tokenizer": result.data_tokenizer,
+        "errors": list(result.errors),
         "notes": [{"file": r.path, "note": n} for r in result.files for n in r.notes],
     }
 
@@ -100,6 +106,10 @@ def to_sarif(result: LintResult) -> dict[str, Any]:
                 "rules": [_sarif_rule(r) for r in rules],
             }},
             "columnKind": "unicodeCodePoints",
+            "invocations": [{
+                "executionSuccessful": not result.errors,
+                "toolExecutionNotifications": [{"level": "error", "message": {"text": e}} for e in result.errors],
+            }],
             "results": [_sarif_result(f, index) for f in result.findings],
         }],
     }

@@ -561,3 +561,20 @@ def test_the_configs_group_by_length_is_simulated_with_accumulated_megabatches(r
     assert sim.bucketed.computed_tokens == simulate(profile.sequence, max_seq_length=1024, boundaries=bounds,
                                                     batch_size=2, epochs=SIM_EPOCHS
                                                     ).strategies["bucketed_shuffle"].computed_tokens
+
+
+def test_one_broken_config_does_not_stop_the_others(story_profile, tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("a: [1, 2\nb: :\n")
+    missing = tmp_path / "missing.yaml"
+    out = run_cli(bad, STORY, missing, "--profile", story_profile)
+    assert out.exit_code == 2
+    errors = out.stderr.splitlines()
+    assert len(errors) == 2 and errors[0].startswith(f"seqprof: error: {bad}:2: invalid YAML")
+    assert errors[1].startswith(f"seqprof: error: {missing}: config file not found")
+    assert f"{STORY}:" in out.stdout and "SP101" in out.stdout  # the good config's findings are still shown
+    alone = run_cli(STORY, "--profile", story_profile)
+    assert alone.exit_code == 1 and alone.stdout.splitlines()[0] in out.stdout.splitlines()
+    as_json = json.loads(run_cli(bad, STORY, "--profile", story_profile, "--format", "json").stdout)
+    assert [f["path"] for f in as_json["files"]] == [str(STORY)] and as_json["errors"][0].startswith(f"{bad}:2:")
+    assert run_cli(bad, STORY, "--profile", story_profile, "--exit-zero").exit_code == 2  # errors are not findings

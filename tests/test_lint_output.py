@@ -173,3 +173,19 @@ def test_text_notes_a_config_whose_framework_is_unknown():
     known = Plan(path="ok.yaml", dialect="trl")
     result = LintResult(files=(lint_plan(known, build_facts(known), RULES),), rules=RULES)
     assert "Note:" not in render_text(result)
+
+
+def test_configs_that_could_not_be_linted_are_reported_in_every_format():
+    import dataclasses
+
+    import jsonschema
+
+    result = dataclasses.replace(sample_result(), errors=("bad.yaml:2: invalid YAML (fix the syntax at that line)",))
+    log = to_sarif(result)
+    jsonschema.Draft4Validator(sarif_schema()).validate(log)
+    invocation = log["runs"][0]["invocations"][0]
+    assert invocation["executionSuccessful"] is False
+    assert invocation["toolExecutionNotifications"][0]["message"]["text"].startswith("bad.yaml:2:")
+    assert to_json(result)["errors"] == list(result.errors)
+    assert "1 config could not be linted" in render_text(result)
+    assert to_sarif(sample_result())["runs"][0]["invocations"][0]["executionSuccessful"] is True
