@@ -47,12 +47,16 @@ def render_text(result: LintResult) -> str:
             out.append(f"  fix: {f.fix}")
     counts = {sev: sum(1 for f in result.findings if f.severity == sev) for sev in ("error", "warning", "info")}
     n_files = len(result.files)
+    undetected = [r for r in result.files if r.dialect == "unknown"]
     if result.findings:
         detail = ", ".join(f"{n} {sev}{'s' if n != 1 else ''}" for sev, n in counts.items() if n)
         out.append(f"Found {len(result.findings)} finding{'s' if len(result.findings) != 1 else ''} ({detail}) "
                    f"in {n_files} file{'s' if n_files != 1 else ''}.")
-    else:
-        out.append(f"All checks passed ({n_files} file{'s' if n_files != 1 else ''}).")
+    elif n_files > len(undetected):  # a file whose framework is unknown was barely checked: no "passed" for it
+        n_checked = n_files - len(undetected)
+        out.append(f"All checks passed ({n_checked} file{'s' if n_checked != 1 else ''}).")
+    for report in undetected:
+        out.append(f"No training framework detected in {report.path}: only file-level checks ran (pass --dialect)")
     if result.errors:
         n = len(result.errors)
         out.append(f"{n} config{'s' if n != 1 else ''} could not be linted (errors on stderr).")
@@ -62,9 +66,6 @@ def render_text(result: LintResult) -> str:
     for report in result.files:
         for note in report.notes:
             out.append(f"Note: {report.path}: {note}")
-        if report.dialect == "unknown":
-            out.append(f"Note: {report.path}: could not tell which framework this config is for, so only "
-                       "file-level checks ran (pass --dialect NAME).")
     by_code = {r.code: r for r in result.rules}
     for reason, codes in result.skipped.items():
         names = ", ".join(f"{c} {by_code[c].slug}" if c in by_code else c for c in codes)

@@ -166,13 +166,27 @@ def test_rules_command_lists_and_explains():
     assert unknown.exit_code == 2 and "no rule" in unknown.output
 
 
-def test_text_notes_a_config_whose_framework_is_unknown():
+def test_text_never_says_all_checks_passed_for_a_config_whose_framework_is_unknown():
     plan = Plan(path="launch.yaml", dialect="unknown")
-    result = LintResult(files=(lint_plan(plan, build_facts(plan), RULES),), rules=RULES)
-    assert "Note: launch.yaml: could not tell which framework" in render_text(result)
-    known = Plan(path="ok.yaml", dialect="trl")
-    result = LintResult(files=(lint_plan(known, build_facts(known), RULES),), rules=RULES)
-    assert "Note:" not in render_text(result)
+    unknown = lint_plan(plan, build_facts(plan), RULES)
+    assert not unknown.findings
+    text = render_text(LintResult(files=(unknown,), rules=RULES))
+    assert "No training framework detected in launch.yaml: only file-level checks ran (pass --dialect)" in text
+    assert "All checks passed" not in text
+    known_plan = Plan(path="ok.yaml", dialect="trl")
+    known = lint_plan(known_plan, build_facts(known_plan), RULES)
+    text = render_text(LintResult(files=(known,), rules=RULES))
+    assert "All checks passed (1 file)." in text and "No training framework" not in text
+    both = render_text(LintResult(files=(known, unknown), rules=RULES))
+    assert "All checks passed (1 file)." in both and "No training framework detected in launch.yaml" in both
+
+
+def test_cli_on_a_config_of_no_known_framework_exits_0_without_claiming_a_pass(tmp_path):
+    config = tmp_path / "launch.yaml"
+    config.write_text("gpus: 4\nscript: run.sh\n")
+    out = CliRunner().invoke(main, ["lint", str(config)])
+    assert out.exit_code == 0, out.output
+    assert f"No training framework detected in {config}" in out.stdout and "All checks passed" not in out.stdout
 
 
 def test_configs_that_could_not_be_linted_are_reported_in_every_format():
