@@ -272,18 +272,11 @@ def rules(rule, fmt, rule_dirs):
 def memory(config, model_config, gpu, gpu_memory, dialect, fmt):
     """Predict the peak GPU memory of CONFIG's training step, component by component."""
     import json
-    from pathlib import Path
 
     from .memory_plan import memory_report
     from .memory_text import format_memory, memory_json
-    from .settings import find_settings
 
     if gpu and gpu_memory:
         raise click.UsageError("give --gpu or --gpu-memory, not both")
-    if not gpu and not gpu_memory:
-        settings = find_settings(Path(config).resolve().parent)
-        gpu, gpu_memory = settings.gpu, settings.gpu_memory
     facts = memory_report(config, model_config=model_config, gpu=gpu, gpu_memory=gpu_memory, dialect=dialect)
-    if not facts.available:
-        raise SeqprofError(f"no memory estimate: {facts.note.removeprefix('skipped: ')}", path=config)
     click.echo(json.dumps(memory_json(facts), indent=2) if fmt == "json" else format_memory(facts), nl=False)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .architecture import Architecture
 from .errors import SeqprofError
 from .memory import OPTIMIZERS, PRECISIONS, ATTENTION, REFERENCE_FREE, MemoryEstimate, TrainingSetup, estimate_memory
 
+NO_CONFIG_FIX = "pass --model-config PATH/config.json"
 _TRUE = {"true", "yes", "1", "on"}
 
 
@@ -103,6 +104,7 @@ class MemoryFacts:
     dominant: str = ""
     drafter_logits_bytes: int = 0  # token budget x vocabulary in the compute dtype (one logits tensor)
     assumptions: tuple[str, ...] = ()
+    problem: SeqprofError | None = field(default=None, compare=False, repr=False)  # why not available, with a fix
 
     @property
     def over_budget(self) -> bool:
@@ -122,22 +124,24 @@ def memory_facts(plan: Any, *, model_config: str | None = None, gpu_name: str | 
     from .architecture import resolve_architecture
 
     if str(plan.get("trainer") or "").lower() == "drafter":
-        return MemoryFacts(False, "skipped: drafter training is not a fine-tune of the target model; the drafter's "
-                                  "logits check (token budget x vocabulary) is lint rule SP505: "
-                                  "`seqprof lint CONFIG --model-config TARGET --gpu ...`",
-                           gpu_name=gpu_name, gpu_bytes=gpu_bytes)
+        note = ("drafter training is not a fine-tune of the target model; the drafter's logits check "
+                "(token budget x vocabulary) is lint rule SP505: `seqprof lint CONFIG --model-config TARGET --gpu ...`")
+        return MemoryFacts(False, f"skipped: {note}", gpu_name=gpu_name, gpu_bytes=gpu_bytes,
+                           problem=SeqprofError(note, path=plan.path))
     try:
         arch, why = resolve_architecture(plan.get("model"), model_config or plan.get("model_config_path"))
     except SeqprofError as exc:
-        return MemoryFacts(False, f"skipped: {exc}", gpu_name=gpu_name, gpu_bytes=gpu_bytes)
+        return MemoryFacts(False, f"skipped: {exc}", gpu_name=gpu_name, gpu_bytes=gpu_bytes, problem=exc)
     if arch is None:
-        return MemoryFacts(False, why, gpu_name=gpu_name, gpu_bytes=gpu_bytes)
+        message = why.removeprefix("skipped: ").removesuffix(f"; {NO_CONFIG_FIX}")
+        return MemoryFacts(False, why, gpu_name=gpu_name, gpu_bytes=gpu_bytes,
+                           problem=SeqprofError(message, path=plan.path, fix=NO_CONFIG_FIX))
     try:
         setup, assumed = setup_from_plan(plan)
         est = estimate_memory(arch, setup)
     except SeqprofError as exc:
         return MemoryFacts(False, f"skipped: {exc.message}", architecture=arch, gpu_name=gpu_name,
-                           gpu_bytes=gpu_bytes)
+                           gpu_bytes=gpu_bytes, problem=exc)
     comps = {k: v for k, v in est.components.items() if k not in ("cuda_context", "allocator_overhead")}
     dominant = max(comps, key=comps.get) if comps else ""
     budget = setup.token_budget or setup.tokens
@@ -150,14 +154,27 @@ def memory_facts(plan: Any, *, model_config: str | None = None, gpu_name: str | 
 
 def memory_report(config: str, *, model_config: str | None = None, gpu: str | None = None,
                   gpu_memory: str | None = None, dialect: str | None = None) -> MemoryFacts:
-    """`seqprof memory`: read the config, find the architecture locally, estimate against the GPU."""
+    """`seqprof memory`: an estimate against the GPU, or a SeqprofError with a fix (asked for, so never skipped).
+
+    With neither --gpu nor --gpu-memory, the GPU comes from the nearest seqprof settings file.
+    """
+    from pathlib import Path
+
     from .config_plan import read_plan
     from .gpus import gpu_memory_bytes, parse_memory_size
+    from .settings import find_settings
 
     plan = read_plan(config, dialect)
+    if not gpu and not gpu_memory:
+        settings = find_settings(Path(config).resolve().parent)
+        gpu, gpu_memory = settings.gpu, settings.gpu_memory
     name, budget = None, None
     if gpu_memory:
         name, budget = (gpu or gpu_memory), parse_memory_size(gpu_memory)
     elif gpu:
         name, budget = gpu_memory_bytes(gpu)
-    return memory_facts(plan, model_config=model_config, gpu_name=name, gpu_bytes=budget)
+    facts = memory_facts(plan, model_config=model_config, gpu_name=name, gpu_bytes=budget)
+    if not facts.available:
+        p = facts.problem or SeqprofError(facts.note.removeprefix("skipped: "))
+        raise SeqprofError(f"no memory estimate: {p.message}", path=p.path or config, line=p.line, fix=p.fix)
+    return facts

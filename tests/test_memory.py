@@ -277,3 +277,30 @@ def test_memory_text_says_the_budget_in_bytes_and_gib(tmp_path):
     assert f"= {81559 * 2**20:,} bytes = {81559 / 1024:.2f} GiB" in card.output  # nvidia-smi's 81,559 MiB
     helptext = CliRunner().invoke(main, ["memory", "--help"]).output
     assert "80GB = 80e9 bytes (74.5 GiB)" in " ".join(helptext.split())
+
+
+def test_memory_report_errors_carry_a_fix_and_the_settings_gpu_applies(tmp_path):
+    from seqprof.memory_plan import memory_report
+
+    cfg = tmp_path / "sft.yaml"
+    cfg.write_text("base_model: nobody/not-cached\nsequence_len: 512\nmicro_batch_size: 1\nbf16: true\n"
+                   "datasets:\n  - path: d.jsonl\n    type: alpaca\n")
+    with pytest.raises(SeqprofError) as err:
+        memory_report(str(cfg))
+    assert err.value.fix == "pass --model-config PATH/config.json" and err.value.path == str(cfg)
+    assert "nobody/not-cached" in err.value.message and "--model-config" not in err.value.message
+    res = CliRunner().invoke(main, ["memory", str(cfg)])
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1
+    assert res.stderr.rstrip().endswith("(pass --model-config PATH/config.json)")
+    # a drafter's note already says what to run instead: no fix added
+    draft = tmp_path / "draft.yaml"
+    draft.write_text("verifier-name-or-path: meta-llama/Llama-3.1-8B\nspeculator-type: dflash\n"
+                     "total-seq-len: 8192\n")
+    assert read_plan(draft).get("trainer") == "drafter"
+    with pytest.raises(SeqprofError, match="SP505") as drafter:
+        memory_report(str(draft))
+    assert drafter.value.fix is None
+    # no --gpu given: the nearest settings file names the card
+    (tmp_path / ".seqprof.yaml").write_text("gpu: H200\n")
+    facts = memory_report(str(cfg), model_config=str(CONFIGS / "qwen3-0.6b.json"))
+    assert (facts.gpu_name, facts.gpu_bytes) == gpu_memory_bytes("H200")
