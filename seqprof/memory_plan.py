@@ -99,10 +99,6 @@ class MemoryFacts:
     gpu_name: str | None = None
     gpu_bytes: int | None = None
     peak_bytes: int = 0
-    logits_share: float = 0.0
-    reference_share: float = 0.0
-    dominant: str = ""
-    drafter_logits_bytes: int = 0  # token budget x vocabulary in the compute dtype (one logits tensor)
     assumptions: tuple[str, ...] = ()
     problem: SeqprofError | None = field(default=None, compare=False, repr=False)  # why not available, with a fix
 
@@ -142,14 +138,8 @@ def memory_facts(plan: Any, *, model_config: str | None = None, gpu_name: str | 
     except SeqprofError as exc:
         return MemoryFacts(False, f"skipped: {exc.message}", architecture=arch, gpu_name=gpu_name,
                            gpu_bytes=gpu_bytes, problem=exc)
-    comps = {k: v for k, v in est.components.items() if k not in ("cuda_context", "allocator_overhead")}
-    dominant = max(comps, key=comps.get) if comps else ""
-    budget = setup.token_budget or setup.tokens
     return MemoryFacts(True, why, estimate=est, setup=setup, architecture=arch, gpu_name=gpu_name,
-                       gpu_bytes=gpu_bytes, peak_bytes=est.peak_bytes, logits_share=est.share("logits"),
-                       reference_share=est.share("reference_model"), dominant=dominant,
-                       drafter_logits_bytes=budget * arch.vocab_size * PRECISIONS[setup.precision],
-                       assumptions=assumed)
+                       gpu_bytes=gpu_bytes, peak_bytes=est.peak_bytes, assumptions=assumed)
 
 
 def memory_report(config: str, *, model_config: str | None = None, gpu: str | None = None,
