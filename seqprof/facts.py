@@ -414,7 +414,6 @@ def _checkpoint_interval(cfg: Mapping[str, Any], steps_per_epoch: int | None,
 # --- simulation (seqprof.buckets / seqprof.simulate) ------------------------------------------
 
 DEFAULT_NUM_BUCKETS = 6  # the story's drafter run used six solved buckets
-DEFAULT_MICRO_BATCH = 8  # transformers' per_device_train_batch_size default
 SIM_EPOCHS = 2  # seeded epochs per random strategy: the fewest that still measure batch repetition
 
 # The key that switches packing on, per dialect (absent: the framework has no packing for this trainer).
@@ -472,11 +471,11 @@ def _can_simulate(cfg: Mapping[str, Any], profile: Profile, data: DataFacts) -> 
 
 def _simulation(plan: Plan, cfg: Mapping[str, Any], profile: Profile, data: DataFacts) -> SimFacts:
     """Solve bucket boundaries and simulate every strategy under the plan's batch and length cap."""
-    from .buckets import optimal_boundaries
+    from .buckets import DEFAULT_BATCH_SIZE, optimal_boundaries
     from .simulate import simulate as run_simulation
 
     token_budget = _positive_int(cfg.get("token_budget"))
-    batch_size = None if token_budget else (_positive_int(cfg.get("micro_batch_size")) or DEFAULT_MICRO_BATCH)
+    batch_size = None if token_budget else (_positive_int(cfg.get("micro_batch_size")) or DEFAULT_BATCH_SIZE)
     # transformers' Trainer: LengthGroupedSampler(train_batch_size * gradient_accumulation_steps, ...)
     accum = _positive_int(cfg.get("gradient_accumulation_steps")) or 1
     mega_batch = batch_size * accum if batch_size is not None else None
@@ -514,7 +513,6 @@ def gpu_facts(name: str | None = None, memory: str | None = None) -> GpuFacts | 
 GIB = 2**30
 NEAR_GPU_LIMIT = 0.10  # "within 10% of the GPU's memory": the warning band under the limit
 DRAFTER_LOGITS_LIMIT = 0.25  # a logits tensor over a quarter of the GPU: its loss needs three quarters more
-REFERENCE_FREE = ("orpo", "simpo", "cpo")  # preference losses without a reference model
 COMPONENT_LABELS: Mapping[str, str] = {
     "weights": "weights", "reference_model": "reference model", "gradients": "gradients",
     "optimizer_states": "optimizer states", "optimizer_workspace": "optimizer step temporaries",
@@ -695,6 +693,8 @@ class MemoryCheck:
     @property
     def needs_reference_copy(self) -> bool:
         """Preference training that keeps a second full copy of the weights as its reference model."""
+        from .memory import REFERENCE_FREE
+
         return self.reference.bytes > 0 and self.trainer not in REFERENCE_FREE
 
     @cached_property

@@ -578,3 +578,13 @@ def test_one_broken_config_does_not_stop_the_others(story_profile, tmp_path):
     as_json = json.loads(run_cli(bad, STORY, "--profile", story_profile, "--format", "json").stdout)
     assert [f["path"] for f in as_json["files"]] == [str(STORY)] and as_json["errors"][0].startswith(f"{bad}:2:")
     assert run_cli(bad, STORY, "--profile", story_profile, "--exit-zero").exit_code == 2  # errors are not findings
+
+
+def test_shared_constants_have_one_home(real_profile):
+    """REFERENCE_FREE lives in seqprof.memory and the default batch size in seqprof.buckets; facts uses those."""
+    import seqprof.facts as facts_module
+    from seqprof.buckets import DEFAULT_BATCH_SIZE
+
+    assert "REFERENCE_FREE" not in vars(facts_module) and "DEFAULT_MICRO_BATCH" not in vars(facts_module)
+    sim = build_facts(plan_of("trl", max_seq_length=512), Profile.load(real_profile)).sim
+    assert sim.batch_size == DEFAULT_BATCH_SIZE
