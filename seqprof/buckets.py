@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,7 @@ import numpy as np
 from .errors import SeqprofError
 from .histogram import LengthHistogram
 from .recommend import recommend_max_seq_length
-from .simulate import BUCKETED, Simulation, simulate
+from .simulate import BUCKETED, Simulation, StrategyResult, simulate
 
 
 def _distinct(counts: Mapping[int, int] | LengthHistogram, max_len: int | None) -> tuple[np.ndarray, np.ndarray]:
@@ -324,12 +324,25 @@ def build_bucket_report(hist: LengthHistogram, num_buckets: int, *, batch_size: 
     if batch_size is not None:
         expected = sum(b.real_tokens + b.expected_batch_padding for b in buckets)
         efficiency, how = (real / expected if expected else 1.0), "exact"
+        strategies = dict(sim.strategies)
+        if BUCKETED in strategies:  # one figure everywhere: the exact expectation, the Monte Carlo mean beside it
+            strategies[BUCKETED] = _with_exact_cost(strategies[BUCKETED], expected, sim.rows * max_seq_length)
+            sim = replace(sim, strategies=strategies)
     else:
         efficiency, how = sim.strategies[BUCKETED].padding_efficiency, "monte_carlo"
     return BucketReport(num_buckets=num_buckets, batch_size=batch_size, token_budget=token_budget,
                         max_seq_length=max_seq_length, boundaries=tuple(boundaries),
                         padding_efficiency=efficiency, padding_efficiency_method=how,
                         buckets=tuple(buckets), methods=tuple(methods), simulation=sim)
+
+
+def _with_exact_cost(result: StrategyResult, computed: float, fixed_computed: float) -> StrategyResult:
+    """The bucketed shuffle's cost figures replaced by their exact expectation (spreads stay Monte Carlo)."""
+    real = result.real_tokens
+    return replace(result, padding_efficiency=real / computed if computed else 1.0, computed_tokens=float(computed),
+                   padded_tokens=float(computed - real), speedup_bound=computed / real if real else 1.0,
+                   speedup_vs_fixed=fixed_computed / computed if computed else 1.0,
+                   padding_efficiency_simulated=result.padding_efficiency)
 
 
 def _check_settings(hist: LengthHistogram, num_buckets: int, batch_size: int | None,

@@ -213,6 +213,8 @@ class StrategyResult:
     consecutive_similarity: float | None  # lag-1 correlation of batch mean lengths (1 = sorted)
     repeated_batches: float | None  # share of epoch-2 batches identical to an epoch-1 batch
     epochs: int
+    # set when the figures above are an exact expectation: the Monte Carlo mean they replaced
+    padding_efficiency_simulated: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

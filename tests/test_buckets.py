@@ -22,6 +22,7 @@ from seqprof.buckets import (
     padding_cost,
 )
 from seqprof.cli import main
+from seqprof.simulate import simulate
 from seqprof.profile import DatasetInfo, TokenizerInfo
 from seqprof.recommend import recommend_max_seq_length
 
@@ -212,8 +213,18 @@ def test_report_carries_the_solved_boundaries_and_exact_expectation():
     expected = expected_bucketed_computed(LengthHistogram.from_lengths(kept), list(report.boundaries), 8)
     assert report.padding_efficiency == pytest.approx(kept.sum() / expected, rel=1e-12)
     assert report.padding_efficiency_method == "exact"
-    mc = report.simulation.strategies["bucketed_shuffle"]
+    bucketed = report.simulation.strategies["bucketed_shuffle"]
+    assert bucketed.padding_efficiency == report.padding_efficiency  # one figure, wherever it is printed
+    assert bucketed.computed_tokens == pytest.approx(expected, rel=1e-12)
+    assert bucketed.padded_tokens == pytest.approx(expected - kept.sum(), rel=1e-12)
+    assert bucketed.speedup_vs_fixed == pytest.approx(kept.size * 2048 / expected, rel=1e-12)
+    mc = simulate(hist, max_seq_length=2048, boundaries=list(report.boundaries), batch_size=8, seed=3,
+                  strategies=["bucketed_shuffle"]).strategies["bucketed_shuffle"]
+    assert bucketed.padding_efficiency_simulated == mc.padding_efficiency  # the Monte Carlo mean, kept beside it
+    assert bucketed.padding_efficiency_std == mc.padding_efficiency_std
     assert abs(mc.padding_efficiency - report.padding_efficiency) < 5 * mc.padding_efficiency_std + 1e-3
+    as_dict = report.to_dict()
+    assert as_dict["strategies"]["bucketed_shuffle"]["padding_efficiency"] == as_dict["padding_efficiency"]
     assert sum(b.rows for b in report.buckets) == hist.count
 
 
