@@ -7,15 +7,29 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .architecture import Architecture
+from .dialects.common import as_bool
 from .errors import SeqprofError
-from .memory import OPTIMIZERS, PRECISIONS, ATTENTION, REFERENCE_FREE, MemoryEstimate, TrainingSetup, estimate_memory
+from .memory import (
+    ATTENTION,
+    OPTIMIZERS,
+    PRECISIONS,
+    REFERENCE_FREE,
+    MemoryEstimate,
+    TrainingSetup,
+    estimate_memory,
+)
 
 NO_CONFIG_FIX = "pass --model-config PATH/config.json"
-_TRUE = {"true", "yes", "1", "on"}
 
 
-def _as_bool(value: Any) -> bool:
-    return value is True or (isinstance(value, str) and value.strip().lower() in _TRUE) or value == 1
+def _on(value: Any) -> bool:
+    """A plan switch (already normalised by the dialect's as_bool); raw config values go through it too."""
+    return as_bool(value) is True
+
+
+def _checkpointing(value: Any) -> bool:
+    """gradient_checkpointing: true, or Unsloth's "unsloth" mode (checkpointed, activations offloaded)."""
+    return _on(value) or (isinstance(value, str) and value.strip().lower() == "unsloth")
 
 
 def setup_from_plan(plan: Any) -> tuple[TrainingSetup, tuple[str, ...]]:
@@ -41,8 +55,8 @@ def setup_from_plan(plan: Any) -> tuple[TrainingSetup, tuple[str, ...]]:
                      "fp32 weights under autocast need about twice the weight, gradient and optimizer memory")
     adapter = get("adapter")
     adapter = str(adapter).lower() if adapter else None
-    load4 = _as_bool(get("load_in_4bit")) or adapter == "qlora"
-    load8 = _as_bool(get("load_in_8bit"))
+    load4 = _on(get("load_in_4bit")) or adapter == "qlora"
+    load8 = _on(get("load_in_8bit"))
     if adapter in ("qlora",):
         adapter = "lora"
     if adapter in ("none", "full", ""):
@@ -66,7 +80,7 @@ def setup_from_plan(plan: Any) -> tuple[TrainingSetup, tuple[str, ...]]:
             "cce": "cut_cross_entropy"}.get(str(fused).lower(), "hf") if fused else "hf"
     trainer = str(get("trainer") or "sft").lower()
     reference = "none" if trainer in REFERENCE_FREE else ("lora_base" if adapter else "model")
-    if _as_bool(raw.get("precompute_ref_log_probs")) or _as_bool(get("precompute_ref_log_probs")):
+    if _on(raw.get("precompute_ref_log_probs")):
         reference = "precomputed"
     elif raw.get("ref_model") or raw.get("ref_model_name_or_path"):
         reference = "model"
@@ -76,7 +90,7 @@ def setup_from_plan(plan: Any) -> tuple[TrainingSetup, tuple[str, ...]]:
         master_weights_fp32=master_fp32,
         adapter=adapter, lora_r=int(get("lora_r") or 16), lora_targets=tuple(str(t) for t in (targets or ())),
         lora_dropout=float(get("lora_dropout") or 0.0), load_in_4bit=load4, load_in_8bit=load8 and not load4,
-        optimizer=optimizer, gradient_checkpointing=_as_bool(get("gradient_checkpointing")),
+        optimizer=optimizer, gradient_checkpointing=_checkpointing(get("gradient_checkpointing")),
         attn_implementation=attn, loss=loss, trainer=trainer,
         reference=reference, zero_stage=int(zero) if zero not in (None, "") else 0, fsdp=bool(get("fsdp")),
         world_size=int(get("world_size") or 1),

@@ -297,12 +297,12 @@ def test_lora_dropout_is_read_from_every_dialect_that_has_the_key(real_plans: di
     # the dialects the shared configs have no example of (strings become numbers as the frameworks parse them)
     cases = {
         "trl.yaml": ("model_name_or_path: m\ndataset_name: d\nuse_peft: true\nlora_dropout: '0.1'\n", "lora_dropout"),
-        "lf.yaml": ("stage: sft\nfinetuning_type: lora\ncutoff_len: 1024\nlora_rank: 8\nlora_dropout: 0.1\n"
-                    "template: llama3\n", "lora_dropout"),
-        "u.yaml": ("model_name: unsloth/llama-3-8b\nmax_seq_length: 8192\nr: 64\nlora_dropout: 0.1\n"
-                   "use_rslora: false\n", "lora_dropout"),
-        "tt.yaml": ("output_dir: /tmp/out\nmodel:\n  _component_: torchtune.models.llama3_2.lora_llama3_2_1b\n"
-                    "  lora_rank: 8\n  lora_dropout: 0.1\ntokenizer:\n  max_seq_len: 1024\n", "model.lora_dropout"),
+        "lf.yaml": (("stage: sft\nfinetuning_type: lora\ncutoff_len: 1024\nlora_rank: 8\nlora_dropout: 0.1\n"
+                     "template: llama3\n"), "lora_dropout"),
+        "u.yaml": (("model_name: unsloth/llama-3-8b\nmax_seq_length: 8192\nr: 64\nlora_dropout: 0.1\n"
+                    "use_rslora: false\n"), "lora_dropout"),
+        "tt.yaml": (("output_dir: /tmp/out\nmodel:\n  _component_: torchtune.models.llama3_2.lora_llama3_2_1b\n"
+                     "  lora_rank: 8\n  lora_dropout: 0.1\ntokenizer:\n  max_seq_len: 1024\n"), "model.lora_dropout"),
     }
     for name, (text, key) in cases.items():
         plan = read_plan(_write(tmp_path, name, text))

@@ -310,3 +310,21 @@ def test_memory_report_errors_carry_a_fix_and_the_settings_gpu_applies(tmp_path)
     (tmp_path / ".seqprof.yaml").write_text("gpu: H200\n")
     facts = memory_report(str(cfg), model_config=str(CONFIGS / "qwen3-0.6b.json"))
     assert (facts.gpu_name, facts.gpu_bytes) == gpu_memory_bytes("H200")
+
+
+def test_plan_switches_as_the_dialects_normalised_them(tmp_path):
+    # Unsloth's use_gradient_checkpointing: "unsloth" is checkpointing (plus offload), not "off"
+    uns = tmp_path / "u.yaml"
+    uns.write_text("model_name: unsloth/llama-3-8b\nmax_seq_length: 2048\nr: 16\n"
+                   "use_gradient_checkpointing: unsloth\nper_device_train_batch_size: 2\n")
+    plan = read_plan(uns)
+    assert plan.dialect == "unsloth" and plan.get("gradient_checkpointing") == "unsloth"
+    assert setup_from_plan(plan)[0].gradient_checkpointing is True
+    off = tmp_path / "off.yaml"
+    off.write_text(uns.read_text().replace("use_gradient_checkpointing: unsloth", "use_gradient_checkpointing: 'false'"))
+    assert setup_from_plan(read_plan(off))[0].gradient_checkpointing is False
+    dpo = tmp_path / "dpo.yaml"
+    dpo.write_text("model_name_or_path: meta-llama/Llama-3.1-8B\nmax_length: 1024\nbeta: 0.1\n"
+                   "precompute_ref_log_probs: 'true'\nload_in_4bit: 'false'\n")
+    s, _ = setup_from_plan(read_plan(dpo))
+    assert (s.trainer, s.reference, s.load_in_4bit) == ("dpo", "precomputed", False)
