@@ -203,8 +203,9 @@ def tokenizer_family_notes(tokenizer: str, model: Any) -> tuple[str, ...]:
     ours, theirs = _families(tokenizer), _families(model)
     if not ours or not theirs or ours & theirs:
         return ()  # same family, or one side unknown: stay silent rather than guess
-    return (f"the profile was tokenized with {tokenizer!r}, but the config trains {model!r}; "
-            "lengths may differ (re-run `seqprof analyze` with that model's tokenizer)",)
+    note = (f"the profile was tokenized with {tokenizer!r}, but the config trains {model!r}; "
+            "lengths may differ (re-run `seqprof analyze` with that model's tokenizer)")
+    return (note,)
 
 
 def load_lint_profile(data: str | None, profile: str | None, tokenizer: str | None) -> Profile | None:

@@ -22,9 +22,9 @@ from seqprof.buckets import (
     padding_cost,
 )
 from seqprof.cli import main
-from seqprof.simulate import simulate
 from seqprof.profile import DatasetInfo, TokenizerInfo
 from seqprof.recommend import recommend_max_seq_length
+from seqprof.simulate import simulate
 
 
 def plain_cost(hist: dict[int, int], bounds: list[int]) -> int:
