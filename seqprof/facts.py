@@ -513,11 +513,6 @@ def gpu_facts(name: str | None = None, memory: str | None = None) -> GpuFacts | 
 GIB = 2**30
 NEAR_GPU_LIMIT = 0.10  # "within 10% of the GPU's memory": the warning band under the limit
 DRAFTER_LOGITS_LIMIT = 0.25  # a logits tensor over a quarter of the GPU: its loss needs three quarters more
-COMPONENT_LABELS: Mapping[str, str] = {
-    "weights": "weights", "reference_model": "reference model", "gradients": "gradients",
-    "optimizer_states": "optimizer states", "optimizer_workspace": "optimizer step temporaries",
-    "activations": "activations", "logits": "logits and loss buffers", "workspace": "cuBLAS workspace",
-    "cuda_context": "CUDA context", "allocator_overhead": "allocator overhead"}
 _FIXED_COMPONENTS = ("cuda_context", "allocator_overhead", "workspace")  # the same for every config
 DRAFTER_NOTE = "drafter training: the peak estimate covers fine-tuning (SFT, DPO), not a frozen target + draft model"
 
@@ -854,6 +849,8 @@ def _world_size_known(plan: Plan) -> bool:
 
 
 def _component(name: str, nbytes: int, peak: int) -> MemoryComponent:
+    from .memory import COMPONENT_LABELS
+
     return MemoryComponent(name=name, label=COMPONENT_LABELS.get(name, name.replace("_", " ")), bytes=int(nbytes),
                            share=nbytes / peak if peak else 0.0)
 

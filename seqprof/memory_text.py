@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from .facts import NEAR_GPU_LIMIT
 from .memory import COMPONENT_LABELS, GiB
 from .memory_plan import MemoryFacts
 
@@ -38,7 +39,7 @@ def format_memory(facts: MemoryFacts) -> str:
     lines.append(f"{'peak':<{width}}  {est.peak_bytes / GiB:9.2f}")
     if facts.gpu_bytes:
         verdict = ("does NOT fit" if facts.over_budget else
-                   "fits, within 10% of the limit" if (facts.headroom or 0) < 0.10 else "fits")
+                   "fits, within 10% of the limit" if (facts.headroom or 0) < NEAR_GPU_LIMIT else "fits")
         lines.append(f"{'GPU ' + (facts.gpu_name or ''):<{width}}  {facts.gpu_bytes / GiB:9.2f}  {verdict}")
         # decimal GB as cards are sold (80GB = 80e9 bytes) vs binary GiB: say which budget was checked
         lines.append(f"budget: {facts.gpu_name} = {facts.gpu_bytes:,} bytes = {facts.gpu_bytes / GiB:.2f} GiB")
