@@ -167,11 +167,9 @@ def test_every_file_format_gives_the_same_profile(tmp_path, tokenizer_dirs, hf, 
         assert profile.dataset.schema == "alpaca"
 
 
-def test_messages_in_parquet_with_ragged_content(tmp_path, tokenizer_dirs, hf, conversations):
-    """Content as a string in one row and a list of parts in the next: parts are joined as text."""
-    import pyarrow.parquet as pq
-    import pyarrow as pa
-
+def test_ragged_message_content_in_jsonl(tmp_path, tokenizer_dirs, hf, conversations):
+    """Content as a string in one row and a list of parts in the next (what pyarrow's JSON reader
+    rejects and polars turns into a JSON string): parts are joined as text."""
     rows = []
     for i, conv in enumerate(conversations[:30]):
         if i % 2:
