@@ -60,9 +60,8 @@ class LengthCounter:
         self.schema = schema
         self.per_turn_fields = per_turn_fields
         self._renderer: ChatRenderer | None = None
-        if schema in ("messages", "alpaca") or schema in ("prompt_completion", "preference"):
-            if tok.chat_template:
-                self._renderer = ChatRenderer(tok.chat_template, tok.special_tokens)
+        if schema != "text" and tok.chat_template:
+            self._renderer = ChatRenderer(tok.chat_template, tok.special_tokens)
         if schema in ("messages", "alpaca") and self._renderer is None:
             raise SeqprofError(f"tokenizer {tok.name} has no chat template, needed for the {schema} schema",
                                fix="pass a tokenizer that has one, or --chat-template FILE")
