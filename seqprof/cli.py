@@ -69,8 +69,9 @@ def analyze(data, tokenizer, chat_template, schema, fields, fmt, output, coverag
     from .profile import check_writable
     from .tokenizer_loader import DEFAULT_TOKENIZER
 
-    if output:
-        check_writable(output)  # before tokenizing, not after
+    for path, option in ((output, "--output"), (html, "--html")):
+        if path:
+            check_writable(path, option)  # before tokenizing, not after
     if data is None:
         data = str(default_dataset_path())
         click.echo(f"seqprof: no DATA given; profiling the embedded default dataset {data}", err=True)

@@ -106,12 +106,12 @@ class Profile:
         return cls.from_dict(data, path=str(p))
 
 
-def check_writable(path: str | Path) -> Path:
+def check_writable(path: str | Path, option: str = "--output") -> Path:
     """Fail before the work, not after it: the output's directory must exist."""
     target = Path(path)
     if not target.parent.is_dir():
-        raise SeqprofError("directory for the output does not exist", path=str(target),
-                           fix=f"create {target.parent} first or choose another --output path")
+        raise SeqprofError(f"directory for the {option} file does not exist", path=str(target),
+                           fix=f"create {target.parent} first or choose another {option} path")
     return target
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from . import charts
 from .errors import SeqprofError
 from .histogram import LengthHistogram
-from .profile import Profile
+from .profile import Profile, check_writable
 
 TEMPLATE = "report.html.j2"
 PREVIEW_CHARS = 360
@@ -84,10 +84,7 @@ def render_report(profile: Profile | None = None, *, buckets: Any = None, strate
 
 def write_report(path: str | Path, profile: Profile | None = None, **kwargs: Any) -> Path:
     """Render, then write atomically: a failed run never leaves a half-written report behind."""
-    target = Path(path)
-    if not target.parent.is_dir():
-        raise SeqprofError("directory for the HTML report does not exist", path=str(target),
-                           fix=f"create {target.parent} first or choose another --html path")
+    target = check_writable(path, "--html")
     text = render_report(profile, **kwargs)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
