@@ -41,8 +41,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
 
-    from seqprof.analyze import AnalyzeOptions, build_profile
-    from seqprof.tokenizer_loader import load_tokenizer
+    from seqprof.dataset.analyze import AnalyzeOptions, build_profile
+    from seqprof.dataset.tokenizers import load_tokenizer
 
     texts = corpus(int(args.max_mb * 1e6))
     with tempfile.TemporaryDirectory() as tmp:

@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 from seqprof import LengthHistogram, optimal_boundaries
-from seqprof.buckets import equal_count_boundaries, padding_cost
+from seqprof.batching.buckets import equal_count_boundaries, padding_cost
 
 
 def naive_dp_cost(values: np.ndarray, counts: np.ndarray, k: int) -> int:

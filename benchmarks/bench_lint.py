@@ -68,7 +68,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
 
-    from seqprof.analyze import build_profile
+    from seqprof.dataset.analyze import build_profile
 
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "stdlib.jsonl"

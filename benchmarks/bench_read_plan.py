@@ -17,8 +17,8 @@ from pathlib import Path
 
 import yaml
 
-from seqprof import config_loader
-from seqprof.config_plan import read_plan
+from seqprof.config import loader as config_loader
+from seqprof.config.read import read_plan
 from seqprof.errors import SeqprofError
 
 CONFIGS = Path(__file__).resolve().parents[2] / "shared" / "configs"

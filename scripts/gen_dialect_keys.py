@@ -22,7 +22,7 @@ import re
 import sys
 from pathlib import Path
 
-KEYS_DIR = Path(__file__).resolve().parents[1] / "seqprof" / "dialects" / "keys"
+KEYS_DIR = Path(__file__).resolve().parents[1] / "seqprof" / "config" / "dialects" / "keys"
 _ALIAS = re.compile(r"[Dd]eprecated alias of `([A-Za-z0-9_]+)`")
 
 

@@ -1,4 +1,4 @@
-"""Regenerate seqprof/data/python_docs_chat.jsonl: real text (CPython's own docstrings) as chat rows.
+"""Regenerate seqprof/assets/python_docs_chat.jsonl: real text (CPython's own docstrings) as chat rows.
 
 The embedded default dataset must be real text that ships with the install and works offline; the
 standard library's docstrings are exactly that, with a wide, realistic length spread (one-liners to
@@ -64,7 +64,7 @@ def main() -> None:
                      {"role": "assistant", "content": doc2}]
         rows.append({"messages": msgs})
         i += 1
-    out = Path(__file__).resolve().parent.parent / "seqprof" / "data" / "python_docs_chat.jsonl"
+    out = Path(__file__).resolve().parent.parent / "seqprof" / "assets" / "python_docs_chat.jsonl"
     out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     print(f"wrote {len(rows)} rows to {out}")
 

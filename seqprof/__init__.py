@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .errors import SeqprofError
-from .histogram import LengthHistogram, LengthStats
-from .profile import Profile
-from .recommend import Recommendation, recommend_max_seq_length
+from seqprof.dataset.histogram import LengthHistogram, LengthStats
+from seqprof.dataset.profile import Profile
+from seqprof.dataset.recommend import Recommendation, recommend_max_seq_length
+from seqprof.errors import SeqprofError
 
 if TYPE_CHECKING:
-    from .buckets import optimal_boundaries
-    from .sampler import BucketedShuffleSampler
+    from seqprof.batching.buckets import optimal_boundaries
+    from seqprof.batching.sampler import BucketedShuffleSampler
 
-_LAZY = {"optimal_boundaries": "buckets", "BucketedShuffleSampler": "sampler"}
+_LAZY = {"optimal_boundaries": "seqprof.batching.buckets", "BucketedShuffleSampler": "seqprof.batching.sampler"}
 
 
 def __getattr__(name: str) -> Any:
@@ -21,7 +21,7 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         import importlib
 
-        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -31,7 +31,7 @@ def profile(data: str, *, tokenizer: str | None = None, schema: str | None = Non
             columns: dict[str, str] | None = None, chat_template: str | None = None,
             skip_bad_rows: bool = False, coverage: float = 0.999, multiple: int = 64) -> Profile:
     """Profile a dataset from Python: the same Profile value object `seqprof analyze` prints."""
-    from .analyze import AnalyzeOptions, build_profile
+    from seqprof.dataset.analyze import AnalyzeOptions, build_profile
 
     return build_profile(data, AnalyzeOptions(tokenizer=tokenizer, chat_template=chat_template, schema=schema,
                                               columns=columns, skip_bad_rows=skip_bad_rows, coverage=coverage,

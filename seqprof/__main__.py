@@ -1,3 +1,3 @@
-from .cli import main
+from seqprof.cli import main
 
 main()

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from .errors import SeqprofError
+from seqprof.errors import SeqprofError
 
 
 class _Group(click.Group):
@@ -65,9 +65,13 @@ def analyze(data, tokenizer, chat_template, schema, fields, fmt, output, coverag
     """Profile DATA's token lengths exactly as the trainer will see them."""
     import json
 
-    from .analyze import AnalyzeOptions, build_profile, default_dataset_path
-    from .profile import check_writable
-    from .tokenizer_loader import DEFAULT_TOKENIZER
+    from seqprof.dataset.analyze import (
+        AnalyzeOptions,
+        build_profile,
+        default_dataset_path,
+    )
+    from seqprof.dataset.profile import check_writable
+    from seqprof.dataset.tokenizers import DEFAULT_TOKENIZER
 
     for path, option in ((output, "--output"), (html, "--html")):
         if path:
@@ -85,14 +89,14 @@ def analyze(data, tokenizer, chat_template, schema, fields, fmt, output, coverag
                                 on_skip=lambda loc, why: click.echo(f"seqprof: skipped {loc}: {why}", err=True))
     bucket_report = None
     if num_buckets:
-        from .buckets import build_bucket_report
+        from seqprof.batching.buckets import build_bucket_report
 
         bucket_report = build_bucket_report(profile.sequence, num_buckets, batch_size=batch_size,
                                             max_seq_length=profile.recommendation.max_seq_length)
     if output:
         profile.save(output)
     if html:
-        from .report import DEFAULT_REPORT_BUCKETS, write_report
+        from seqprof.render.report import DEFAULT_REPORT_BUCKETS, write_report
 
         if bucket_report is not None:
             write_report(html, profile, buckets=bucket_report)
@@ -106,12 +110,12 @@ def analyze(data, tokenizer, chat_template, schema, fields, fmt, output, coverag
     else:
         from rich.console import Console
 
-        from .profile_text import profile_renderable
+        from seqprof.render.profile_text import profile_renderable
 
         console = Console()
         console.print(profile_renderable(profile))
         if bucket_report is not None:
-            from .buckets_text import bucket_report_renderable
+            from seqprof.render.buckets_text import bucket_report_renderable
 
             console.print(bucket_report_renderable(bucket_report), crop=False)
 
@@ -122,7 +126,12 @@ class _progress:
     def __enter__(self):
         self._bar = None
         if sys.stderr.isatty():
-            from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+            from rich.progress import (
+                Progress,
+                SpinnerColumn,
+                TextColumn,
+                TimeElapsedColumn,
+            )
 
             self._bar = Progress(SpinnerColumn(), TextColumn("tokenizing: {task.completed:,} rows"),
                                  TimeElapsedColumn(), transient=True)
@@ -139,7 +148,7 @@ class _progress:
 @main.command()
 def tokenizers() -> None:
     """List the tokenizers installed packages ship (usable offline as --tokenizer NAME)."""
-    from .tokenizer_loader import DEFAULT_TOKENIZER, packaged_tokenizer_names
+    from seqprof.dataset.tokenizers import DEFAULT_TOKENIZER, packaged_tokenizer_names
 
     for name in packaged_tokenizer_names():
         click.echo(name + ("  (default)" if name == DEFAULT_TOKENIZER else ""))
@@ -166,7 +175,7 @@ def buckets(source, num_buckets, batch_size, token_budget, max_seq_length, token
     """Solve padding-optimal bucket boundaries and compare every batching strategy on them."""
     import json
 
-    from .buckets import build_bucket_report, histogram_from_source
+    from seqprof.batching.buckets import build_bucket_report, histogram_from_source
 
     hist = histogram_from_source(source, tokenizer=tokenizer)
     report = build_bucket_report(hist, num_buckets, batch_size=batch_size, token_budget=token_budget,
@@ -176,7 +185,7 @@ def buckets(source, num_buckets, batch_size, token_budget, max_seq_length, token
     else:
         from rich.console import Console
 
-        from .buckets_text import bucket_report_renderable
+        from seqprof.render.buckets_text import bucket_report_renderable
 
         Console().print(bucket_report_renderable(report), crop=False)  # the paste lines stay whole
 
@@ -207,8 +216,8 @@ def buckets(source, num_buckets, batch_size, token_budget, max_seq_length, token
 def lint(configs, data, profile_path, tokenizer, dialect, gpu, gpu_memory, world_size, model_config, fmt, fail_on,
          exit_zero, select, ignore, html):
     """Lint training CONFIGS: what will waste or break the run, on which line, and the fix."""
-    from .lint import LintOptions, exit_code, lint_paths
-    from .lint_output import render
+    from seqprof.lint.run import LintOptions, exit_code, lint_paths
+    from seqprof.render.lint_output import render
 
     if gpu and gpu_memory:
         raise click.UsageError("give --gpu or --gpu-memory, not both")
@@ -220,7 +229,7 @@ def lint(configs, data, profile_path, tokenizer, dialect, gpu, gpu_memory, world
     for error in result.errors:
         click.echo(f"seqprof: error: {error}", err=True)
     if html:
-        from .report import write_report
+        from seqprof.render.report import write_report
 
         write_report(html, lint=result, lint_options=options)
     text = render(result, fmt)
@@ -242,9 +251,13 @@ def rules(rule, fmt, rule_dirs):
     import json
     from pathlib import Path
 
-    from .lint_output import render_rule_doc, render_rule_list, rule_to_dict
-    from .rule_engine import find_rule, load_rules
-    from .settings import find_settings
+    from seqprof.lint.rules import find_rule, load_rules
+    from seqprof.render.lint_output import (
+        render_rule_doc,
+        render_rule_list,
+        rule_to_dict,
+    )
+    from seqprof.settings import find_settings
 
     settings = find_settings(Path.cwd())
     loaded = load_rules(tuple(settings.rule_dirs) + tuple(rule_dirs))
@@ -274,8 +287,8 @@ def memory(config, model_config, gpu, gpu_memory, dialect, fmt):
     """Predict the peak GPU memory of CONFIG's training step, component by component."""
     import json
 
-    from .memory_plan import memory_report
-    from .memory_text import format_memory, memory_json
+    from seqprof.predict.memory_plan import memory_report
+    from seqprof.render.memory_text import format_memory, memory_json
 
     if gpu and gpu_memory:
         raise click.UsageError("give --gpu or --gpu-memory, not both")

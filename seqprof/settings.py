@@ -10,8 +10,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .errors import SeqprofError
-from .findings import SEVERITIES
+from seqprof.errors import SeqprofError
+from seqprof.lint.findings import SEVERITIES
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from seqprof.analyze import default_dataset_path
-from seqprof.tokenizer_loader import _otc_data_dir
+from seqprof.dataset.analyze import default_dataset_path
+from seqprof.dataset.tokenizers import _otc_data_dir
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from seqprof.analyze import AnalyzeOptions, build_profile
-from seqprof.histogram import LengthHistogram
+from seqprof.dataset.analyze import AnalyzeOptions, build_profile
+from seqprof.dataset.histogram import LengthHistogram
 
 ROWS = 120  # enough real rows for a spread of lengths, small enough for a fast suite
 FAMILIES = ["qwen-2.5", "deepseek-r1-distill-llama-8b", "qwen-3"]
@@ -104,8 +104,8 @@ def test_lengths_equal_transformers(tmp_path, tokenizer_dirs, hf, conversations,
 
 def test_per_role_fields_match_prefix_rendering(tokenizer_dirs, hf, conversations, tmp_path):
     """Per-role token counts telescope over rendered prefixes and sum to the sequence length."""
-    from seqprof.lengths import LengthCounter
-    from seqprof.tokenizer_loader import load_tokenizer
+    from seqprof.dataset.lengths import LengthCounter
+    from seqprof.dataset.tokenizers import load_tokenizer
 
     tok = hf["qwen-3"]
     rows = conversations[:40]

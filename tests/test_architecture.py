@@ -7,10 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from seqprof.architecture import architecture_from_config, find_model_config, read_architecture, \
-    resolve_architecture
 from seqprof.errors import SeqprofError
-from seqprof.gpus import gpu_memory_bytes, parse_memory_size
+from seqprof.predict.architecture import (
+    architecture_from_config,
+    find_model_config,
+    read_architecture,
+    resolve_architecture,
+)
+from seqprof.predict.gpus import gpu_memory_bytes, parse_memory_size
 
 CONFIGS = Path(__file__).resolve().parents[1] / "benchmarks" / "memory" / "configs"
 

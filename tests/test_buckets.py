@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from seqprof import LengthHistogram, Profile, SeqprofError, optimal_boundaries
-from seqprof.buckets import (
+from seqprof.batching.buckets import (
     build_bucket_report,
     equal_count_boundaries,
     equal_token_boundaries,
@@ -21,10 +21,10 @@ from seqprof.buckets import (
     expected_bucketed_computed,
     padding_cost,
 )
+from seqprof.batching.simulate import simulate
 from seqprof.cli import main
-from seqprof.profile import DatasetInfo, TokenizerInfo
-from seqprof.recommend import recommend_max_seq_length
-from seqprof.simulate import simulate
+from seqprof.dataset.profile import DatasetInfo, TokenizerInfo
+from seqprof.dataset.recommend import recommend_max_seq_length
 
 
 def plain_cost(hist: dict[int, int], bounds: list[int]) -> int:
@@ -280,7 +280,7 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path):
 
 
 def test_cli_on_raw_data_goes_through_analyze(tmp_path):
-    from seqprof.analyze import build_profile, default_dataset_path
+    from seqprof.dataset.analyze import build_profile, default_dataset_path
 
     data = str(default_dataset_path())
     result = CliRunner().invoke(main, ["buckets", data, "-k", "5", "--format", "json"])

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from seqprof.cli import main
-from seqprof.profile import Profile
+from seqprof.dataset.profile import Profile
 
 CONTRACT = {
     "dataset": {"path", "format", "rows", "skipped_rows", "schema"},
@@ -105,7 +105,7 @@ def test_profile_is_accepted_back_and_damaged_profile_is_an_error(tmp_path):
 
 def test_python_api_returns_the_same_profile_as_the_cli(tmp_path):
     import seqprof
-    import seqprof.profile  # noqa: F401  (the module of the same name must not shadow the function)
+    import seqprof.dataset.profile  # noqa: F401  (the module of the same name must not shadow the function)
 
     api = seqprof.profile(_default(), tokenizer="qwen-2.5")
     cli = json.loads(CliRunner().invoke(main, ["analyze", "--format", "json"]).stdout)
@@ -114,12 +114,12 @@ def test_python_api_returns_the_same_profile_as_the_cli(tmp_path):
 
 
 def _default() -> str:
-    from seqprof.analyze import default_dataset_path
+    from seqprof.dataset.analyze import default_dataset_path
     return str(default_dataset_path())
 
 
 def test_num_buckets_adds_the_buckets_section():
-    from seqprof.buckets import optimal_boundaries
+    from seqprof.batching.buckets import optimal_boundaries
 
     result = CliRunner().invoke(main, ["analyze", "--num-buckets", "4", "--format", "json"])
     assert result.exit_code == 0, result.output

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from seqprof.config_loader import (
+from seqprof.config.loader import (
     MAX_EXPANDED_NODES,
     default_backend,
     load_config,

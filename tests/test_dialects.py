@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 import yaml
 
-from seqprof import dialects
-from seqprof.config_plan import detect_dialect, read_plan
+from seqprof.config import dialects
+from seqprof.config.read import detect_dialect, read_plan
 from seqprof.errors import SeqprofError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -474,7 +474,7 @@ def test_detection_scores_pick_the_specific_framework() -> None:
 def test_read_plan_does_not_import_transformers(tmp_path: Path) -> None:
     cfg = _write(tmp_path, "t.yaml", "model_name_or_path: m\ndataset_name: d\noutput_dir: o\n"
                                      "per_device_train_batch_size: 2\n")
-    code = ("import sys; from seqprof.config_plan import read_plan; "
+    code = ("import sys; from seqprof.config.read import read_plan; "
             f"p = read_plan({str(cfg)!r}); assert p.dialect == 'trl', p.dialect; "
             "assert 'transformers' not in sys.modules; assert 'torch' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
@@ -482,7 +482,7 @@ def test_read_plan_does_not_import_transformers(tmp_path: Path) -> None:
 
 def test_committed_training_arguments_list_matches_installed_transformers() -> None:
     transformers = pytest.importorskip("transformers")
-    from seqprof.dialects.common import load_keys_file
+    from seqprof.config.dialects.common import load_keys_file
 
     committed = load_keys_file("hf_training_arguments")
     if committed["version"] != transformers.__version__:
@@ -497,7 +497,7 @@ def test_committed_training_arguments_list_matches_installed_transformers() -> N
 def test_committed_trl_lists_match_installed_trl() -> None:
     trl = pytest.importorskip("trl")
     transformers = pytest.importorskip("transformers")
-    from seqprof.dialects.common import load_keys_file
+    from seqprof.config.dialects.common import load_keys_file
 
     base = {f.name for f in dataclasses.fields(transformers.TrainingArguments)}
     committed = load_keys_file("trl_configs")["classes"]
@@ -525,7 +525,7 @@ def _osa_reference(a: str, b: str) -> int:
 def test_levenshtein_with_cutoff_matches_the_full_table() -> None:
     import random
 
-    from seqprof.dialects.common import levenshtein
+    from seqprof.config.dialects.common import levenshtein
 
     rng = random.Random(7)
     for _ in range(3000):
@@ -538,7 +538,7 @@ def test_levenshtein_with_cutoff_matches_the_full_table() -> None:
 
 
 def test_did_you_mean() -> None:
-    from seqprof.dialects.common import did_you_mean
+    from seqprof.config.dialects.common import did_you_mean
 
     known = {"sequence_len", "micro_batch_size", "lora_r", "gradient_accumulation_steps", "max-anchors"}
     assert did_you_mean("sequnce_len", known) == "sequence_len"  # a dropped letter
@@ -566,7 +566,7 @@ def test_drafter_model_config_json_is_loaded_relative_to_the_yaml(tmp_path: Path
 
 
 def test_detect_dialect_takes_a_path_a_mapping_or_a_loaded_config(tmp_path: Path) -> None:
-    from seqprof.config_loader import load_config
+    from seqprof.config.loader import load_config
 
     cfg = _write(tmp_path, "a.yaml", "base_model: m\nsequence_len: 1024\nmicro_batch_size: 2\n")
     assert detect_dialect(cfg) == detect_dialect(str(cfg)) == "axolotl"

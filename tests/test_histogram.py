@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from seqprof.histogram import LengthHistogram
-from seqprof.recommend import recommend_max_seq_length, round_up
+from seqprof.dataset.histogram import LengthHistogram
+from seqprof.dataset.recommend import recommend_max_seq_length, round_up
 
 
 def test_percentiles_equal_numpy_linear_on_raw_lengths():

@@ -15,13 +15,13 @@ import pytest
 from click.testing import CliRunner
 
 from seqprof.cli import main
+from seqprof.config.plan import Plan, Setting
+from seqprof.dataset.histogram import LengthHistogram
+from seqprof.dataset.profile import DatasetInfo, Profile, TokenizerInfo
+from seqprof.dataset.recommend import recommend_max_seq_length
 from seqprof.errors import SeqprofError
-from seqprof.facts import build_facts, optimizer_steps_per_epoch
-from seqprof.histogram import LengthHistogram
-from seqprof.lint import LintOptions, exit_code, lint_paths
-from seqprof.plan import Plan, Setting
-from seqprof.profile import DatasetInfo, Profile, TokenizerInfo
-from seqprof.recommend import recommend_max_seq_length
+from seqprof.lint.facts import build_facts, optimizer_steps_per_epoch
+from seqprof.lint.run import LintOptions, exit_code, lint_paths
 from seqprof.settings import LintSettings, find_settings
 
 REPO = Path(__file__).resolve().parent.parent
@@ -79,7 +79,7 @@ def story_profile(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def real_profile(tmp_path_factory) -> Path:
     """A real profile: the packaged chat dataset tokenized with the real Qwen 2.5 tokenizer."""
-    from seqprof.analyze import build_profile, default_dataset_path
+    from seqprof.dataset.analyze import build_profile, default_dataset_path
 
     path = tmp_path_factory.mktemp("real") / "profile.json"
     build_profile(default_dataset_path()).save(path)
@@ -292,7 +292,7 @@ def all_configs() -> list[Path]:
 
 
 def test_every_shared_config_lints_without_a_crash():
-    from seqprof.dialects import DIALECTS
+    from seqprof.config.dialects import DIALECTS
 
     configs = all_configs()
     assert len(configs) > 300
@@ -470,7 +470,7 @@ def test_rows_over_the_cap_are_counted_and_said_per_framework(real_profile, tmp_
 
 
 def test_raw_data_is_analyzed_when_given_with_data(tmp_path):
-    from seqprof.analyze import build_profile, default_dataset_path
+    from seqprof.dataset.analyze import build_profile, default_dataset_path
 
     data = default_dataset_path()
     config = tmp_path / "trl.yaml"
@@ -499,7 +499,11 @@ def _trl_config(tmp_path: Path, model: str) -> Path:
 
 
 def test_raw_data_is_tokenized_with_the_configs_model_when_no_tokenizer_is_given(tmp_path):
-    from seqprof.analyze import AnalyzeOptions, build_profile, default_dataset_path
+    from seqprof.dataset.analyze import (
+        AnalyzeOptions,
+        build_profile,
+        default_dataset_path,
+    )
 
     data = default_dataset_path()
     config = _trl_config(tmp_path, "glm-4")  # a packaged tokenizer, found offline
@@ -515,10 +519,10 @@ def test_raw_data_is_tokenized_with_the_configs_model_when_no_tokenizer_is_given
 
 
 def test_raw_data_falls_back_to_the_default_tokenizer_and_says_so(tmp_path):
-    from seqprof.tokenizer_loader import DEFAULT_TOKENIZER
+    from seqprof.dataset.tokenizers import DEFAULT_TOKENIZER
 
     config = _trl_config(tmp_path, "acme/NoSuchModel-7B")
-    from seqprof.analyze import default_dataset_path
+    from seqprof.dataset.analyze import default_dataset_path
 
     out = CliRunner().invoke(main, ["lint", str(config), "--data", str(default_dataset_path()), "--select", "SP102",
                                     "--format", "json"])
@@ -545,9 +549,9 @@ def test_a_saved_profile_from_another_model_family_gets_a_note(tmp_path):
 
 
 def test_the_configs_group_by_length_is_simulated_with_accumulated_megabatches(real_profile):
-    from seqprof.buckets import optimal_boundaries
-    from seqprof.facts import DEFAULT_NUM_BUCKETS, SIM_EPOCHS
-    from seqprof.simulate import simulate
+    from seqprof.batching.buckets import optimal_boundaries
+    from seqprof.batching.simulate import simulate
+    from seqprof.lint.facts import DEFAULT_NUM_BUCKETS, SIM_EPOCHS
 
     profile = Profile.load(real_profile)
     plan = plan_of("trl", max_seq_length=1024, micro_batch_size=2, gradient_accumulation_steps=8,
@@ -581,9 +585,9 @@ def test_one_broken_config_does_not_stop_the_others(story_profile, tmp_path):
 
 
 def test_shared_constants_have_one_home(real_profile):
-    """REFERENCE_FREE lives in seqprof.memory and the default batch size in seqprof.buckets; facts uses those."""
-    import seqprof.facts as facts_module
-    from seqprof.buckets import DEFAULT_BATCH_SIZE
+    """REFERENCE_FREE lives in seqprof.predict.memory and the default batch size in seqprof.buckets; facts uses those."""
+    import seqprof.lint.facts as facts_module
+    from seqprof.batching.buckets import DEFAULT_BATCH_SIZE
 
     assert "REFERENCE_FREE" not in vars(facts_module) and "DEFAULT_MICRO_BATCH" not in vars(facts_module)
     sim = build_facts(plan_of("trl", max_seq_length=512), Profile.load(real_profile)).sim

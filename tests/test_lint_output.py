@@ -10,14 +10,20 @@ import pytest
 from click.testing import CliRunner
 
 from seqprof.cli import main
-from seqprof.facts import build_facts
-from seqprof.histogram import LengthHistogram
-from seqprof.lint import LintResult, lint_plan
-from seqprof.lint_output import render, render_github, render_text, to_json, to_sarif
-from seqprof.plan import ConfigDiagnostic, Plan, Setting
-from seqprof.profile import DatasetInfo, Profile, TokenizerInfo
-from seqprof.recommend import recommend_max_seq_length
-from seqprof.rule_engine import load_rules
+from seqprof.config.plan import ConfigDiagnostic, Plan, Setting
+from seqprof.dataset.histogram import LengthHistogram
+from seqprof.dataset.profile import DatasetInfo, Profile, TokenizerInfo
+from seqprof.dataset.recommend import recommend_max_seq_length
+from seqprof.lint.facts import build_facts
+from seqprof.lint.rules import load_rules
+from seqprof.lint.run import LintResult, lint_plan
+from seqprof.render.lint_output import (
+    render,
+    render_github,
+    render_text,
+    to_json,
+    to_sarif,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 STORY = REPO.parent / "shared" / "configs" / "auto-antislop" / "configs" / "gemma-3-4b-it.yaml"
@@ -134,7 +140,7 @@ def test_github_annotations_are_escaped_workflow_commands():
 
 
 def test_github_escapes_percent_and_newlines_and_property_separators():
-    from seqprof.lint_output import _escape_data, _escape_property
+    from seqprof.render.lint_output import _escape_data, _escape_property
 
     assert _escape_data("13.2% used\nnext") == "13.2%25 used%0Anext"
     assert _escape_property("a,b:c") == "a%2Cb%3Ac"

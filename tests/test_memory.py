@@ -11,13 +11,17 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from seqprof.architecture import Architecture, read_architecture
 from seqprof.cli import main
-from seqprof.config_plan import read_plan
+from seqprof.config.read import read_plan
 from seqprof.errors import SeqprofError
-from seqprof.gpus import gpu_memory_bytes
-from seqprof.memory import CUBLAS_WORKSPACE_BYTES, TrainingSetup, estimate_memory
-from seqprof.memory_plan import memory_facts, setup_from_plan
+from seqprof.predict.architecture import Architecture, read_architecture
+from seqprof.predict.gpus import gpu_memory_bytes
+from seqprof.predict.memory import (
+    CUBLAS_WORKSPACE_BYTES,
+    TrainingSetup,
+    estimate_memory,
+)
+from seqprof.predict.memory_plan import memory_facts, setup_from_plan
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "memory"
 sys.path.insert(0, str(BENCH))
@@ -159,7 +163,7 @@ def test_memory_facts_for_lint(tmp_path):
     # lint reads facts.MemoryCheck; no field here that nothing reads (drafters return before any estimate)
     from dataclasses import fields
 
-    from seqprof.memory_plan import MemoryFacts
+    from seqprof.predict.memory_plan import MemoryFacts
 
     unused = {"dominant", "logits_share", "reference_share", "drafter_logits_bytes"}
     assert not unused & {f.name for f in fields(MemoryFacts)}
@@ -262,7 +266,7 @@ def test_memory_text_rows_add_up_to_the_printed_peak(tmp_path):
     rows = {label: float(gib) for label, gib, _share in (line.rsplit(None, 2) for line in text[start + 1:end])}
     peak = float(text[end].split()[-1])
     assert abs(sum(rows.values()) - peak) <= 0.005 * (len(rows) + 1)
-    from seqprof.memory import COMPONENT_LABELS
+    from seqprof.predict.memory import COMPONENT_LABELS
 
     assert out["components"]["workspace"] == CUBLAS_WORKSPACE_BYTES and "cuBLAS workspace" in rows
     assert {COMPONENT_LABELS[k] for k, v in out["components"].items() if v} == set(rows)
@@ -286,7 +290,7 @@ def test_memory_text_says_the_budget_in_bytes_and_gib(tmp_path):
 
 
 def test_memory_report_errors_carry_a_fix_and_the_settings_gpu_applies(tmp_path):
-    from seqprof.memory_plan import memory_report
+    from seqprof.predict.memory_plan import memory_report
 
     cfg = tmp_path / "sft.yaml"
     cfg.write_text("base_model: nobody/not-cached\nsequence_len: 512\nmicro_batch_size: 1\nbf16: true\n"

@@ -14,15 +14,15 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from seqprof import charts
-from seqprof.architecture import read_architecture
 from seqprof.cli import main
-from seqprof.config_plan import read_plan
-from seqprof.facts import build_facts, gpu_facts
-from seqprof.gpus import gpu_memory_bytes
-from seqprof.lint import lint_plan
-from seqprof.plan import Plan, Setting
-from seqprof.rule_engine import load_rules
+from seqprof.config.plan import Plan, Setting
+from seqprof.config.read import read_plan
+from seqprof.lint.facts import build_facts, gpu_facts
+from seqprof.lint.rules import load_rules
+from seqprof.lint.run import lint_plan
+from seqprof.predict.architecture import read_architecture
+from seqprof.predict.gpus import gpu_memory_bytes
+from seqprof.render import charts
 
 REPO = Path(__file__).resolve().parent.parent
 MODELS = REPO / "tests" / "data" / "model_configs"

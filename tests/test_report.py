@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from seqprof import charts
+from seqprof.dataset.histogram import LengthHistogram
+from seqprof.dataset.profile import DatasetInfo, ExamplePreview, Profile, TokenizerInfo
+from seqprof.dataset.recommend import recommend_max_seq_length
 from seqprof.errors import SeqprofError
-from seqprof.histogram import LengthHistogram
-from seqprof.profile import DatasetInfo, ExamplePreview, Profile, TokenizerInfo
-from seqprof.recommend import recommend_max_seq_length
-from seqprof.report import (
+from seqprof.render import charts
+from seqprof.render.report import (
     padded_content_share,
     render_report,
     templates_dir,
@@ -321,7 +321,7 @@ def test_findings_sorted_by_severity_with_config_lines():
 
 
 def test_real_bucket_report_renders(tmp_path):
-    from seqprof.buckets import build_bucket_report
+    from seqprof.batching.buckets import build_bucket_report
 
     prof = _profile()
     rep = build_bucket_report(prof.sequence, 4)
@@ -374,8 +374,8 @@ def test_analyze_html_writes_the_report(tmp_path):
     """`seqprof analyze --html` on the embedded dataset: the page holds its figures, buckets and strategies."""
     from click.testing import CliRunner
 
-    from seqprof.analyze import default_dataset_path
     from seqprof.cli import main
+    from seqprof.dataset.analyze import default_dataset_path
 
     out = tmp_path / "r.html"
     result = CliRunner().invoke(main, ["analyze", str(default_dataset_path()), "--format", "json", "--html", str(out)])

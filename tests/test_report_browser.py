@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from seqprof.histogram import LengthHistogram
-from seqprof.profile import DatasetInfo, ExamplePreview, Profile, TokenizerInfo
-from seqprof.recommend import recommend_max_seq_length
-from seqprof.report import write_report
+from seqprof.dataset.histogram import LengthHistogram
+from seqprof.dataset.profile import DatasetInfo, ExamplePreview, Profile, TokenizerInfo
+from seqprof.dataset.recommend import recommend_max_seq_length
+from seqprof.render.report import write_report
 
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
 websocket = pytest.importorskip("websocket", reason="websocket-client not installed (pip install '.[test]')")

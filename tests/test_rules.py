@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from seqprof.config.plan import ConfigDiagnostic, Plan, Setting
+from seqprof.dataset.histogram import LengthHistogram
+from seqprof.dataset.profile import DatasetInfo, Profile, TokenizerInfo
+from seqprof.dataset.recommend import Recommendation, recommend_max_seq_length
 from seqprof.errors import SeqprofError
-from seqprof.facts import build_facts
-from seqprof.histogram import LengthHistogram
-from seqprof.lint import lint_plan
-from seqprof.plan import ConfigDiagnostic, Plan, Setting
-from seqprof.profile import DatasetInfo, Profile, TokenizerInfo
-from seqprof.recommend import Recommendation, recommend_max_seq_length
-from seqprof.rule_engine import builtin_rules_dir, find_rule, load_rule_file, load_rules
+from seqprof.lint.facts import build_facts
+from seqprof.lint.rules import builtin_rules_dir, find_rule, load_rule_file, load_rules
+from seqprof.lint.run import lint_plan
 
 RULES = load_rules()
 
@@ -35,13 +35,13 @@ def example_profile(data: dict[int, int], recommended: int | None = None) -> Pro
 
 def run_example(rule, example, tmp_path: Path):
     """Read the example snippet with the real config reader, build facts, run this one rule."""
-    from seqprof.config_plan import read_plan
+    from seqprof.config.read import read_plan
 
     path = tmp_path / example.filename
     path.write_text(example.config)
     plan = read_plan(str(path), dialect=example.dialect)
     profile = example_profile(example.data, example.recommended) if example.data else None
-    from seqprof.facts import gpu_facts
+    from seqprof.lint.facts import gpu_facts
 
     facts = build_facts(plan, profile, gpu=gpu_facts(example.gpu) if example.gpu else None,
                         world_size=example.world_size, model_config=example.model_config)

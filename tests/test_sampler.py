@@ -1,5 +1,5 @@
 """BucketedShuffleSampler: every row once per epoch, fresh batches each epoch, bucket-pure batches,
-and the padding the exact expectation in seqprof.buckets predicts."""
+and the padding the exact expectation in seqprof.batching.buckets predicts."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from seqprof import BucketedShuffleSampler, LengthHistogram, optimal_boundaries
-from seqprof.buckets import expected_bucketed_computed
+from seqprof.batching.buckets import expected_bucketed_computed
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from seqprof import BucketedShuffleSampler, LengthHistogram, optimal_boundaries
-from seqprof.simulate import (
+from seqprof.batching.simulate import (
     BUCKETED,
     FIXED,
     GROUP_BY_LENGTH,
@@ -270,7 +270,7 @@ def test_group_by_length_megabatches_span_the_accumulated_batch():
     sim = simulate(hist, max_seq_length=cap, boundaries=[100, 200, cap], batch_size=micro,
                    mega_batch_size=micro * accum, strategies=[GROUP_BY_LENGTH], epochs=2)
     lens = np.repeat(np.arange(hist.counts.size), hist.counts)  # the rows simulate() runs on, in its order
-    from seqprof.simulate import STRATEGIES
+    from seqprof.batching.simulate import STRATEGIES
 
     stream = STRATEGIES.index(GROUP_BY_LENGTH)  # simulate()'s seeded stream for this strategy
     computed = []

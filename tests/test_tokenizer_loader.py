@@ -6,8 +6,12 @@ import shutil
 
 import pytest
 
+from seqprof.dataset.tokenizers import (
+    DEFAULT_TOKENIZER,
+    load_tokenizer,
+    packaged_tokenizer_names,
+)
 from seqprof.errors import SeqprofError
-from seqprof.tokenizer_loader import DEFAULT_TOKENIZER, load_tokenizer, packaged_tokenizer_names
 
 TEXT = "Return a new sorted list from the items in iterable."
 

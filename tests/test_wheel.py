@@ -20,5 +20,5 @@ def test_wheel_ships_rules_reports_and_default_dataset(tmp_path):
     assert rules and {f"seqprof/rules/{n}" for n in rules} <= names
     templates = {p.name for p in (REPO / "reports").glob("*.j2")}
     assert templates and {f"seqprof/reports/{n}" for n in templates} <= names
-    assert "seqprof/data/python_docs_chat.jsonl" in names
-    assert any(n.startswith("seqprof/dialects/keys/") for n in names)
+    assert "seqprof/assets/python_docs_chat.jsonl" in names
+    assert any(n.startswith("seqprof/config/dialects/keys/") for n in names)

@@ -20,7 +20,7 @@ sys.path.insert(0, str(HERE))
 
 from scenarios import by_name  # noqa: E402
 
-from seqprof.memory import PRECISIONS, estimate_memory  # noqa: E402
+from seqprof.predict.memory import PRECISIONS, estimate_memory  # noqa: E402
 
 GIB = 2**30
 

@@ -6,7 +6,7 @@ Each scenario builds a randomly initialised model from a real architecture's pub
 gradient checkpointing, attention kernel, loss implementation, DPO with a reference model), runs one
 warm-up optimizer step, resets the peak counter, runs two more steps and records
 `torch.cuda.max_memory_allocated()` over them: the steady-state peak, optimizer states already allocated,
-which is what seqprof.memory predicts (its `allocated_bytes`).
+which is what seqprof.predict.memory predicts (its `allocated_bytes`).
 
     python3 benchmarks/memory/harness.py run --out DIR [--only NAME,...] [--deadline SECONDS]
     python3 benchmarks/memory/harness.py run --out DIR --cpu-tiny   # dry run on CPU, 2 layers, short sequences
@@ -37,15 +37,15 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import types  # noqa: E402
 
-# Import seqprof.memory without seqprof/__init__.py, whose analyze dependencies the GPU image lacks.
+# Import seqprof.predict.memory without seqprof/__init__.py, whose analyze dependencies the GPU image lacks.
 _pkg = types.ModuleType("seqprof")
 _pkg.__path__ = [str(ROOT / "seqprof")]
 sys.modules.setdefault("seqprof", _pkg)
 
 from scenarios import CONFIGS, HOLDOUT, SCENARIOS, Scenario  # noqa: E402
 
-from seqprof.architecture import architecture_from_config  # noqa: E402
-from seqprof.memory import TrainingSetup, estimate_memory  # noqa: E402
+from seqprof.predict.architecture import architecture_from_config  # noqa: E402
+from seqprof.predict.memory import TrainingSetup, estimate_memory  # noqa: E402
 
 WARMUP_STEPS, MEASURED_STEPS = 1, 2
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from seqprof.architecture import Architecture, read_architecture
-from seqprof.memory import TrainingSetup
+from seqprof.predict.architecture import Architecture, read_architecture
+from seqprof.predict.memory import TrainingSetup
 
 CONFIGS = Path(__file__).resolve().parent / "configs"
 

@@ -1,0 +1,1 @@
+"""Bucket boundaries, batching-strategy simulation and the bucketed-shuffle sampler."""

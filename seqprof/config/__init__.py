@@ -1,0 +1,1 @@
+"""Training configs: YAML/JSON with lines, framework dialects, the normalised Plan."""

@@ -1,0 +1,66 @@
+"""Training-config dialects: one module per framework, each mapping its keys onto the Plan.
+
+Every dialect module exposes ``NAME``, ``detect(data) -> int`` (a score from the keys; 0 means
+"not this framework") and ``build(cfg, variant) -> DialectResult``. Detection picks the highest
+score; ties go to the earlier entry of ``DIALECTS`` (the more specific framework first).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from types import ModuleType
+from typing import Any
+
+from seqprof.errors import SeqprofError
+
+# most specific first: a tie between a framework and the generic HF/TRL key sets goes to it
+DIALECTS: tuple[str, ...] = (
+    "auto_antislop", "specforge", "speculators", "accelerate", "deepspeed", "torchtune",
+    "llamafactory_v1", "llamafactory", "axolotl", "unsloth", "trl", "hf",
+)
+UNKNOWN = "unknown"
+
+# other spellings accepted by --dialect, and trainer-specific variants (dialect, variant)
+ALIASES: Mapping[str, tuple[str, str | None]] = {
+    "transformers": ("hf", None), "hf_trainer": ("hf", None), "huggingface": ("hf", None),
+    "trl_sft": ("trl", "sft"), "trl_dpo": ("trl", "dpo"), "trl_kto": ("trl", "kto"), "trl_orpo": ("trl", "orpo"),
+    "llama_factory": ("llamafactory", None), "llamafactory_v0": ("llamafactory", None),
+    "auto-antislop": ("auto_antislop", None), "antislop": ("auto_antislop", None),
+    "llama-factory": ("llamafactory", None), "llama-factory-v1": ("llamafactory_v1", None),
+}
+
+
+def module(name: str) -> ModuleType:
+    """The module implementing dialect *name* (imported on first use)."""
+    return importlib.import_module(f"seqprof.config.dialects.{name}")
+
+
+def resolve(name: str) -> tuple[str, str | None]:
+    """(dialect, variant) for a --dialect value; SeqprofError for an unknown one."""
+    key = name.strip().lower().replace(" ", "_")
+    if key in DIALECTS or key == UNKNOWN:
+        return key, None
+    norm = key.replace("-", "_")
+    if norm in DIALECTS:
+        return norm, None
+    if key in ALIASES:
+        return ALIASES[key]
+    if norm in ALIASES:
+        return ALIASES[norm]
+    choices = ", ".join(DIALECTS + tuple(a for a in ALIASES if a.startswith("trl_")))
+    raise SeqprofError(f"unknown dialect '{name}'", fix=f"use one of: {choices}")
+
+
+def scores(data: Mapping[str, Any]) -> dict[str, int]:
+    """Every dialect's detection score for a parsed config."""
+    return {name: module(name).detect(data) for name in DIALECTS}
+
+
+def detect(data: Mapping[str, Any]) -> str:
+    """The dialect whose keys best match *data*, or 'unknown' when none matches."""
+    best, best_score = UNKNOWN, 0
+    for name, score in scores(data).items():
+        if score > best_score:
+            best, best_score = name, score
+    return best

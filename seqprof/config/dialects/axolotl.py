@@ -1,0 +1,224 @@
+"""axolotl YAML (``axolotl train config.yml``).
+
+Keys: axolotl's pydantic schema (src/axolotl/utils/schemas/: AxolotlInputConfig and its
+mixins), its bundled plugins' arguments, and the plugin keys its own examples use (committed
+list, keys/axolotl.json). axolotl ignores keys it does not know (pydantic's default), so a
+misspelled key silently does nothing: that is what unknown-key diagnostics catch here.
+
+Defaults (schemas/config.py, training.py, peft.py):
+- sequence_len 512; micro_batch_size 1; gradient_accumulation_steps 1; num_epochs 1.0;
+  optimizer adamw_torch_fused; learning rate has no default (required);
+- sample_packing off (None); pad_to_sequence_len off unless sample_packing; without packing
+  each batch is padded to its longest row;
+- excess_length_strategy 'drop': rows longer than sequence_len are dropped;
+- gradient_checkpointing False; load_in_4bit/8bit False; bf16 'auto' (bf16 on Ampere+);
+- saving: "leave save_steps empty to save at each epoch" (schema description), so with no
+  save_steps/saves_per_epoch/save_strategy a checkpoint is written once per epoch.
+
+Deprecations reported with their replacement, from the schema's own ``deprecated=`` notes and
+schemas/deprecated.py: the boolean attention flags (flash_attention, sdp_attention, ...) ->
+attn_implementation; fsdp -> fsdp_config; sequence_parallel_degree -> context_parallel_size;
+dataset_processes -> dataset_num_proc; dpo_beta -> rl_beta; evaluation_strategy ->
+eval_strategy; noisy_embedding_alpha -> neftune_noise_alpha; and options removed outright.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+from seqprof.config.dialects.common import (
+    Builder,
+    DialectResult,
+    Keyspace,
+    Moved,
+    as_bool,
+    as_number,
+    check_keys,
+    link_deepspeed,
+    load_keys_file,
+    positive_or_missing,
+    split_list,
+)
+from seqprof.config.loader import LoadedConfig
+
+NAME = "axolotl"
+LABEL = "axolotl"
+SCHEMA = "axolotl schema default (src/axolotl/utils/schemas/{})"
+
+_ATTN = "deprecated in axolotl's schema (config.py)"
+RENAMED: Mapping[str, Moved] = {
+    "flash_attention": Moved("attn_implementation", f"{_ATTN}: use attn_implementation: flash_attention_2"),
+    "sdp_attention": Moved("attn_implementation", f"{_ATTN}: use attn_implementation: sdpa"),
+    "xformers_attention": Moved("attn_implementation", f"{_ATTN}: use attn_implementation: xformers"),
+    "flex_attention": Moved("attn_implementation", f"{_ATTN}: use attn_implementation: flex_attention"),
+    "sage_attention": Moved("attn_implementation", f"{_ATTN}: use attn_implementation: sage"),
+    "eager_attention": Moved("attn_implementation", f"{_ATTN}: use attn_implementation: eager"),
+    "sequence_parallel_degree": Moved("context_parallel_size", "deprecated in axolotl's schema (config.py)"),
+    "dataset_processes": Moved("dataset_num_proc", "deprecated in axolotl's schema; to be removed"),
+    "pretrain_multipack_buffer_size": Moved("streaming_multipack_buffer_size",
+                                            "deprecated in axolotl v0.13.0, removed in v0.14.0"),
+    "evaluation_strategy": Moved("eval_strategy", "deprecated (schemas/deprecated.py)"),
+    "dpo_beta": Moved("rl_beta", "deprecated (schemas/deprecated.py)"),
+    "noisy_embedding_alpha": Moved("neftune_noise_alpha", "deprecated (schemas/deprecated.py)"),
+}
+DEPRECATED: Mapping[str, Moved] = {
+    "fsdp": Moved("fsdp_config", "configuring FSDP with the `fsdp` list is deprecated (config.py)"),
+    "fsdp_final_state_dict_type": Moved("fsdp_config", "deprecated: set fsdp_config.final_state_dict_type"),
+    "s2_attention": Moved(None, "shifted-sparse attention is no longer supported (schemas/deprecated.py)"),
+    "flash_attn_rms_norm": Moved(None, "no longer supported (schemas/deprecated.py)"),
+    "max_packed_sequence_len": Moved("sample_packing", "no longer supported (schemas/deprecated.py)"),
+    "rope_scaling": Moved("model_config", "no longer supported at top level; put it under model_config"),
+    "eval_table_size": Moved("generate_samples", "superseded by generate_samples (schemas/deprecated.py)"),
+    "eval_max_new_tokens": Moved("generation_max_new_tokens", "superseded (schemas/deprecated.py)"),
+    "dpo_use_logits_to_keep": Moved(None, "removed in TRL >= 0.29 (schemas/deprecated.py)"),
+    "dpo_generate_during_eval": Moved(None, "removed in TRL >= 0.29 (schemas/deprecated.py)"),
+    "dpo_norm_loss": Moved(None, "no longer supported with TRL >= 0.29 (schemas/deprecated.py)"),
+    "rpo_alpha": Moved("dpo_loss_type", "deprecated in TRL >= 0.29 (schemas/deprecated.py)"),
+    "save_safetensors": Moved(None, "deprecated: transformers 5 always saves safetensors (schemas/model.py)"),
+    "gptq_groupsize": Moved("gptq", "not in axolotl's current schema (read only by its old GPTQ loader); ignored"),
+    "gptq_model_v1": Moved("gptq", "not in axolotl's current schema (read only by its old GPTQ loader); ignored"),
+    "sample_packing_seq_len_multiplier": Moved(None, "not in axolotl's current schema; ignored"),
+}
+
+# legacy boolean attention flag -> attn_implementation value (config.py LEGACY_ATTN_FLAG_TO_IMPL)
+LEGACY_ATTN = (("flash_attention", "flash_attention_2"), ("sdp_attention", "sdpa"),
+               ("xformers_attention", "xformers"), ("flex_attention", "flex_attention"),
+               ("sage_attention", "sage"), ("eager_attention", "eager"), ("s2_attention", "s2"))
+
+STRONG = frozenset({"base_model", "sequence_len", "sample_packing", "lora_target_linear", "dataset_prepared_path",
+                    "val_set_size", "saves_per_epoch", "evals_per_epoch", "pad_to_sequence_len", "lora_model_dir",
+                    "base_model_config", "tokenizer_type", "eval_sample_packing", "lr_scheduler", "rl",
+                    "excess_length_strategy", "wandb_watch", "wandb_log_model", "special_tokens",
+                    "loss_watchdog_threshold", "flash_attention", "gradient_checkpointing_kwargs"})
+WEAK = frozenset({"micro_batch_size", "num_epochs", "adapter", "datasets", "optimizer", "plugins", "lora_r",
+                  "lora_alpha", "lora_dropout", "lora_target_modules", "load_in_4bit", "load_in_8bit",
+                  "output_dir", "warmup_ratio", "learning_rate", "gradient_accumulation_steps", "bf16", "tf32"})
+
+
+@cache
+def keyspace() -> Keyspace:
+    data = load_keys_file("axolotl")
+    known = frozenset(data["schema_and_plugins"]) | frozenset(data["from_examples"])
+    return Keyspace(known=known - frozenset(RENAMED) - frozenset(DEPRECATED),
+                    renamed=RENAMED, deprecated=DEPRECATED)
+
+
+def detect(data: Mapping[str, Any]) -> int:
+    strong = sum(3 for k in data if k in STRONG)
+    return strong + sum(1 for k in data if k in WEAK) if strong else 0
+
+
+def _datasets(value: Any) -> Any:
+    if not isinstance(value, list):
+        return [value]
+    return [d.get("path", d) if isinstance(d, Mapping) else d for d in value]
+
+
+def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
+    """Canonical settings of an axolotl config."""
+    b = Builder(cfg)
+    b.stated("model", "base_model")
+    b.stated("model_config_path", "base_model_config")
+    # trainer kind
+    if not b.stated("trainer", "rl", lambda v: str(v).lower()):
+        if as_bool(b.raw("reward_model")) is True:
+            b.derived("trainer", "reward", "reward_model")
+        elif as_bool(b.raw("process_reward_model")) is True:
+            b.derived("trainer", "prm", "process_reward_model")
+        elif b.present("pretraining_dataset"):
+            b.derived("trainer", "pretrain", "pretraining_dataset")
+        b.default("trainer", "sft", "no rl key: axolotl runs supervised fine-tuning")
+    # lengths and batches
+    b.stated("max_seq_length", "sequence_len", as_number)
+    b.default("max_seq_length", 512, SCHEMA.format("config.py: sequence_len=512"))
+    b.stated("max_prompt_length", "max_prompt_len", as_number)
+    b.stated("micro_batch_size", "micro_batch_size", as_number)
+    b.default("micro_batch_size", 1, SCHEMA.format("training.py: micro_batch_size=1"))
+    b.stated("gradient_accumulation_steps", "gradient_accumulation_steps", as_number)
+    b.default("gradient_accumulation_steps", 1, SCHEMA.format("training.py"))
+    b.stated("global_batch_size", "batch_size", as_number)
+    b.stated("world_size", "world_size", as_number)
+    b.stated("overflow", "excess_length_strategy")
+    b.default("overflow", "drop", "excess_length_strategy defaults to 'drop': rows longer than sequence_len "
+                                  "are removed (schemas/config.py)")
+    # padding
+    if as_bool(b.raw("sample_packing")) is True:
+        b.derived("padding", "packed", "sample_packing")
+    elif as_bool(b.raw("pad_to_sequence_len")) is True:
+        b.derived("padding", "max_length", "pad_to_sequence_len")
+    elif as_bool(b.raw("batch_flattening")) is True:
+        b.derived("padding", "padding_free", "batch_flattening")
+    b.default("padding", "longest", "sample_packing defaults to off and pad_to_sequence_len is off without it, "
+                                    "so each batch is padded to its longest row (schemas/config.py)")
+    b.stated("pad_to_multiple_of", "pad_to_multiple_of", as_number)
+    b.stated("group_by_length", "group_by_length", as_bool)
+    b.default("group_by_length", False, SCHEMA.format("training.py"))
+    if as_bool(b.raw("curriculum_sampling")) is True:
+        b.derived("shuffle", False, "curriculum_sampling")
+    b.default("shuffle", True, "axolotl samples randomly unless curriculum_sampling is set")
+    b.stated("gradient_checkpointing", "gradient_checkpointing", as_bool)
+    b.default("gradient_checkpointing", False, SCHEMA.format("config.py"))
+    # adapters and quantization
+    b.stated("adapter", "adapter")
+    b.stated("lora_r", "lora_r", as_number)
+    b.stated("lora_alpha", "lora_alpha", as_number)
+    b.stated("lora_dropout", "lora_dropout", as_number)
+    if not b.stated("lora_targets", "lora_target_modules", split_list):
+        if as_bool(b.raw("lora_target_linear")) is True:
+            b.derived("lora_targets", ["all-linear"], "lora_target_linear")
+    b.stated("load_in_4bit", "load_in_4bit", as_bool)
+    b.stated("load_in_8bit", "load_in_8bit", as_bool)
+    b.default("load_in_4bit", False, SCHEMA.format("peft.py"))
+    b.default("load_in_8bit", False, SCHEMA.format("peft.py"))
+    # precision
+    for key, prec in (("bf16", "bf16"), ("bfloat16", "bf16"), ("fp16", "fp16"), ("float16", "fp16")):
+        v = as_bool(b.raw(key))
+        if v is True or (key == "bf16" and v in ("auto", "full")):
+            b.derived("precision", prec, key)
+            break
+    b.default("precision", "bf16", "bf16 defaults to 'auto': bf16 on GPUs that support it (schemas/config.py)")
+    # optimization and schedule
+    b.stated("optimizer", "optimizer")
+    b.default("optimizer", "adamw_torch_fused", SCHEMA.format("training.py"))
+    b.stated("learning_rate", "learning_rate", as_number)
+    b.stated("num_epochs", "num_epochs", as_number)
+    b.default("num_epochs", 1.0, SCHEMA.format("training.py: num_epochs=1.0"))
+    b.stated("max_steps", "max_steps", positive_or_missing)
+    # checkpoints
+    b.stated("save_steps", "save_steps", as_number)
+    b.stated("saves_per_epoch", "saves_per_epoch", as_number)
+    b.stated("save_strategy", "save_strategy", lambda v: str(v).lower())
+    if b.present("save_steps") or b.present("saves_per_epoch"):
+        b.derived("save_strategy", "steps", "save_steps" if b.present("save_steps") else "saves_per_epoch")
+    b.default("save_strategy", "epoch", "with no save_steps or saves_per_epoch axolotl saves at each epoch "
+                                        "(schema description of save_steps)")
+    # attention and kernels
+    if not b.stated("attn_implementation", "attn_implementation"):
+        for key, impl in LEGACY_ATTN:
+            if as_bool(b.raw(key)) is True:
+                b.derived("attn_implementation", impl, key)
+                break
+    if as_bool(b.raw("chunked_cross_entropy")) is True:
+        b.derived("fused_loss", "chunked", "chunked_cross_entropy")
+    elif as_bool(b.raw("cut_cross_entropy")) is True:
+        b.derived("fused_loss", "cut_cross_entropy", "cut_cross_entropy")
+    else:
+        for key in ("liger_fused_linear_cross_entropy", "liger_cross_entropy"):
+            if as_bool(b.raw(key)) is True:
+                b.derived("fused_loss", "liger", key)
+                break
+    # distribution
+    link_deepspeed(b, "deepspeed")
+    if b.present("fsdp_config") and b.raw("fsdp_config") != {}:
+        b.stated("fsdp", "fsdp_config")
+    elif b.present("fsdp") and b.raw("fsdp") not in ([], ""):
+        b.stated("fsdp", "fsdp")
+    b.stated("fsdp_version", "fsdp_version", as_number)
+    b.first("context_parallel_size", ["context_parallel_size", "sequence_parallel_degree"], as_number)
+    b.stated("tensor_parallel_size", "tensor_parallel_size", as_number)
+    b.stated("datasets", "datasets", _datasets)
+    b.stated("datasets", "pretraining_dataset", _datasets)
+    b.diagnostics.extend(check_keys(cfg, keyspace(), dialect_label=LABEL))
+    return b.result()

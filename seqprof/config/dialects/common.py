@@ -1,0 +1,343 @@
+"""What every dialect shares: building Settings with provenance, checking keys, linked JSON files."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from seqprof.config.loader import LoadedConfig, load_config, resolve_linked_file
+from seqprof.config.plan import ConfigDiagnostic, Setting
+
+KEYS_DIR = Path(__file__).with_name("keys")
+
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class Moved:
+    """A key a framework renamed or deprecated: the replacement (if any) and why, with a source."""
+
+    replacement: str | None
+    why: str
+
+
+@dataclass(frozen=True)
+class Keyspace:
+    """The keys one dialect accepts at one level, and those it renamed or deprecated."""
+
+    known: frozenset[str]
+    renamed: Mapping[str, Moved] = field(default_factory=dict)
+    deprecated: Mapping[str, Moved] = field(default_factory=dict)
+
+    def all_names(self) -> frozenset[str]:
+        return self.known | frozenset(self.renamed) | frozenset(self.deprecated)
+
+
+@dataclass
+class DialectResult:
+    """What a dialect module hands back: canonical settings and the diagnostics it found."""
+
+    settings: dict[str, Setting]
+    diagnostics: list[ConfigDiagnostic]
+
+
+class Builder:
+    """Collects canonical Settings for one config, each with its key, file and line."""
+
+    def __init__(self, cfg: LoadedConfig) -> None:
+        self.cfg = cfg
+        self.settings: dict[str, Setting] = {}
+        self.diagnostics: list[ConfigDiagnostic] = []
+
+    def present(self, key: str) -> bool:
+        """True when *key* is in the file with a non-null value (null means 'use the default')."""
+        return self.cfg.get(key) is not None
+
+    def raw(self, key: str, default: Any = None) -> Any:
+        value = self.cfg.get(key)
+        return default if value is None else value
+
+    def stated(self, name: str, key: str, transform: Callable[[Any], Any] | None = None,
+               *, overwrite: bool = False) -> bool:
+        """Set canonical *name* from config *key* when the key is present; True if it was."""
+        if not self.present(key) or (self._taken(name) and not overwrite):
+            return False
+        value = self.cfg.get(key)
+        if transform is not None:
+            value = transform(value)
+            if value is _MISSING:
+                return False
+        self.settings[name] = Setting(value=value, key=key, file=self.cfg.path,
+                                      line=self.cfg.line(key), source="config")
+        return True
+
+    def first(self, name: str, keys: Iterable[str], transform: Callable[[Any], Any] | None = None) -> bool:
+        """Set *name* from the first of *keys* that is present."""
+        return any(self.stated(name, key, transform) for key in keys)
+
+    def derived(self, name: str, value: Any, key: str, *, overwrite: bool = False) -> None:
+        """Set *name* to a value computed from config *key* (e.g. padding from ``sample_packing``)."""
+        if self._taken(name) and not overwrite:
+            return
+        self.settings[name] = Setting(value=value, key=key, file=self.cfg.path,
+                                      line=self.cfg.line(key), source="config")
+
+    def _taken(self, name: str) -> bool:
+        """A setting the config already stated (a default can still be replaced by a stated value)."""
+        s = self.settings.get(name)
+        return s is not None and s.source == "config"
+
+    def default(self, name: str, value: Any, why: str) -> None:
+        """Set *name* to the framework's default when the config did not set it."""
+        if name not in self.settings:
+            self.settings[name] = Setting(value=value, key=None, file=None, line=None,
+                                          source=f"default: {why}")
+
+    def external(self, name: str, value: Any, other: LoadedConfig, key: str) -> None:
+        """Set *name* from a linked file (a DeepSpeed JSON), pointing at that file's line."""
+        if not self._taken(name):
+            self.settings[name] = Setting(value=value, key=key, file=other.path,
+                                          line=other.line(key), source="config")
+
+    def value(self, name: str, default: Any = None) -> Any:
+        s = self.settings.get(name)
+        return default if s is None else s.value
+
+    def result(self) -> DialectResult:
+        return DialectResult(settings=self.settings, diagnostics=self.diagnostics)
+
+
+# ---------------------------------------------------------------- key checks
+
+def check_keys(cfg: LoadedConfig, space: Keyspace, *, section: str = "",
+               dialect_label: str = "") -> list[ConfigDiagnostic]:
+    """Unknown, renamed and deprecated keys at one level (*section* is a dotted prefix or '')."""
+    mapping = cfg.get(section) if section else cfg.data
+    if not isinstance(mapping, Mapping):
+        return []
+    out: list[ConfigDiagnostic] = []
+    names = space.all_names()
+    where = f" in '{section}'" if section else ""
+    label = dialect_label or "this framework"
+    for key in mapping:
+        dotted = f"{section}.{key}" if section else str(key)
+        line = cfg.line(dotted) or 1
+        if mapping[key] is None and (key in space.renamed or key in space.deprecated):
+            continue  # an empty old key does nothing, so there is nothing to migrate
+        if key in space.renamed:
+            moved = space.renamed[key]
+            out.append(ConfigDiagnostic(
+                kind="renamed_key", key=dotted, file=cfg.path, line=line,
+                message=f"'{key}' was renamed to '{moved.replacement}': {moved.why}",
+                suggestion=moved.replacement))
+        elif key in space.deprecated:
+            moved = space.deprecated[key]
+            instead = f"; use '{moved.replacement}'" if moved.replacement else ""
+            out.append(ConfigDiagnostic(
+                kind="deprecated_key", key=dotted, file=cfg.path, line=line,
+                message=f"'{key}' is deprecated: {moved.why}{instead}",
+                suggestion=moved.replacement))
+        elif key not in space.known:
+            guess = did_you_mean(str(key), names)
+            hint = f"; did you mean '{guess}'?" if guess else ""
+            out.append(ConfigDiagnostic(
+                kind="unknown_key", key=dotted, file=cfg.path, line=line,
+                message=f"'{key}' is not a key {label} reads{where}{hint}",
+                suggestion=guess))
+    return out
+
+
+def levenshtein(a: str, b: str, limit: int) -> int:
+    """Edit distance (insert/delete/substitute/transpose), or limit+1 once it exceeds *limit*."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    prev_best = 0
+    for i, ca in enumerate(a, 1):
+        cur = [i] + [0] * len(b)
+        best = cur[0]
+        for j, cb in enumerate(b, 1):
+            cost = 0 if ca == cb else 1
+            v = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                v = min(v, prev2[j - 2] + 1)
+            cur[j] = v
+            best = min(best, v)
+        # a transposition reaches two rows back, so stop only when two rows are over the limit
+        if best > limit and prev_best > limit:
+            return limit + 1
+        prev2, prev, prev_best = prev, cur, best
+    return prev[-1] if prev[-1] <= limit else limit + 1
+
+
+def did_you_mean(key: str, known: Collection[str]) -> str | None:
+    """The closest known key, if it is close enough to be a typo of *key*."""
+    norm = key.lower().replace("-", "_")
+    if norm != key and norm in known:
+        return norm
+    limit = max(1, min(3, len(norm) // 4))
+    dashed = "-" in key
+    best, best_rank = None, (limit + 1, 0)
+    for cand in sorted(known):
+        d = levenshtein(norm, cand.lower().replace("-", "_"), limit)
+        rank = (d, int(("-" in cand) != dashed))  # on a tie, answer in the key's own spelling style
+        if d <= limit and rank < best_rank:
+            best, best_rank = cand, rank
+    if best is not None:
+        return best
+    # a word dropped or added (``lora_rank`` vs ``lora_r``) is a prefix match, not a small edit
+    prefixed = [c for c in known if len(norm) >= 6 and (c.startswith(norm) or norm.startswith(c))
+                and abs(len(c) - len(norm)) <= 5 and len(c) >= 6]
+    return min(prefixed, key=lambda c: (abs(len(c) - len(norm)), c)) if prefixed else None
+
+
+# ---------------------------------------------------------------- value helpers
+
+def as_bool(value: Any) -> Any:
+    """Booleans as frameworks parse them from strings ('true', 'false'); other values unchanged."""
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    return value
+
+
+def as_number(value: Any) -> Any:
+    """Numbers stated as strings ('2e-5', '8') become numbers; 'auto' and the like stay missing."""
+    if isinstance(value, bool):
+        return _MISSING
+    if isinstance(value, (int, float)):
+        return value
+    if isinstance(value, str):
+        try:
+            f = float(value)
+        except ValueError:
+            return _MISSING
+        return int(f) if f.is_integer() and "." not in value and "e" not in value.lower() else f
+    return _MISSING
+
+
+def positive_or_missing(value: Any) -> Any:
+    """A step count where <= 0 means 'unset' (HF's max_steps=-1)."""
+    v = as_number(value)
+    return v if v is not _MISSING and v > 0 else _MISSING
+
+
+MISSING = _MISSING
+
+
+def split_list(value: Any) -> list[Any]:
+    """A comma-separated string or a list, as a list."""
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, list):
+        return list(value)
+    return [value]
+
+
+@cache
+def load_keys_file(name: str) -> Mapping[str, Any]:
+    """A committed key list (seqprof/dialects/keys/<name>.json), read once."""
+    with open(KEYS_DIR / f"{name}.json", encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+# ---------------------------------------------------------------- linked files
+
+_ZERO_FROM_NAME = re.compile(r"(?:zero|z)_?([0-3])(?![0-9])", re.IGNORECASE)
+
+
+def link_deepspeed(b: Builder, key: str) -> None:
+    """Canonical deepspeed/zero_stage (and DeepSpeed's own batch/precision) from a config key.
+
+    The key holds a path to a DeepSpeed JSON (resolved next to the config, then upwards) or an
+    inline mapping. When the file is not there (paths are often relative to the framework's
+    repository), the ZeRO stage is read from the file name if it names one.
+    """
+    if not b.present(key):
+        return
+    value = b.raw(key)
+    b.stated("deepspeed", key)
+    if isinstance(value, Mapping):
+        stage = _dig(value, "zero_optimization", "stage")
+        if isinstance(stage, int):
+            b.derived("zero_stage", stage, f"{key}.zero_optimization.stage")
+        return
+    if not isinstance(value, str) or not value.strip():
+        return
+    path = resolve_linked_file(value, b.cfg.path)
+    if path is None:
+        m = _ZERO_FROM_NAME.search(Path(value).name)
+        if m:
+            b.default("zero_stage", int(m.group(1)),
+                      f"read from the DeepSpeed file name '{Path(value).name}' "
+                      "(the file is not next to the config or above it)")
+        return
+    ds = load_config(path)
+    b.diagnostics.extend(ds.diagnostics)
+    apply_deepspeed_json(b, ds)
+
+
+def apply_deepspeed_json(b: Builder, ds: LoadedConfig) -> None:
+    """Settings a DeepSpeed JSON pins (values 'auto' defer to the trainer and are skipped)."""
+    stage = ds.get("zero_optimization.stage")
+    if isinstance(stage, int) and not isinstance(stage, bool):
+        b.external("zero_stage", stage, ds, "zero_optimization.stage")
+    for name, k in (("micro_batch_size", "train_micro_batch_size_per_gpu"),
+                    ("gradient_accumulation_steps", "gradient_accumulation_steps"),
+                    ("global_batch_size", "train_batch_size")):
+        v = ds.get(k)
+        if isinstance(v, int) and not isinstance(v, bool):
+            b.external(name, v, ds, k)
+    for prec in ("bf16", "fp16"):
+        if ds.get(f"{prec}.enabled") is True:
+            b.external("precision", prec, ds, f"{prec}.enabled")
+    offload = [k for k in ("zero_optimization.offload_optimizer.device",
+                           "zero_optimization.offload_param.device")
+               if ds.get(k) not in (None, "none")]
+    for k in offload:
+        name = "offload_optimizer" if "optimizer" in k else "offload_params"
+        b.external(name, ds.get(k), ds, k)
+
+
+def link_json(b: Builder, name: str, key: str) -> None:
+    """Canonical *name* (e.g. model_config) from a JSON file that config *key* names, if it exists."""
+    value = b.raw(key)
+    if not isinstance(value, str) or not value.strip():
+        return
+    path = resolve_linked_file(value, b.cfg.path)
+    if path is None or path.suffix.lower() != ".json":
+        return
+    other = load_config(path)
+    b.diagnostics.extend(other.diagnostics)
+    b.settings.setdefault(name, Setting(value=dict(other.data), key=key, file=b.cfg.path,
+                                        line=b.cfg.line(key), source="config"))
+
+
+def _dig(mapping: Mapping[str, Any], *keys: str) -> Any:
+    node: Any = mapping
+    for k in keys:
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(k)
+    return node
+
+
+def precision_from_flags(b: Builder, bf16_keys: Iterable[str], fp16_keys: Iterable[str]) -> None:
+    """precision = bf16/fp16 from the first true flag among the keys."""
+    for key in bf16_keys:
+        if as_bool(b.raw(key)) in (True, "auto", "full"):
+            b.derived("precision", "bf16", key)
+            return
+    for key in fp16_keys:
+        if as_bool(b.raw(key)) is True:
+            b.derived("precision", "fp16", key)
+            return
+    for key in bf16_keys:
+        if as_bool(b.raw(key)) is False:
+            b.derived("precision", "fp32", key)
+            return

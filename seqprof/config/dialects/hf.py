@@ -1,0 +1,167 @@
+"""Hugging Face ``TrainingArguments`` YAML (what HfArgumentParser.parse_yaml_file reads).
+
+Keys: the fields of ``transformers.TrainingArguments`` (committed list, generated from the
+installed transformers by scripts/gen_dialect_keys.py), plus the model/data arguments of
+transformers' own example scripts (examples/pytorch/language-modeling/run_clm.py), which such
+YAML files usually carry alongside.
+
+Defaults (transformers TrainingArguments, training_args.py):
+- per_device_train_batch_size 8, gradient_accumulation_steps 1, num_train_epochs 3.0,
+  learning_rate 5e-5, optim "adamw_torch";
+- save_strategy "steps" with save_steps 500: a checkpoint every 500 optimizer steps;
+- gradient (activation) checkpointing off; fp32 unless bf16/fp16 is set;
+- train_sampling_strategy "random" (a fresh shuffle every epoch); "group_by_length" sorts
+  mega-batches by length (the v4 ``group_by_length: true``);
+- padding: the Trainer's default collator (DataCollatorWithPadding) pads each batch to its
+  longest row.
+
+Keys transformers 5 renamed or removed are reported (renamed_key/deprecated_key) with the
+replacement and the change that made it: group_by_length -> train_sampling_strategy
+(huggingface/transformers#43138), warmup_ratio -> warmup_steps as a float in [0, 1)
+(#41326, removed in 5.2), evaluation_strategy -> eval_strategy (4.41), overwrite_output_dir
+(removed in 5), and the aliases the installed version marks deprecated in its own help text
+(gradient_checkpointing -> activation_checkpointing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+from seqprof.config.dialects.common import (
+    Builder,
+    DialectResult,
+    Keyspace,
+    Moved,
+    as_bool,
+    as_number,
+    check_keys,
+    link_deepspeed,
+    load_keys_file,
+    positive_or_missing,
+    precision_from_flags,
+)
+from seqprof.config.loader import LoadedConfig
+
+NAME = "hf"
+LABEL = "transformers' TrainingArguments"
+TA_SOURCE = "transformers TrainingArguments default (training_args.py)"
+
+# transformers examples/pytorch/language-modeling/run_clm.py ModelArguments / DataTrainingArguments
+EXAMPLE_SCRIPT_KEYS = frozenset({
+    "model_name_or_path", "model_type", "config_overrides", "config_name", "tokenizer_name", "cache_dir",
+    "use_fast_tokenizer", "model_revision", "token", "trust_remote_code", "torch_dtype", "dtype",
+    "low_cpu_mem_usage", "dataset_name", "dataset_config_name", "train_file", "validation_file",
+    "max_train_samples", "max_eval_samples", "streaming", "block_size", "overwrite_cache",
+    "validation_split_percentage", "preprocessing_num_workers", "keep_linebreaks", "max_seq_length",
+    "attn_implementation",
+})
+
+# keys TrainingArguments had in transformers 4.x and no longer has
+LEGACY_RENAMED: Mapping[str, Moved] = {
+    "group_by_length": Moved("train_sampling_strategy",
+                             "transformers 5 folded it into train_sampling_strategy: group_by_length "
+                             "(huggingface/transformers#43138)"),
+    "warmup_ratio": Moved("warmup_steps",
+                          "deprecated in transformers 5.0 and removed in 5.2; warmup_steps takes a float "
+                          "in [0, 1) as a ratio (huggingface/transformers#41326)"),
+    "evaluation_strategy": Moved("eval_strategy", "renamed in transformers 4.41, the old name removed in 4.46"),
+    "per_gpu_train_batch_size": Moved("per_device_train_batch_size", "renamed in transformers 3; removed in 5"),
+    "per_gpu_eval_batch_size": Moved("per_device_eval_batch_size", "renamed in transformers 3; removed in 5"),
+    "no_cuda": Moved("use_cpu", "renamed in transformers 4.34; removed in 5"),
+    "push_to_hub_token": Moved("hub_token", "renamed in transformers 4.x; removed in 5"),
+    "push_to_hub_model_id": Moved("hub_model_id", "renamed in transformers 4.x; removed in 5"),
+}
+LEGACY_DEPRECATED: Mapping[str, Moved] = {
+    "overwrite_output_dir": Moved(None, "removed from TrainingArguments in transformers 5 (it has no effect)"),
+    "logging_dir": Moved(None, "not a TrainingArguments field in transformers 5 (logs go under output_dir)"),
+    "save_safetensors": Moved(None, "removed in transformers 5, which always saves safetensors"),
+    "include_tokens_per_second": Moved("include_num_input_tokens_seen", "removed in transformers 5"),
+    "use_mps_device": Moved(None, "removed in transformers 5 (MPS is used automatically)"),
+    "fp16_backend": Moved(None, "removed in transformers 5"),
+}
+
+SIGNATURE_WEIGHT = 1  # each TrainingArguments key present adds this to the hf score
+
+
+@cache
+def training_argument_fields() -> frozenset[str]:
+    """TrainingArguments field names from the committed list (no transformers import)."""
+    return frozenset(load_keys_file("hf_training_arguments")["fields"])
+
+
+@cache
+def deprecated_aliases() -> Mapping[str, Moved]:
+    aliases = load_keys_file("hf_training_arguments")["deprecated_aliases"]
+    version = load_keys_file("hf_training_arguments")["version"]
+    return {old: Moved(new, f"a deprecated alias in transformers {version} (to be removed in v6)")
+            for old, new in aliases.items()}
+
+
+def keyspace() -> Keyspace:
+    """The keys an HF TrainingArguments YAML may hold, with transformers' renames/deprecations."""
+    aliases = deprecated_aliases()
+    known = (training_argument_fields() | EXAMPLE_SCRIPT_KEYS) - frozenset(aliases)
+    return Keyspace(known=known, renamed=LEGACY_RENAMED, deprecated={**LEGACY_DEPRECATED, **aliases})
+
+
+def detect(data: Mapping[str, Any]) -> int:
+    fields = training_argument_fields() | frozenset(LEGACY_RENAMED) | frozenset(LEGACY_DEPRECATED)
+    score = sum(SIGNATURE_WEIGHT for k in data if k in fields)
+    return score if score >= 2 else 0
+
+
+def apply_training_arguments(b: Builder, *, source: str = TA_SOURCE) -> None:
+    """Map the TrainingArguments keys every HF-based dialect shares onto canonical settings."""
+    b.stated("micro_batch_size", "per_device_train_batch_size", as_number)
+    b.stated("micro_batch_size", "per_gpu_train_batch_size", as_number)
+    b.stated("gradient_accumulation_steps", "gradient_accumulation_steps", as_number)
+    b.stated("num_epochs", "num_train_epochs", as_number)
+    b.stated("max_steps", "max_steps", positive_or_missing)
+    b.stated("learning_rate", "learning_rate", as_number)
+    b.stated("optimizer", "optim")
+    precision_from_flags(b, ["bf16", "bf16_full_eval"], ["fp16"])
+    b.stated("gradient_checkpointing", "activation_checkpointing", as_bool)
+    b.stated("gradient_checkpointing", "gradient_checkpointing", as_bool)
+    strategy = b.raw("train_sampling_strategy")
+    if strategy is not None:
+        b.derived("group_by_length", strategy == "group_by_length", "train_sampling_strategy")
+        b.derived("shuffle", strategy != "sequential", "train_sampling_strategy")
+    b.stated("group_by_length", "group_by_length", as_bool)
+    b.stated("save_strategy", "save_strategy", lambda v: str(v).lower() if isinstance(v, str) else v)
+    b.stated("save_steps", "save_steps", as_number)
+    link_deepspeed(b, "deepspeed")
+    if b.present("fsdp") and b.raw("fsdp") not in ("", [], False):
+        b.stated("fsdp", "fsdp")
+    if as_bool(b.raw("use_liger_kernel")) is True:
+        b.derived("fused_loss", "liger", "use_liger_kernel")
+    b.stated("world_size", "world_size", as_number)
+    # defaults
+    b.default("micro_batch_size", 8, f"per_device_train_batch_size=8, {source}")
+    b.default("gradient_accumulation_steps", 1, source)
+    b.default("num_epochs", 3.0, f"num_train_epochs=3.0, {source}")
+    b.default("learning_rate", 5e-5, source)
+    b.default("optimizer", "adamw_torch", f"optim='adamw_torch', {source}")
+    b.default("precision", "fp32", "neither bf16 nor fp16 is set, so the Trainer trains in fp32")
+    b.default("gradient_checkpointing", False, source)
+    b.default("group_by_length", False, "train_sampling_strategy='random', " + source)
+    b.default("shuffle", True, "the Trainer's RandomSampler reshuffles every epoch "
+                               "(train_sampling_strategy='random')")
+    if b.value("save_strategy") in (None, "steps"):
+        b.default("save_steps", 500, f"save_steps=500, {source}")
+    b.default("save_strategy", "steps", f"save_strategy='steps', {source}")
+
+
+def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
+    """Canonical settings of an HF TrainingArguments YAML."""
+    b = Builder(cfg)
+    b.first("model", ["model_name_or_path"])
+    b.first("max_seq_length", ["max_seq_length", "block_size"], as_number)
+    b.stated("attn_implementation", "attn_implementation")
+    b.first("datasets", ["dataset_name", "train_file"], lambda v: v if isinstance(v, list) else [v])
+    apply_training_arguments(b)
+    b.default("padding", "longest", "the Trainer's default collator (DataCollatorWithPadding) pads each "
+                                    "batch to its longest row")
+    b.diagnostics.extend(check_keys(cfg, keyspace(), dialect_label=LABEL))
+    return b.result()

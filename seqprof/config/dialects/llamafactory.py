@@ -1,0 +1,200 @@
+"""LLaMA-Factory (v0) YAML (``llamafactory-cli train config.yaml``).
+
+Keys: the dataclasses LLaMA-Factory parses with HfArgumentParser (src/llamafactory/hparams/:
+model_args.py, data_args.py, finetuning_args.py, generating_args.py, evaluation_args.py,
+training_args.py = RayArguments + transformers' Seq2SeqTrainingArguments), the Megatron
+(USE_MCA) and Megatron-Bridge arguments its examples use, and KTransformers' options. The
+parser is strict (``allow_extra_keys=False``): an unknown key stops the run at start-up.
+LLaMA-Factory pins its own transformers range, so TrainingArguments keys that transformers 5.x
+dropped (warmup_ratio, overwrite_output_dir — which LLaMA-Factory re-adds) are accepted here.
+
+Defaults (hparams/*.py @ hiyouga/LLaMA-Factory):
+- stage "sft", finetuning_type "lora" with lora_rank 8, lora_alpha = 2 x lora_rank,
+  lora_target "all"; cutoff_len 2048 (longer rows are truncated, data/processor infer_seqlen);
+- packing off for SFT (each batch padded to its longest row by the Seq2Seq collator) and on
+  for pre-training ("Will automatically enable in pre-training", data_args.py);
+- gradient checkpointing on unless disable_gradient_checkpointing (model/model_utils);
+- the rest is transformers' TrainingArguments (batch 8, 3 epochs, save every 500 steps).
+``quantization_bit: 4`` is QLoRA on 4-bit bitsandbytes weights, 8 is LoRA on 8-bit weights.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+from seqprof.config.dialects import hf
+from seqprof.config.dialects.common import (
+    Builder,
+    DialectResult,
+    Keyspace,
+    as_bool,
+    as_number,
+    check_keys,
+    split_list,
+)
+from seqprof.config.loader import LoadedConfig
+
+NAME = "llamafactory"
+LABEL = "LLaMA-Factory"
+SRC = "LLaMA-Factory default (src/llamafactory/hparams/{})"
+
+MODEL_ARGS = """model_name_or_path adapter_name_or_path adapter_folder cache_dir use_fast_tokenizer resize_vocab
+split_special_tokens add_tokens add_special_tokens new_special_tokens_config init_special_tokens model_revision
+low_cpu_mem_usage rope_scaling flash_attn shift_attn mixture_of_depths use_unsloth use_unsloth_gc
+enable_liger_kernel moe_aux_loss_coef disable_gradient_checkpointing use_reentrant_gc upcast_layernorm
+upcast_lmhead_output train_from_scratch infer_backend offload_folder use_kv_cache use_v1_kernels infer_dtype
+hf_hub_token ms_hub_token om_hub_token print_param_status trust_remote_code quantization_method quantization_bit
+quantization_type double_quantization quantization_device_map fp8 fp8_backend fp8_enable_fsdp_float8_all_gather
+image_max_pixels image_min_pixels image_do_pan_and_scan crop_to_patches video_max_pixels video_min_pixels
+video_fps video_maxlen use_audio_in_video audio_sampling_rate export_dir export_size export_device
+export_quantization_bit export_quantization_dataset export_quantization_nsamples export_quantization_maxlen
+export_legacy_format export_hub_model_id vllm_maxlen vllm_gpu_util vllm_enforce_eager vllm_max_lora_rank
+vllm_config sglang_maxlen sglang_mem_fraction sglang_tp_size sglang_config sglang_lora_backend use_kt
+kt_optimize_rule cpu_infer chunk_size mode kt_maxlen kt_use_cuda_graph kt_mode kt_force_think kt_config
+kt_cpu_activation kt_weight_path kt_non_expert_weight_path"""
+DATA_ARGS = """template dataset eval_dataset dataset_dir media_dir cutoff_len train_on_prompt mask_history
+streaming buffer_size mix_strategy interleave_probs overwrite_cache preprocessing_batch_size
+preprocessing_num_workers max_samples eval_num_beams ignore_pad_token_for_loss val_size eval_on_each_dataset
+packing neat_packing tool_format tokenized_path"""
+FINETUNING_ARGS = """freeze_trainable_layers freeze_trainable_modules freeze_extra_modules additional_target
+lora_alpha lora_dropout lora_rank lora_target loraplus_lr_ratio loraplus_lr_embedding use_rslora use_dora
+pissa_init pissa_iter pissa_convert create_new_adapter module_dropout oft_rank oft_block_size oft_target
+pref_beta pref_ftx pref_bco_weight pref_loss dpo_label_smoothing kto_chosen_weight kto_rejected_weight
+simpo_gamma ppo_buffer_size ppo_epochs ppo_score_norm ppo_target ppo_whiten_rewards ref_model ref_model_adapters
+ref_model_quantization_bit reward_model reward_model_adapters reward_model_quantization_bit reward_model_type
+ld_alpha use_galore galore_target galore_rank galore_update_interval galore_scale galore_proj_type
+galore_layerwise use_apollo apollo_target apollo_rank apollo_update_interval apollo_scale apollo_proj
+apollo_proj_type apollo_scale_type apollo_layerwise apollo_scale_front use_badam badam_mode badam_start_block
+badam_switch_mode badam_switch_interval badam_update_ratio badam_mask_mode badam_verbose use_swanlab
+swanlab_project swanlab_workspace swanlab_run_name swanlab_mode swanlab_api_key swanlab_logdir
+swanlab_lark_webhook_url swanlab_lark_secret pure_bf16 stage finetuning_type use_llama_pro use_adam_mini
+use_mca use_muon use_dft_loss use_asft_loss asft_alpha use_eaft_loss freeze_vision_tower
+freeze_multi_modal_projector freeze_language_model compute_accuracy disable_shuffling early_stopping_steps
+plot_loss include_effective_tokens_per_second"""
+TRAINING_ARGS = """ray_run_name ray_storage_path ray_storage_filesystem ray_num_workers resources_per_worker
+placement_strategy ray_init_kwargs overwrite_output_dir sortish_sampler predict_with_generate
+generation_max_length generation_num_beams generation_config warmup_ratio group_by_length logging_dir
+save_safetensors include_tokens_per_second fsdp_transformer_layer_cls_to_wrap"""
+GENERATING_EVAL_ARGS = """do_sample temperature top_p top_k num_beams max_length max_new_tokens repetition_penalty
+length_penalty skip_special_tokens default_system enable_thinking task task_dir batch_size seed lang n_shot
+save_dir download_mode"""
+MEGATRON_ARGS = """tensor_model_parallel_size pipeline_model_parallel_size virtual_pipeline_model_parallel_size
+context_parallel_size expert_model_parallel_size sequence_parallel use_distributed_optimizer bias_activation_fusion
+apply_rope_fusion masked_softmax_fusion cross_entropy_loss_fusion overlap_param_gather overlap_grad_reduce
+moe_grouped_gemm moe_token_dispatcher_type recompute_granularity recompute_method recompute_num_layers
+mixed_precision use_packed_sequences export_hf_on_finish megatron_pretrained_checkpoint extra_config"""
+
+STRONG = frozenset({"stage", "finetuning_type", "cutoff_len", "template", "lora_target", "lora_rank", "pref_beta",
+                    "pref_loss", "quantization_bit", "infer_backend", "export_dir", "use_kt", "flash_attn",
+                    "plot_loss", "dataset_dir", "max_samples", "val_size", "neat_packing", "disable_shuffling",
+                    "adapter_name_or_path", "overwrite_cache", "ddp_timeout", "export_size"})
+WEAK = frozenset({"model_name_or_path", "dataset", "preprocessing_num_workers", "trust_remote_code", "packing"})
+
+STAGES = {"pt": "pretrain", "sft": "sft", "rm": "reward", "ppo": "ppo", "dpo": "dpo", "kto": "kto"}
+FLASH_ATTN = {"fa2": "flash_attention_2", "fa3": "flash_attention_3", "sdpa": "sdpa", "disabled": "eager",
+              "auto": "auto"}
+
+
+@cache
+def keyspace() -> Keyspace:
+    own = set(" ".join((MODEL_ARGS, DATA_ARGS, FINETUNING_ARGS, TRAINING_ARGS, GENERATING_EVAL_ARGS,
+                        MEGATRON_ARGS)).split())
+    return Keyspace(known=frozenset(own) | hf.training_argument_fields())
+
+
+def detect(data: Mapping[str, Any]) -> int:
+    strong = sum(3 for k in data if k in STRONG)
+    if not strong:
+        return 0
+    return strong + sum(1 for k in data if k in WEAK) + sum(1 for k in data if k in hf.training_argument_fields())
+
+
+def _task(b: Builder) -> tuple[str, str | None]:
+    if as_bool(b.raw("do_train")) is True:
+        return "train", "do_train"
+    if b.present("export_dir"):
+        return "export", "export_dir"
+    if as_bool(b.raw("do_predict")) is True or as_bool(b.raw("do_eval")) is True:
+        return "eval", "do_predict" if b.present("do_predict") else "do_eval"
+    if b.present("infer_backend") or not b.present("stage"):
+        return "inference", "infer_backend" if b.present("infer_backend") else None
+    return "train", "stage"
+
+
+def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
+    """Canonical settings of a LLaMA-Factory v0 config."""
+    b = Builder(cfg)
+    b.stated("model", "model_name_or_path")
+    task, task_key = _task(b)
+    if task_key:
+        b.derived("task", task, task_key)
+    else:
+        b.default("task", task, "no do_train, stage or export key: an inference/chat config")
+    b.stated("datasets", "dataset", split_list)
+    b.stated("max_seq_length", "cutoff_len", as_number)
+    b.stated("attn_implementation", "flash_attn", lambda v: FLASH_ATTN.get(str(v), v))
+    b.stated("tensor_parallel_size", "tensor_model_parallel_size", as_number)
+    b.stated("pipeline_parallel_size", "pipeline_model_parallel_size", as_number)
+    b.stated("context_parallel_size", "context_parallel_size", as_number)
+    # quantization: bitsandbytes on the fly
+    bits = as_number(b.raw("quantization_bit"))
+    if bits == 4:
+        b.derived("load_in_4bit", True, "quantization_bit")
+    elif bits == 8:
+        b.derived("load_in_8bit", True, "quantization_bit")
+    if task != "train":
+        b.diagnostics.extend(check_keys(cfg, keyspace(), dialect_label=LABEL))
+        return b.result()
+    stage = str(b.raw("stage", "sft")).lower()
+    if b.present("stage"):
+        trainer = STAGES.get(stage, stage)
+        if stage == "dpo" and str(b.raw("pref_loss", "sigmoid")).lower() in ("orpo", "simpo"):
+            trainer = str(b.raw("pref_loss")).lower()
+        b.derived("trainer", trainer, "stage")
+    b.default("trainer", "sft", SRC.format("finetuning_args.py: stage='sft'"))
+    b.default("max_seq_length", 2048, SRC.format("data_args.py: cutoff_len=2048"))
+    b.default("overflow", "truncate", "cutoff_len truncates source and target (data/processor infer_seqlen)")
+    # adapter
+    ftype = str(b.raw("finetuning_type", "lora")).lower()
+    adapter = ("qlora" if bits == 4 else "lora") if ftype == "lora" else None
+    if b.present("finetuning_type"):
+        b.derived("adapter", adapter, "finetuning_type")
+    else:
+        b.default("adapter", adapter, SRC.format("finetuning_args.py: finetuning_type='lora'"))
+    if ftype == "lora":
+        b.stated("lora_r", "lora_rank", as_number)
+        b.default("lora_r", 8, SRC.format("finetuning_args.py: lora_rank=8"))
+        b.stated("lora_alpha", "lora_alpha", as_number)
+        b.default("lora_alpha", 2 * b.value("lora_r"), SRC.format("finetuning_args.py: lora_alpha = lora_rank * 2"))
+        b.stated("lora_dropout", "lora_dropout", as_number)
+        b.stated("lora_targets", "lora_target", split_list)
+        b.default("lora_targets", ["all"], SRC.format("finetuning_args.py: lora_target='all'"))
+    b.default("load_in_4bit", False, "quantization_bit unset")
+    b.default("load_in_8bit", False, "quantization_bit unset")
+    # padding and order
+    if as_bool(b.raw("neat_packing")) is True:
+        b.derived("padding", "packed", "neat_packing")
+    elif as_bool(b.raw("packing")) is True:
+        b.derived("padding", "packed", "packing")
+    elif stage == "pt" and b.raw("packing") is None:
+        b.default("padding", "packed", SRC.format("data_args.py: packing is enabled automatically in pre-training"))
+    b.default("padding", "longest", "the SFT collator pads each batch to its longest row (packing defaults off, "
+                                    "data_args.py)")
+    if as_bool(b.raw("disable_shuffling")) is True:
+        b.derived("shuffle", False, "disable_shuffling")
+    if as_bool(b.raw("disable_gradient_checkpointing")) is True:
+        b.derived("gradient_checkpointing", False, "disable_gradient_checkpointing")
+    b.default("gradient_checkpointing", True, "LLaMA-Factory turns gradient checkpointing on unless "
+                                              "disable_gradient_checkpointing (model/model_utils/checkpointing.py)")
+    if as_bool(b.raw("pure_bf16")) is True:
+        b.derived("precision", "bf16", "pure_bf16")
+    if as_bool(b.raw("enable_liger_kernel")) is True:
+        b.derived("fused_loss", "liger", "enable_liger_kernel")
+    samples = as_number(b.raw("max_samples"))
+    if isinstance(samples, int) and samples > 0:
+        b.derived("max_train_examples", samples * max(1, len(b.value("datasets") or [])), "max_samples")
+    hf.apply_training_arguments(b)
+    b.diagnostics.extend(check_keys(cfg, keyspace(), dialect_label=LABEL))
+    return b.result()

@@ -1,0 +1,202 @@
+"""TRL configs (``trl sft|dpo|kto|orpo --config x.yaml``): TrainingArguments plus TRL's own keys.
+
+Keys: TrainingArguments (see seqprof.config.dialects.hf) plus the fields of SFTConfig, DPOConfig,
+KTOConfig, ORPOConfig, ModelConfig and ScriptArguments (committed list, keys/trl_configs.json,
+read from TRL's sources; the TRL CLI also accepts ``env``).
+
+A TRL YAML does not name its trainer (it is the CLI sub-command), so the trainer kind is
+inferred from the keys (KTO weights -> kto, preference keys -> dpo, otherwise sft) unless the
+dialect is given as ``trl_sft``/``trl_dpo``/``trl_kto``/``trl_orpo``.
+
+Defaults that differ from TrainingArguments (trl/trainer/sft_config.py, dpo_config.py):
+- gradient_checkpointing True in every TRL config (TRL overrides transformers' False);
+- bf16 True unless fp16 is set (``self.bf16 = not self.fp16`` in __post_init__);
+- SFT: max_length 1024, packing False (strategy "bfd", which also turns on padding-free),
+  padding_free False, learning_rate 2e-5; the collator pads each batch to its longest row and
+  sequences longer than max_length are truncated;
+- DPO: max_length 1024, learning_rate 1e-6, max_prompt_length 512 (the old default TRL 0.28
+  keeps while the key is deprecated), truncation_mode "keep_end";
+- KTO/ORPO: max_length 1024, max_prompt_length 512.
+
+Version renames reported: SFTConfig ``max_seq_length`` -> ``max_length`` (deprecated in
+0.16, removed in 0.20; huggingface/trl#3912); DPOConfig ``max_prompt_length`` and
+``max_completion_length`` deprecated in 0.28 for removal in 0.29 (huggingface/trl#4969), with
+``rpo_alpha``, ``reference_free``, ``generate_during_eval``, ``use_logits_to_keep`` and the
+adapter-name keys; DPO ``padding_value`` removed in 0.26 (huggingface/trl#4607, use pad_token).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+from seqprof.config.dialects import hf
+from seqprof.config.dialects.common import (
+    Builder,
+    DialectResult,
+    Keyspace,
+    Moved,
+    as_bool,
+    as_number,
+    check_keys,
+    load_keys_file,
+    split_list,
+)
+from seqprof.config.loader import LoadedConfig
+
+NAME = "trl"
+LABEL = "TRL"
+VARIANTS = ("sft", "dpo", "kto", "orpo")
+
+SFT_RENAMED = {"max_seq_length": Moved("max_length", "deprecated in TRL 0.16 and removed from SFTConfig in "
+                                                     "0.20 (huggingface/trl#3912)")}
+_DPO_028 = "deprecated in TRL 0.28 and slated for removal in 0.29 (huggingface/trl#4969)"
+DPO_DEPRECATED = {
+    "max_prompt_length": Moved(None, _DPO_028 + "; filter over-long prompts from the dataset instead"),
+    "max_completion_length": Moved("max_length", _DPO_028),
+    "rpo_alpha": Moved("loss_type", _DPO_028 + "; add 'sft' to loss_type and weight it in loss_weights"),
+    "reference_free": Moved(None, _DPO_028 + "; use the experimental CPOTrainer"),
+    "generate_during_eval": Moved(None, _DPO_028 + "; use a callback"),
+    "use_logits_to_keep": Moved(None, _DPO_028),
+    "force_use_ref_model": Moved(None, _DPO_028),
+    "model_adapter_name": Moved(None, _DPO_028),
+    "ref_adapter_name": Moved(None, _DPO_028),
+    "ref_model_init_kwargs": Moved(None, _DPO_028),
+    "base_model_attribute_name": Moved(None, _DPO_028),
+    "label_pad_token_id": Moved(None, _DPO_028),
+    "tools": Moved(None, _DPO_028 + "; pass tools in the dataset"),
+}
+DPO_RENAMED = {"padding_value": Moved("pad_token", "removed from DPOConfig in TRL 0.26 (huggingface/trl#4607)")}
+
+# keys that point at one trainer (TRL's CLI names the trainer, the YAML does not)
+KTO_KEYS = frozenset({"desirable_weight", "undesirable_weight"})
+PREFERENCE_KEYS = frozenset({
+    "beta", "ref_model_init_kwargs", "precompute_ref_log_probs", "precompute_ref_batch_size", "reference_free",
+    "rpo_alpha", "sync_ref_model", "ref_model_mixup_alpha", "ref_model_sync_steps", "f_divergence_type",
+    "f_alpha_divergence_coef", "use_weighting", "ld_alpha", "discopop_tau", "loss_weights", "max_prompt_length",
+    "max_completion_length", "truncation_mode", "label_smoothing",
+})
+SFT_KEYS = frozenset({
+    "dataset_text_field", "packing", "packing_strategy", "completion_only_loss", "assistant_only_loss",
+    "max_seq_length", "eval_packing", "dataset_kwargs", "shuffle_dataset", "chat_template_path",
+})
+STRONG_KEYS = frozenset({
+    "dataset_text_field", "completion_only_loss", "assistant_only_loss", "padding_free", "packing_strategy",
+    "dataset_name", "use_peft", "desirable_weight", "undesirable_weight", "precompute_ref_log_probs",
+    "truncation_mode", "max_completion_length", "dataset_train_split", "dataset_config", "chat_template_path",
+    "eval_packing", "shuffle_dataset", "lora_task_type", "use_bnb_nested_quant", "bnb_4bit_quant_type",
+    "ref_model_init_kwargs", "sync_ref_model",
+})
+WEAK_KEYS = frozenset({"max_length", "max_seq_length", "beta", "packing", "model_name_or_path",
+                       "max_prompt_length", "lora_r", "dataset_num_proc", "attn_implementation", "loss_type"})
+
+SOURCE_SFT = "TRL SFTConfig default (trl/trainer/sft_config.py)"
+SOURCE_DPO = "TRL DPOConfig default (trl/trainer/dpo_config.py)"
+
+
+@cache
+def trl_fields() -> frozenset[str]:
+    classes = load_keys_file("trl_configs")["classes"]
+    return frozenset(k for keys in classes.values() for k in keys)
+
+
+def keyspace(trainer: str) -> Keyspace:
+    """TrainingArguments + TRL keys; the renames that apply to *trainer*."""
+    base = hf.keyspace()
+    renamed: dict[str, Moved] = dict(base.renamed)
+    deprecated: dict[str, Moved] = dict(base.deprecated)
+    deprecated.pop("gradient_checkpointing", None)  # TRL's configs still define it (default True)
+    renamed.update(SFT_RENAMED)
+    if trainer in ("dpo",):
+        deprecated.update(DPO_DEPRECATED)
+        renamed.update(DPO_RENAMED)
+    known = (base.known | trl_fields() | {"gradient_checkpointing"}) - set(renamed) - set(deprecated)
+    return Keyspace(known=frozenset(known), renamed=renamed, deprecated=deprecated)
+
+
+def detect(data: Mapping[str, Any]) -> int:
+    strong = sum(3 for k in data if k in STRONG_KEYS)
+    if not strong and not ({"model_name_or_path", "dataset_name"} <= set(data)):
+        return 0
+    weak = sum(1 for k in data if k in WEAK_KEYS)
+    base = sum(1 for k in data if k in hf.training_argument_fields())
+    return strong + weak + base
+
+
+def infer_trainer(data: Mapping[str, Any]) -> tuple[str, str]:
+    """(trainer, why) from the keys of a TRL YAML."""
+    keys = set(data)
+    if keys & KTO_KEYS:
+        return "kto", "inferred from " + ", ".join(sorted(keys & KTO_KEYS)) + " (KTOConfig keys)"
+    pref = keys & PREFERENCE_KEYS
+    if pref and not (keys & SFT_KEYS):
+        return "dpo", "inferred from " + ", ".join(sorted(pref)) + " (preference-training keys)"
+    why = ("inferred from " + ", ".join(sorted(keys & SFT_KEYS))) if keys & SFT_KEYS else \
+        "no preference-training keys; TRL configs do not name their trainer (pass --dialect trl_dpo etc.)"
+    return "sft", why
+
+
+def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
+    """Canonical settings of a TRL config."""
+    b = Builder(cfg)
+    data = cfg.data
+    if variant in VARIANTS:
+        trainer, why = variant, "given as the dialect"
+    else:
+        trainer, why = infer_trainer(data)
+    b.default("trainer", trainer, why)
+    b.first("model", ["model_name_or_path"])
+    b.first("datasets", ["dataset_name", "datasets"], lambda v: v if isinstance(v, list) else [v])
+    b.stated("attn_implementation", "attn_implementation")
+    # LoRA / quantization (ModelConfig)
+    use_peft = as_bool(b.raw("use_peft")) is True
+    if use_peft:
+        b.stated("lora_r", "lora_r", as_number)
+        b.stated("lora_alpha", "lora_alpha", as_number)
+        b.stated("lora_dropout", "lora_dropout", as_number)
+        b.stated("lora_targets", "lora_target_modules", split_list)
+        b.default("lora_r", 16, "TRL ModelConfig lora_r=16 (trl/trainer/model_config.py)")
+        b.default("lora_alpha", 32, "TRL ModelConfig lora_alpha=32 (trl/trainer/model_config.py)")
+    b.stated("load_in_4bit", "load_in_4bit", as_bool)
+    b.stated("load_in_8bit", "load_in_8bit", as_bool)
+    if use_peft:
+        b.derived("adapter", "qlora" if b.value("load_in_4bit") is True else "lora", "use_peft")
+    # lengths
+    if trainer == "sft":
+        b.first("max_seq_length", ["max_length", "max_seq_length"], as_number)
+        b.default("max_seq_length", 1024, f"max_length=1024, {SOURCE_SFT}")
+    else:
+        b.stated("max_seq_length", "max_length", as_number)
+        b.stated("max_prompt_length", "max_prompt_length", as_number)
+        b.stated("max_completion_length", "max_completion_length", as_number)
+        src = SOURCE_DPO if trainer == "dpo" else f"TRL {trainer.upper()}Config default"
+        b.default("max_seq_length", 1024, f"max_length=1024, {src}")
+        b.default("max_prompt_length", 512, f"max_prompt_length=512, {src}"
+                  + (" (the old default TRL 0.28 keeps while deprecating the key)" if trainer == "dpo" else ""))
+    # padding
+    packing = as_bool(b.raw("packing")) is True
+    padding_free = as_bool(b.raw("padding_free")) is True
+    if trainer == "sft" and packing:
+        b.derived("padding", "packed", "packing")
+    elif padding_free:
+        b.derived("padding", "padding_free", "padding_free")
+    b.default("padding", "longest", "TRL's collators pad each batch to its longest sequence "
+                                    "(DataCollatorForLanguageModeling / DataCollatorForPreference)")
+    b.stated("pad_to_multiple_of", "pad_to_multiple_of", as_number)
+    b.default("overflow", "truncate", "TRL truncates sequences longer than max_length "
+                                      "(SFT from the right; DPO per truncation_mode)")
+    if as_bool(b.raw("shuffle_dataset")) is False:
+        b.derived("shuffle", False, "shuffle_dataset")
+    # TRL's own defaults go first: hf's defaults never replace a setting already there
+    b.default("gradient_checkpointing", True,
+              "every TRL config sets gradient_checkpointing=True (trl/trainer/sft_config.py, dpo_config.py)")
+    b.default("precision", "fp16" if as_bool(b.raw("fp16")) is True else "bf16",
+              "TRL configs set bf16 = not fp16 in __post_init__ (trl/trainer/sft_config.py)")
+    b.default("learning_rate", 2e-5 if trainer == "sft" else 1e-6,
+              SOURCE_SFT if trainer == "sft" else SOURCE_DPO)
+    hf.apply_training_arguments(b, source=SOURCE_SFT if trainer == "sft" else SOURCE_DPO)
+    if trainer == "kto" and as_bool(b.raw("use_liger_loss")) is True:
+        b.derived("fused_loss", "liger", "use_liger_loss")
+    b.diagnostics.extend(check_keys(cfg, keyspace(trainer), dialect_label=LABEL))
+    return b.result()

@@ -1,0 +1,40 @@
+"""Config file -> Plan: read safely, detect the framework, map its keys onto canonical settings."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from seqprof.config import dialects
+from seqprof.config.loader import LoadedConfig, load_config
+from seqprof.config.plan import ConfigDiagnostic, Plan
+
+
+def detect_dialect(config: LoadedConfig | Mapping[str, Any] | str | Path) -> str:
+    """The framework a config is written for (``dialects.DIALECTS`` name, or 'unknown')."""
+    if isinstance(config, LoadedConfig):
+        data: Mapping[str, Any] = config.data
+    elif isinstance(config, Mapping):
+        data = config
+    else:
+        data = load_config(config).data
+    return dialects.detect(data)
+
+
+def read_plan(path: str | Path, dialect: str | None = None) -> Plan:
+    """Read the config at *path* into a Plan; *dialect* overrides detection (e.g. 'trl_dpo')."""
+    cfg = load_config(path)
+    if dialect:
+        name, variant = dialects.resolve(dialect)
+    else:
+        name, variant = dialects.detect(cfg.data), None
+    settings: dict = {}
+    found: list[ConfigDiagnostic] = list(cfg.diagnostics)
+    if name != dialects.UNKNOWN:
+        result = dialects.module(name).build(cfg, variant)
+        settings = result.settings
+        found.extend(result.diagnostics)
+    found.sort(key=lambda d: (d.file != cfg.path, d.file, d.line, d.key))
+    return Plan(path=cfg.path, dialect=name, settings=settings, diagnostics=tuple(found),
+                raw=cfg.data, key_lines=cfg.key_lines)

@@ -1,0 +1,143 @@
+"""The analyze stage: data + tokenizer -> Profile (exact histograms per field, recommendation)."""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from seqprof.dataset.histogram import LengthHistogram
+from seqprof.dataset.lengths import LengthCounter
+from seqprof.dataset.profile import DatasetInfo, ExamplePreview, Profile, TokenizerInfo
+from seqprof.dataset.reader import read_rows, resolve_source
+from seqprof.dataset.recommend import (
+    DEFAULT_COVERAGE,
+    DEFAULT_MULTIPLE,
+    recommend_max_seq_length,
+)
+from seqprof.dataset.schema import detect_schema, normalise
+from seqprof.dataset.tokenizers import load_tokenizer
+from seqprof.errors import SeqprofError
+
+LONGEST_KEPT = 5
+PREVIEW_CHARS = 240
+
+
+@dataclass(frozen=True)
+class AnalyzeOptions:
+    tokenizer: str | None = None
+    chat_template: str | None = None
+    schema: str | None = None
+    columns: Mapping[str, str] | None = None
+    skip_bad_rows: bool = False
+    coverage: float = DEFAULT_COVERAGE
+    multiple: int = DEFAULT_MULTIPLE
+    per_turn_fields: bool = True
+
+
+def default_dataset_path() -> Path:
+    """The small real dataset that ships inside the package (Python's own docs as chat turns)."""
+    return Path(str(resources.files("seqprof") / "assets" / "python_docs_chat.jsonl"))
+
+
+def build_profile(data: str | Path, options: AnalyzeOptions = AnalyzeOptions(), *,
+                  progress: Callable[[int], None] | None = None,
+                  on_skip: Callable[[str, str], None] | None = None) -> Profile:
+    """Read every row, count its tokens exactly as the trainer will, and summarise exactly."""
+    source = resolve_source(str(data))
+    tok = load_tokenizer(options.tokenizer, chat_template_path=options.chat_template)
+    skipped = 0
+
+    def skip(location: str, why: str) -> None:
+        nonlocal skipped
+        skipped += 1
+        if on_skip:
+            on_skip(location, why)
+
+    sequence = LengthHistogram()
+    fields: dict[str, LengthHistogram] = {}
+    longest: list[tuple[int, int, str, str]] = []  # min-heap of (length, order, location, preview)
+    schema = None
+    counter = None
+    rows = 0
+    for batch in read_rows(source, skip_bad_rows=options.skip_bad_rows, on_skip=skip):
+        if schema is None:
+            schema = detect_schema(batch[0].record, location=batch[0].location, forced=options.schema,
+                                   columns=options.columns)
+            counter = LengthCounter(tok, schema.name, per_turn_fields=options.per_turn_fields)
+        examples, locations = [], []
+        for row in batch:
+            try:
+                examples.append(normalise(row, schema))
+                locations.append(row.location)
+            except SeqprofError as exc:
+                if not options.skip_bad_rows:
+                    raise
+                skip(row.location, exc.message)
+        if not examples:
+            continue
+        lengths = _count(counter, examples, locations, options.skip_bad_rows, skip)
+        if lengths is None:
+            continue
+        examples, locations, counted = lengths
+        sequence.add(counted.sequence)
+        for name, values in counted.fields.items():
+            fields.setdefault(name, LengthHistogram()).add(values)
+        for i, length in enumerate(counted.sequence.tolist()):
+            item = (length, -(rows + i), locations[i], examples[i])
+            if len(longest) < LONGEST_KEPT:
+                heapq.heappush(longest, item)
+            elif length > longest[0][0]:
+                heapq.heapreplace(longest, item)
+        rows += len(examples)
+        if progress:
+            progress(rows)
+    if rows == 0:
+        raise SeqprofError("no rows to profile" + (f" ({skipped} skipped as bad)" if skipped else ""),
+                           path=source.display, fix="check the file is not empty")
+    previews = tuple(ExamplePreview(location=loc, length=length, preview=_preview(ex))
+                     for length, _, loc, ex in sorted(longest, key=lambda t: (-t[0], -t[1])))
+    return Profile(
+        dataset=DatasetInfo(path=source.display, format=source.format, rows=rows, skipped_rows=skipped,
+                            schema=schema.name),
+        tokenizer=TokenizerInfo(name=tok.name, vocab_size=tok.vocab_size),
+        sequence=sequence,
+        fields=fields,
+        recommendation=recommend_max_seq_length(sequence, multiple=options.multiple, coverage=options.coverage),
+        longest=previews,
+    )
+
+
+def _count(counter, examples, locations, skip_bad_rows, skip):
+    """Count a batch; with --skip-bad-rows a row the chat template refuses is dropped, not fatal."""
+    try:
+        return examples, locations, counter.count(examples, locations)
+    except SeqprofError:
+        if not skip_bad_rows:
+            raise
+    kept_ex, kept_loc = [], []
+    for ex, loc in zip(examples, locations):
+        try:
+            counter.count([ex], [loc])
+        except SeqprofError as exc:
+            skip(loc, exc.message)
+            continue
+        kept_ex.append(ex)
+        kept_loc.append(loc)
+    if not kept_ex:
+        return None
+    return kept_ex, kept_loc, counter.count(kept_ex, kept_loc)
+
+
+def _preview(example: dict) -> str:
+    """The start of the example's text, for people (the report escapes it)."""
+    parts = []
+    for key, value in example.items():
+        if isinstance(value, str):
+            parts.append(f"{key}: {value}")
+        elif isinstance(value, list):
+            parts.extend(f"{m.get('role')}: {m.get('content')}" for m in value if isinstance(m, dict))
+    text = " | ".join(parts)
+    return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…"

@@ -1,0 +1,135 @@
+"""The Profile value object: what analyze measured, saved and reloaded by lint/buckets/report."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from seqprof.dataset.histogram import LengthHistogram
+from seqprof.dataset.recommend import Recommendation
+from seqprof.errors import SeqprofError
+
+PROFILE_KIND = "seqprof.profile"
+PROFILE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    path: str
+    format: str  # jsonl | json | parquet | csv
+    rows: int
+    skipped_rows: int
+    schema: str  # text | prompt_completion | messages | preference | alpaca
+
+
+@dataclass(frozen=True)
+class TokenizerInfo:
+    name: str
+    vocab_size: int
+
+
+@dataclass(frozen=True)
+class ExamplePreview:
+    """One of the longest examples, for the report: where it is and how it starts."""
+
+    location: str  # file:line or file#row
+    length: int
+    preview: str
+
+
+@dataclass(frozen=True)
+class Profile:
+    dataset: DatasetInfo
+    tokenizer: TokenizerInfo
+    sequence: LengthHistogram  # one training example as the trainer pads it
+    fields: dict[str, LengthHistogram]
+    recommendation: Recommendation
+    longest: tuple[ExamplePreview, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The DESIGN.md JSON contract (plus `kind`/`version` so a saved file is recognised)."""
+        return {
+            "kind": PROFILE_KIND,
+            "version": PROFILE_VERSION,
+            "dataset": dict(self.dataset.__dict__),
+            "tokenizer": dict(self.tokenizer.__dict__),
+            "sequence": _hist_to_dict(self.sequence),
+            "fields": {name: _hist_to_dict(h) for name, h in self.fields.items()},
+            "recommendation": self.recommendation.to_dict(),
+            "longest": [dict(e.__dict__) for e in self.longest],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], *, path: str = "<profile>") -> Profile:
+        if data.get("kind") != PROFILE_KIND:
+            raise SeqprofError("not a seqprof profile", path=path,
+                               fix="write one with `seqprof analyze DATA --output profile.json`")
+        try:
+            return cls(
+                dataset=DatasetInfo(**data["dataset"]),
+                tokenizer=TokenizerInfo(**data["tokenizer"]),
+                sequence=_hist_from_dict(data["sequence"]),
+                fields={k: _hist_from_dict(v) for k, v in data["fields"].items()},
+                recommendation=Recommendation(**data["recommendation"]),
+                longest=tuple(ExamplePreview(**e) for e in data.get("longest", [])),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SeqprofError(f"profile is damaged ({exc})", path=path,
+                               fix="regenerate it with `seqprof analyze DATA --output profile.json`") from None
+
+    def save(self, path: str | Path) -> None:
+        """Write atomically: a failed run never leaves a half-written profile."""
+        target = check_writable(path)
+        tmp = target.with_name(target.name + ".tmp")
+        try:
+            tmp.write_text(json.dumps(self.to_dict(), indent=1))
+            tmp.replace(target)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise SeqprofError(f"cannot write the profile ({exc.strerror})", path=str(target),
+                               fix="choose a writable --output path") from None
+
+    @classmethod
+    def load(cls, path: str | Path) -> Profile:
+        p = Path(path)
+        try:
+            data = json.loads(p.read_text())
+        except FileNotFoundError:
+            raise SeqprofError("profile not found", path=str(p), fix="check the path") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise SeqprofError(f"profile is not valid JSON ({exc})", path=str(p),
+                               fix="regenerate it with `seqprof analyze DATA --output profile.json`") from None
+        if not isinstance(data, dict):
+            raise SeqprofError("not a seqprof profile", path=str(p))
+        return cls.from_dict(data, path=str(p))
+
+
+def check_writable(path: str | Path, option: str = "--output") -> Path:
+    """Fail before the work, not after it: the output's directory must exist."""
+    target = Path(path)
+    if not target.parent.is_dir():
+        raise SeqprofError(f"directory for the {option} file does not exist", path=str(target),
+                           fix=f"create {target.parent} first or choose another {option} path")
+    return target
+
+
+def is_profile_file(path: str | Path) -> bool:
+    """True when `path` is a JSON file written by `analyze --output` (cheap sniff of the head)."""
+    p = Path(path)
+    if not p.is_file() or p.suffix != ".json":
+        return False
+    with p.open("rb") as fh:
+        head = fh.read(256)
+    return f'"kind": "{PROFILE_KIND}"'.encode() in head
+
+
+def _hist_to_dict(hist: LengthHistogram) -> dict[str, Any]:
+    out = hist.stats().to_dict()
+    out["histogram"] = {str(k): v for k, v in hist.items()}
+    return out
+
+
+def _hist_from_dict(data: dict[str, Any]) -> LengthHistogram:
+    return LengthHistogram.from_mapping(data["histogram"])

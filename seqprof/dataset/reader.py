@@ -1,0 +1,172 @@
+"""Read dataset rows in streaming batches, each row tagged with its exact file:line (or row) location."""
+
+from __future__ import annotations
+
+import glob as globlib
+import gzip
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from seqprof.errors import SeqprofError
+
+BATCH_ROWS = 8192  # rows per batch: large batches keep every tokenizer thread busy between batches
+BATCH_BYTES = 16 << 20  # ...but a batch of very long rows stops at about this much JSON
+_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".parquet": "parquet", ".csv": "csv"}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One record and where it came from, so every later error can name file and line."""
+
+    location: str  # "path:line" (JSONL) or "path#row" (Parquet/CSV/JSON array, 1-based)
+    record: Any
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """The resolved input: the files to read, in order, and their common format."""
+
+    display: str
+    files: tuple[Path, ...]
+    format: str
+
+
+def split_location(location: str) -> tuple[str, int | None]:
+    """"data.jsonl:12" -> ("data.jsonl", 12); "data.parquet#3" -> ("data.parquet#3", None)."""
+    head, sep, tail = location.rpartition(":")
+    return (head, int(tail)) if sep and tail.isdigit() else (location, None)
+
+
+def file_format(path: Path) -> str | None:
+    """Format from the file name; `.gz` is looked through (data.jsonl.gz is jsonl)."""
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+    return _FORMATS.get(suffixes[-1]) if suffixes else None
+
+
+def resolve_source(spec: str) -> DataSource:
+    """A file, a directory of shards, or a glob (`data/train-*.parquet`) -> ordered file list."""
+    path = Path(spec)
+    if any(ch in spec for ch in "*?["):
+        files = [Path(p) for p in sorted(globlib.glob(spec, recursive=True)) if Path(p).is_file()]
+        if not files:
+            raise SeqprofError("no files match this pattern", path=spec, fix="check the glob")
+    elif path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.is_file() and file_format(p) is not None)
+        if not files:
+            raise SeqprofError("directory holds no .jsonl/.json/.parquet/.csv files", path=spec,
+                               fix="point at a data file, a shard directory or a glob")
+    elif path.is_file():
+        files = [path]
+    else:
+        raise SeqprofError("no such file or directory", path=spec, fix="check the path")
+    formats = {file_format(f) for f in files}
+    if None in formats:
+        bad = next(f for f in files if file_format(f) is None)
+        raise SeqprofError("unknown data format (expected .jsonl, .jsonl.gz, .json, .parquet or .csv)",
+                           path=str(bad), fix="rename the file or convert it")
+    if len(formats) > 1:
+        raise SeqprofError(f"shards mix formats ({', '.join(sorted(formats))})", path=spec,
+                           fix="select one format with a glob")
+    return DataSource(display=spec, files=tuple(files), format=formats.pop())
+
+
+def read_rows(source: DataSource, *, skip_bad_rows: bool = False,
+              on_skip=None) -> Iterator[list[Row]]:
+    """Yield batches of rows from every file of the source, in order."""
+    reader = {"jsonl": _read_jsonl, "json": _read_json_array, "parquet": _read_parquet, "csv": _read_csv}[source.format]
+    for path in source.files:
+        yield from reader(path, skip_bad_rows, on_skip)
+
+
+def _open_binary(path: Path) -> io.BufferedIOBase:
+    return gzip.open(path, "rb") if path.suffix.lower() == ".gz" else open(path, "rb")
+
+
+def _read_jsonl(path: Path, skip_bad_rows: bool, on_skip) -> Iterator[list[Row]]:
+    """One orjson parse per line with our own line count: errors name the exact line."""
+    batch: list[Row] = []
+    batch_bytes = 0
+    try:
+        with _open_binary(path) as fh:
+            for lineno, raw in enumerate(fh, start=1):
+                if not raw.strip():
+                    continue
+                try:
+                    record = orjson.loads(raw)
+                except orjson.JSONDecodeError as exc:
+                    if skip_bad_rows:
+                        if on_skip:
+                            on_skip(f"{path}:{lineno}", f"malformed JSON ({exc.msg})")
+                        continue
+                    raise SeqprofError(f"malformed JSON ({exc.msg})", path=str(path), line=lineno,
+                                       fix="fix the line or pass --skip-bad-rows") from None
+                batch.append(Row(f"{path}:{lineno}", record))
+                batch_bytes += len(raw)
+                if len(batch) >= BATCH_ROWS or batch_bytes >= BATCH_BYTES:
+                    yield batch
+                    batch, batch_bytes = [], 0
+    except (OSError, EOFError) as exc:
+        if isinstance(exc, SeqprofError):
+            raise
+        raise SeqprofError(f"cannot read file ({exc})", path=str(path), fix="check the file is intact") from None
+    if batch:
+        yield batch
+
+
+def _read_json_array(path: Path, skip_bad_rows: bool, on_skip) -> Iterator[list[Row]]:
+    """A JSON document holding a list of records (or {"data": [...]}, as some exports do)."""
+    try:
+        with _open_binary(path) as fh:
+            data = orjson.loads(fh.read())
+    except orjson.JSONDecodeError as exc:
+        raise SeqprofError(f"malformed JSON ({exc})", path=str(path),
+                           fix="a .json dataset must be one JSON array of records; use .jsonl for one record per line") from None
+    except OSError as exc:
+        raise SeqprofError(f"cannot read file ({exc})", path=str(path)) from None
+    if isinstance(data, dict) and isinstance(data.get("data"), list):
+        data = data["data"]
+    if not isinstance(data, list):
+        raise SeqprofError("expected a JSON array of records", path=str(path),
+                           fix="wrap the records in [...] or write them one per line as .jsonl")
+    for start in range(0, len(data), BATCH_ROWS):
+        yield [Row(f"{path}#{i + 1}", rec) for i, rec in enumerate(data[start:start + BATCH_ROWS], start=start)]
+
+
+def _read_parquet(path: Path, skip_bad_rows: bool, on_skip) -> Iterator[list[Row]]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        pf = pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise SeqprofError(f"not a readable Parquet file ({exc})", path=str(path)) from None
+    offset = 0
+    for rb in pf.iter_batches(batch_size=BATCH_ROWS):
+        records = rb.to_pylist()
+        yield [Row(f"{path}#{offset + i + 1}", rec) for i, rec in enumerate(records)]
+        offset += len(records)
+
+
+def _read_csv(path: Path, skip_bad_rows: bool, on_skip) -> Iterator[list[Row]]:
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    try:
+        reader = pacsv.open_csv(path, read_options=pacsv.ReadOptions(block_size=1 << 22),
+                                convert_options=pacsv.ConvertOptions(strings_can_be_null=False))
+        offset = 0
+        for rb in reader:
+            # CSV has no types: a cell that looks like a number is still text to the trainer
+            records = [{k: (v if v is None or isinstance(v, str) else str(v)) for k, v in rec.items()}
+                       for rec in rb.to_pylist()]
+            yield [Row(f"{path}#{offset + i + 1}", rec) for i, rec in enumerate(records)]
+            offset += len(records)
+    except pa.ArrowException as exc:
+        raise SeqprofError(f"malformed CSV ({exc})", path=str(path), fix="check quoting and column counts") from None

@@ -1,0 +1,1 @@
+"""Facts from the profile and the plan, declarative rules over them, findings."""

@@ -1,0 +1,1 @@
+"""Predictions from the architecture and the plan: GPUs, peak memory (and run time)."""

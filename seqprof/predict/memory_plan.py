@@ -1,0 +1,184 @@
+"""From a normalised Plan to a memory estimate: what the config says, what was assumed, and the facts lint reads."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from seqprof.config.dialects.common import as_bool
+from seqprof.errors import SeqprofError
+from seqprof.predict.architecture import Architecture
+from seqprof.predict.memory import (
+    ATTENTION,
+    OPTIMIZERS,
+    PRECISIONS,
+    REFERENCE_FREE,
+    MemoryEstimate,
+    TrainingSetup,
+    estimate_memory,
+)
+
+NO_CONFIG_FIX = "pass --model-config PATH/config.json"
+
+
+def _on(value: Any) -> bool:
+    """A plan switch (already normalised by the dialect's as_bool); raw config values go through it too."""
+    return as_bool(value) is True
+
+
+def _checkpointing(value: Any) -> bool:
+    """gradient_checkpointing: true, or Unsloth's "unsloth" mode (checkpointed, activations offloaded)."""
+    return _on(value) or (isinstance(value, str) and value.strip().lower() == "unsloth")
+
+
+def setup_from_plan(plan: Any) -> tuple[TrainingSetup, tuple[str, ...]]:
+    """A normalised Plan (seqprof.config.plan) -> (TrainingSetup, notes on what was assumed)."""
+    notes: list[str] = []
+    get = plan.get
+    seq = get("max_seq_length")
+    if seq is None and get("max_prompt_length") and get("max_completion_length"):
+        seq = int(get("max_prompt_length")) + int(get("max_completion_length"))
+    if seq is None:
+        raise SeqprofError("the config sets no maximum sequence length", path=plan.path,
+                           fix="set max_seq_length / max_length / sequence_len, the worst case the memory model needs")
+    precision = str(get("precision") or "").lower() or None
+    if precision not in PRECISIONS:
+        notes.append("precision not stated: assumed bf16 weights and compute")
+        precision = "bf16"
+    raw = plan.raw if isinstance(plan.raw, Mapping) else {}
+    init = raw.get("model_init_kwargs") if isinstance(raw.get("model_init_kwargs"), Mapping) else {}
+    dtype = str(raw.get("torch_dtype") or raw.get("dtype") or init.get("torch_dtype") or init.get("dtype") or "")
+    master_fp32 = precision != "fp32" and dtype.lower() in ("float32", "fp32", "torch.float32")
+    if precision != "fp32" and not master_fp32:
+        notes.append(f"weights assumed loaded in {precision} (transformers 5's dtype='auto'); "
+                     "fp32 weights under autocast need about twice the weight, gradient and optimizer memory")
+    adapter = get("adapter")
+    adapter = str(adapter).lower() if adapter else None
+    load4 = _on(get("load_in_4bit")) or adapter == "qlora"
+    load8 = _on(get("load_in_8bit"))
+    if adapter in ("qlora",):
+        adapter = "lora"
+    if adapter in ("none", "full", ""):
+        adapter = None
+    targets = get("lora_targets")
+    if isinstance(targets, str):
+        targets = [targets]
+    if adapter and not targets:
+        notes.append("LoRA targets not stated: peft's default (q_proj, v_proj)")
+        targets = ["q_proj", "v_proj"]
+    optimizer = str(get("optimizer") or "adamw_torch_fused").lower()
+    if optimizer not in OPTIMIZERS:
+        notes.append(f"optimizer {optimizer!r} not modelled: counted as AdamW (two states)")
+        optimizer = "adamw_torch_fused"
+    attn = str(get("attn_implementation") or "sdpa")
+    if attn not in ATTENTION:
+        notes.append(f"attention {attn!r}: modelled as sdpa")
+        attn = "sdpa"
+    fused = get("fused_loss")
+    loss = {"liger": "liger", "chunked": "chunked", "cut_cross_entropy": "cut_cross_entropy",
+            "cce": "cut_cross_entropy"}.get(str(fused).lower(), "hf") if fused else "hf"
+    trainer = str(get("trainer") or "sft").lower()
+    reference = "none" if trainer in REFERENCE_FREE else ("lora_base" if adapter else "model")
+    if _on(raw.get("precompute_ref_log_probs")):
+        reference = "precomputed"
+    elif raw.get("ref_model") or raw.get("ref_model_name_or_path"):
+        reference = "model"
+    zero = get("zero_stage")
+    setup = TrainingSetup(
+        micro_batch_size=int(get("micro_batch_size") or 1), seq_len=int(seq), precision=precision,
+        master_weights_fp32=master_fp32,
+        adapter=adapter, lora_r=int(get("lora_r") or 16), lora_targets=tuple(str(t) for t in (targets or ())),
+        lora_dropout=float(get("lora_dropout") or 0.0), load_in_4bit=load4, load_in_8bit=load8 and not load4,
+        optimizer=optimizer, gradient_checkpointing=_checkpointing(get("gradient_checkpointing")),
+        attn_implementation=attn, loss=loss, trainer=trainer,
+        reference=reference, zero_stage=int(zero) if zero not in (None, "") else 0, fsdp=bool(get("fsdp")),
+        world_size=int(get("world_size") or 1),
+        gradient_accumulation_steps=int(get("gradient_accumulation_steps") or 1),
+        token_budget=int(get("token_budget")) if get("token_budget") else None)
+    if setup.is_preference:
+        notes.append(f"{trainer}: chosen and rejected sequences each at {seq} tokens; reference model: {reference}")
+    return setup, tuple(notes)
+
+
+@dataclass(frozen=True)
+class MemoryFacts:
+    """What the lint rules read about memory (facts.memory); `available` False with a note when skipped."""
+
+    available: bool
+    note: str
+    estimate: MemoryEstimate | None = None
+    setup: TrainingSetup | None = None
+    architecture: Architecture | None = None
+    gpu_name: str | None = None
+    gpu_bytes: int | None = None
+    peak_bytes: int = 0
+    assumptions: tuple[str, ...] = ()
+    problem: SeqprofError | None = field(default=None, compare=False, repr=False)  # why not available, with a fix
+
+    @property
+    def over_budget(self) -> bool:
+        return bool(self.available and self.gpu_bytes and self.peak_bytes > self.gpu_bytes)
+
+    @property
+    def headroom(self) -> float | None:
+        """Free fraction of the GPU at the predicted peak (negative: over)."""
+        if not (self.available and self.gpu_bytes):
+            return None
+        return 1 - self.peak_bytes / self.gpu_bytes
+
+
+def memory_facts(plan: Any, *, model_config: str | None = None, gpu_name: str | None = None,
+                 gpu_bytes: int | None = None) -> MemoryFacts:
+    """Estimate a plan's peak, or say why it was skipped (no local config.json: never a guess)."""
+    from seqprof.predict.architecture import resolve_architecture
+
+    if str(plan.get("trainer") or "").lower() == "drafter":
+        note = ("drafter training is not a fine-tune of the target model; the drafter's logits check "
+                "(token budget x vocabulary) is lint rule SP505: `seqprof lint CONFIG --model-config TARGET --gpu ...`")
+        return MemoryFacts(False, f"skipped: {note}", gpu_name=gpu_name, gpu_bytes=gpu_bytes,
+                           problem=SeqprofError(note, path=plan.path))
+    try:
+        arch, why = resolve_architecture(plan.get("model"), model_config or plan.get("model_config_path"))
+    except SeqprofError as exc:
+        return MemoryFacts(False, f"skipped: {exc}", gpu_name=gpu_name, gpu_bytes=gpu_bytes, problem=exc)
+    if arch is None:
+        message = why.removeprefix("skipped: ").removesuffix(f"; {NO_CONFIG_FIX}")
+        return MemoryFacts(False, why, gpu_name=gpu_name, gpu_bytes=gpu_bytes,
+                           problem=SeqprofError(message, path=plan.path, fix=NO_CONFIG_FIX))
+    try:
+        setup, assumed = setup_from_plan(plan)
+        est = estimate_memory(arch, setup)
+    except SeqprofError as exc:
+        return MemoryFacts(False, f"skipped: {exc.message}", architecture=arch, gpu_name=gpu_name,
+                           gpu_bytes=gpu_bytes, problem=exc)
+    return MemoryFacts(True, why, estimate=est, setup=setup, architecture=arch, gpu_name=gpu_name,
+                       gpu_bytes=gpu_bytes, peak_bytes=est.peak_bytes, assumptions=assumed)
+
+
+def memory_report(config: str, *, model_config: str | None = None, gpu: str | None = None,
+                  gpu_memory: str | None = None, dialect: str | None = None) -> MemoryFacts:
+    """`seqprof memory`: an estimate against the GPU, or a SeqprofError with a fix (asked for, so never skipped).
+
+    With neither --gpu nor --gpu-memory, the GPU comes from the nearest seqprof settings file.
+    """
+    from pathlib import Path
+
+    from seqprof.config.read import read_plan
+    from seqprof.predict.gpus import gpu_memory_bytes, parse_memory_size
+    from seqprof.settings import find_settings
+
+    plan = read_plan(config, dialect)
+    if not gpu and not gpu_memory:
+        settings = find_settings(Path(config).resolve().parent)
+        gpu, gpu_memory = settings.gpu, settings.gpu_memory
+    name, budget = None, None
+    if gpu_memory:
+        name, budget = (gpu or gpu_memory), parse_memory_size(gpu_memory)
+    elif gpu:
+        name, budget = gpu_memory_bytes(gpu)
+    facts = memory_facts(plan, model_config=model_config, gpu_name=name, gpu_bytes=budget)
+    if not facts.available:
+        p = facts.problem or SeqprofError(facts.note.removeprefix("skipped: "))
+        raise SeqprofError(f"no memory estimate: {p.message}", path=p.path or config, line=p.line, fix=p.fix)
+    return facts
