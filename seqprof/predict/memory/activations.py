@@ -1,0 +1,367 @@
+"""Activations of the decoder layers: what each op allocates in forward, keeps for backward and frees.
+
+RMSNorm, the linears (frozen, trainable, 4-bit, with peft's LoRA branch), attention by kernel, the SwiGLU MLP,
+and each layer's backward, as transformers 5 and torch run them (checked on an H200: benchmarks/memory/).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from seqprof.errors import SeqprofError
+from seqprof.predict.architecture import Architecture, Linear
+from seqprof.predict.memory.allocator import Allocator, Block, SavedForBackward
+from seqprof.predict.memory.setup import _TARGET_ALIASES, PRECISIONS, TrainingSetup
+
+
+@dataclass(frozen=True)
+class StepContext:
+    arch: Architecture
+    s: TrainingSetup
+    n: int  # tokens in the micro batch
+    seqs: int
+    c: int  # activation (compute) dtype bytes
+    pc: int  # param dtype bytes (unquantised parameters)
+    autocast: bool
+    full: bool  # base weights trainable
+    targets: frozenset[str]
+    lb: int  # LoRA adapter bytes
+    backend: str  # flash | efficient | math | eager
+
+
+ACT, LOG = "activations", "logits"
+
+
+def lora_targets(setup: TrainingSetup, arch: Architecture) -> frozenset[str]:
+    names: set[str] = set()
+    for t in setup.lora_targets:
+        key = str(t).strip()
+        names.update(_TARGET_ALIASES.get(key.lower(), (key.split(".")[-1],)))
+    known = {lin.name for lin in arch.layer_linears()}
+    return frozenset(names & known)
+
+
+def attention_backend(arch: Architecture, setup: TrainingSetup, compute_bytes: int) -> str:
+    """The kernel torch's scaled_dot_product_attention picks for HF's call (no padding mask, causal).
+
+    "flash" stands for flash and cuDNN alike (on the H200, torch 2.11 picks cuDNN for bf16): both keep q, k, v,
+    the output and a logsumexp. fp32 has no flash kernel; the memory-efficient one has no GQA, and HF passes
+    enable_gqa=True when there is no mask, so GQA models in fp32 fall to the math kernel and its s x s matrices.
+    """
+    impl = setup.attn_implementation
+    if impl == "sdpa" and setup.sdpa_kernel:
+        return setup.sdpa_kernel
+    if impl == "eager":
+        return "eager"
+    if impl.startswith("flash_attention"):
+        return "flash"
+    if compute_bytes == 2 and arch.head_dim <= 256:
+        return "flash"
+    return "math" if arch.num_kv_heads != arch.num_heads else "efficient"
+
+
+def rmsnorm(sim: Allocator, g: SavedForBackward, name: str, x: Block | None, cx: StepContext, dim: int, rows: int, x_rg: bool,
+             w_train: bool, x_bytes: int) -> Block | None:
+    """HF RMSNorm: x.to(fp32), pow, mean, rsqrt, mul, .to(input dtype), weight * (...)."""
+    n = cx.n
+    t1 = sim.ref(x) if x_bytes == 4 else sim.new(ACT, 4 * dim * n)
+    sim.spike(ACT, 4 * dim * n)  # pow(2) before the mean
+    r = sim.new(ACT, 4 * rows * n)  # rsqrt(variance + eps)
+    t2 = sim.new(ACT, 4 * dim * n)  # x * rsqrt
+    if x_bytes == 4:
+        t3 = t2
+    else:
+        t3 = sim.new(ACT, x_bytes * dim * n)  # .to(input dtype)
+        sim.drop(t2)
+    w_bytes = 4 if cx.autocast else cx.pc
+    y = sim.new(ACT, max(w_bytes, x_bytes) * dim * n)  # weight * x (fp32 weight promotes under autocast)
+    if x_rg:
+        g.save(name, t1, r)
+    if w_train:
+        g.save(name, t3)
+    sim.drop(t1, r, t3)
+    return y
+
+
+def linear(sim: Allocator, g: SavedForBackward, x: Block | None, cx: StepContext, lin: Linear, x_bytes: int) -> Block | None:
+    """nn.Linear (trainable, frozen or 4-bit) plus peft's LoRA branch when targeted; returns the output."""
+    n, c = cx.n, cx.c
+    d_in, d_out = lin.d_in, lin.d_out
+    xin = x
+    if cx.autocast and x_bytes != c:
+        xin = sim.new(ACT, c * d_in * n)  # autocast casts the activation for every matmul
+    quant = cx.s.load_in_4bit or cx.s.load_in_8bit
+    if quant:
+        sim.spike(ACT, c * d_in * d_out * lin.count)  # the dequantised weight of the 4-bit/8-bit matmul
+    out = sim.new(ACT, c * d_out * n)
+    if cx.full:
+        g.save(lin.name, xin)  # kept for the weight's gradient
+    if lin.name in cx.targets and not cx.full:
+        if quant:
+            clone = sim.new(ACT, c * d_out * n)  # peft's defensive result.clone() for 4-bit layers
+            sim.drop(out)
+            out = clone
+        lb = cx.lb
+        xf = sim.new(ACT, lb * d_in * n) if lb != x_bytes else sim.ref(xin)  # cast to the adapter dtype
+        xd = xf
+        if cx.s.lora_dropout > 0:
+            xd = sim.new(ACT, lb * d_in * n)
+            g.save_new(lin.name, ACT, 1 * d_in * n)  # the dropout mask (bool)
+        a = sim.new(ACT, lb * cx.s.lora_r * n)
+        g.save(lin.name, xd)  # lora_A keeps its input for its weight gradient
+        b = sim.new(ACT, lb * d_out * n)
+        g.save(lin.name, a)  # lora_B keeps lora_A's output
+        bs = sim.new(ACT, lb * d_out * n)  # * scaling
+        sim.drop(b, a)
+        if quant:
+            conv = sim.new(ACT, c * d_out * n)  # output.to(expected dtype), then result + output
+            sim.drop(bs)
+            res = sim.new(ACT, c * d_out * n)
+            sim.drop(conv, out)
+            out = res
+        else:
+            res = sim.new(ACT, max(lb, c) * d_out * n)  # result + lora output (type promotion)
+            sim.drop(bs, out)
+            out = res
+            if max(lb, c) != c:
+                fin = sim.new(ACT, c * d_out * n)  # result.to(result dtype)
+                sim.drop(out)
+                out = fin
+        if xd is not xf:
+            sim.drop(xd)
+        sim.drop(xf)
+    if xin is not x:
+        sim.drop(xin)
+    return out
+
+
+def attention(sim: Allocator, g: SavedForBackward, cx: StepContext, q: Block | None, k: Block | None, v: Block | None) -> Block | None:
+    """The attention kernel: what it keeps for backward, and the s x s matrices of eager / math."""
+    a, n, c = cx.arch, cx.n, cx.c
+    qd = a.q_dim
+    s, seqs, heads = cx.s.seq_len, cx.seqs, a.num_heads
+    sq = seqs * heads * s * s  # elements of the s x s score matrices of all heads and sequences
+    gqa = a.num_kv_heads != a.num_heads
+    if cx.backend in ("flash", "efficient"):
+        out = sim.new(ACT, c * qd * n)
+        lse_len = n if cx.backend == "flash" else seqs * math.ceil(s / 32) * 32
+        g.save("attn", q, k, v, out)
+        g.save_new("attn", ACT, 4 * heads * lse_len)  # logsumexp
+        return out
+    if cx.backend == "math":
+        qs = sim.new(ACT, c * qd * n)  # q * sqrt(scale)
+        mask_b = sim.new(ACT, s * s)
+        mask = sim.new(ACT, c * s * s)  # boolean causal mask -> additive float mask
+        sim.drop(mask_b)
+        ke = sim.new(ACT, c * qd * n) if gqa else sim.ref(k)
+        ve = sim.new(ACT, c * qd * n) if gqa else sim.ref(v)
+        ks = sim.new(ACT, c * qd * n)  # k^T * sqrt(scale)
+        sim.drop(ke)
+        att = sim.new(ACT, c * sq)
+        sim.spike(ACT, c * sq + sq)  # _safe_softmax: softmax out + all-masked-row test
+        sm = sim.new(ACT, c * sq)
+        sim.drop(att)
+        out = sim.new(ACT, c * qd * n)
+        g.save("attn", qs, ks, sm, ve)
+        sim.drop(qs, ks, sm, ve, mask)
+        return out
+    # eager (HF eager_attention_forward): repeat_kv, q @ k^T * scale + mask, softmax in fp32, .to(dtype), @ v
+    kr = sim.new(ACT, c * qd * n) if gqa else sim.ref(k)
+    vr = sim.new(ACT, c * qd * n) if gqa else sim.ref(v)
+    w1 = sim.new(ACT, c * sq)
+    w2 = sim.new(ACT, c * sq)  # * scaling
+    sim.drop(w1)
+    w3 = sim.new(ACT, c * sq)  # + causal mask
+    sim.drop(w2)
+    if c != 4:
+        sim.spike(ACT, 4 * sq)  # softmax(dtype=float32) converts its input first
+    sm = sim.new(ACT, 4 * sq)
+    smc = sim.new(ACT, c * sq) if c != 4 else sim.ref(sm)
+    sim.drop(w3)
+    out = sim.new(ACT, c * qd * n)
+    g.save("attn", q, kr, sm, smc, vr)
+    sim.drop(kr, sm, smc, vr)
+    return out
+
+
+def mlp_width(a: Architecture) -> int:
+    """Intermediate activations per token: dense FFN width, or top-k experts plus the shared expert."""
+    if a.is_moe:
+        return (a.moe_intermediate_size or a.intermediate_size) * a.num_experts_per_tok \
+            + a.shared_expert_intermediate_size
+    return a.intermediate_size
+
+
+def layer_forward(sim: Allocator, cx: StepContext, x: Block | None, x_rg: bool, keep: bool) -> tuple[Block | None, SavedForBackward]:
+    """One decoder layer's forward; keep=False (no_grad, or a checkpoint's first pass) keeps nothing."""
+    a, n, c = cx.arch, cx.n, cx.c
+    h, f = a.hidden_size, mlp_width(a)
+    lins = {lin.name: lin for lin in a.layer_linears()}
+    g = SavedForBackward(sim, keep)
+    xb = 4 if cx.autocast else c  # residual stream dtype (fp32 weights promote it under autocast)
+    lora_any = bool(cx.targets) and not cx.full
+    if cx.autocast:
+        g.save_new("weight_casts", ACT, c * sum(lin.params for lin in a.layer_linears()))
+    y1 = rmsnorm(sim, g, "norm1", x, cx, h, 1, x_rg, cx.full, xb)
+    rg = x_rg or cx.full or lora_any
+    q = linear(sim, g, y1, cx, lins["q_proj"], xb)
+    k = linear(sim, g, y1, cx, lins["k_proj"], xb)
+    v = linear(sim, g, y1, cx, lins["v_proj"], xb)
+    sim.drop(y1)
+    qb = c
+    if a.qk_norm:
+        qn = rmsnorm(sim, g, "q_norm", q, cx, a.q_dim, a.num_heads, rg, cx.full, c)
+        kn = rmsnorm(sim, g, "k_norm", k, cx, a.kv_dim, a.num_kv_heads, rg, cx.full, c)
+        sim.drop(q, k)
+        q, k = qn, kn
+        qb = 4 if cx.autocast else c
+    rb = 4 if cx.autocast else qb  # q * cos + rotate_half(q) * sin: keeps only cos/sin for backward
+    rotated = []
+    for t, d in ((q, a.q_dim), (k, a.kv_dim)):
+        p1 = sim.new(ACT, rb * d * n)
+        neg = sim.new(ACT, qb * d * n / 2)
+        rot = sim.new(ACT, qb * d * n)
+        sim.drop(neg)
+        p2 = sim.new(ACT, rb * d * n)
+        sim.drop(rot)
+        e = sim.new(ACT, rb * d * n)
+        sim.drop(p1, p2, t)
+        rotated.append(e)
+    q, k = rotated
+    if cx.autocast:  # sdpa runs in bf16: the fp32 rotary outputs are cast
+        qc, kc = sim.new(ACT, c * a.q_dim * n), sim.new(ACT, c * a.kv_dim * n)
+        sim.drop(q, k)
+        q, k = qc, kc
+    o = attention(sim, g, cx, q, k, v)
+    sim.drop(q, k, v)
+    att_out = linear(sim, g, o, cx, lins["o_proj"], c)
+    sim.drop(o)
+    x1 = sim.new(ACT, xb * h * n)  # residual add
+    sim.drop(att_out)
+    y2 = rmsnorm(sim, g, "norm2", x1, cx, h, 1, True, cx.full, xb)
+    if a.is_moe:
+        g.save_new("router", ACT, (4 + c) * a.num_experts * n)
+    gate = replace(lins.get("gate_proj", lins["up_proj"]), d_out=f, count=1)
+    up = replace(lins["up_proj"], d_out=f, count=1)
+    gt = linear(sim, g, y2, cx, gate, xb)
+    u = linear(sim, g, y2, cx, up, xb)
+    sim.drop(y2)
+    sg = sim.new(ACT, c * f * n)  # act_fn(gate)
+    g.save("act", gt)
+    pr = sim.new(ACT, c * f * n)  # act * up
+    g.save("mul", sg, u)
+    sim.drop(gt, sg, u)
+    dn = linear(sim, g, pr, cx, replace(lins["down_proj"], d_in=f, count=1), c)
+    sim.drop(pr)
+    x2 = sim.new(ACT, xb * h * n)  # residual add
+    sim.drop(dn, x1)
+    return x2, g
+
+
+def layer_backward(sim: Allocator, cx: StepContext, g: SavedForBackward, persistent_grads: bool) -> None:
+    """One decoder layer's backward (the residual gradient is held by the caller)."""
+    a, n, c = cx.arch, cx.n, cx.c
+    h, f = a.hidden_size, mlp_width(a)
+    xb = 4 if cx.autocast else c
+    gb = 4 if cx.autocast else cx.pc
+    lins = {lin.name: lin for lin in a.layer_linears()}
+
+    def param_grad(nbytes: float) -> None:
+        if persistent_grads:
+            sim.spike("gradients", nbytes)  # added in place into the accumulated .grad
+        else:
+            sim.new("gradients", nbytes)  # lives until zero_grad(set_to_none=True) after the step
+
+    def linear_back(name: str, d_in: int, d_out: int) -> None:
+        count = lins[name].count if name in lins else 1
+        if cx.full:
+            if cx.autocast:
+                sim.spike("gradients", c * d_in * d_out * count)  # bf16 grad of the cast weight
+            param_grad(gb * (d_in * d_out + (d_out if lins.get(name) and lins[name].bias else 0)) * count)
+        elif name in cx.targets:
+            sim.spike(ACT, cx.lb * (d_in + d_out) * n)  # through lora_B, lora_A and the cast back
+            param_grad(cx.lb * cx.s.lora_r * (d_in + d_out))
+        if cx.s.load_in_4bit or cx.s.load_in_8bit:
+            sim.spike(ACT, c * d_in * d_out * count)  # dequantised weight for the input gradient
+        g.release(name)
+
+    def norm_back(name: str, dim: int) -> None:
+        sim.spike(ACT, 3 * 4 * dim * n)  # RMSNorm backward runs in fp32
+        if cx.full:
+            param_grad(gb * dim)
+        g.release(name)
+
+    gp = sim.new(ACT, c * f * n)
+    linear_back("down_proj", f, h)
+    gs, gu = sim.new(ACT, c * f * n), sim.new(ACT, c * f * n)
+    sim.drop(gp)
+    g.release("mul")
+    gg = sim.new(ACT, c * f * n)
+    sim.drop(gs)
+    g.release("act")
+    gy_u = sim.new(ACT, xb * h * n)
+    linear_back("up_proj", h, f)
+    sim.drop(gu)
+    gy_g = sim.new(ACT, xb * h * n)
+    linear_back("gate_proj", h, f)
+    sim.drop(gg, gy_u)
+    if a.is_moe:
+        g.release("router")
+    norm_back("norm2", h)
+    gx1 = sim.new(ACT, xb * h * n)
+    sim.drop(gy_g, gx1)  # added into the residual gradient
+    go = sim.new(ACT, c * a.q_dim * n)
+    linear_back("o_proj", a.q_dim, h)
+    ws = 4 * a.q_dim * n + 4 * a.num_heads * n  # dq accumulator + softmax_d
+    if a.num_kv_heads != a.num_heads:
+        ws += 2 * c * a.q_dim * n  # dk, dv for all heads before the group sum
+    sq = cx.seqs * a.num_heads * cx.s.seq_len ** 2
+    if cx.backend == "eager":
+        ws = (c + 4 + 4) * sq
+    elif cx.backend == "math":
+        ws = 3 * c * sq  # grad of the probabilities, of the safe-softmax's where(), of the scores
+    gq, gk, gv = (sim.new(ACT, c * a.q_dim * n), sim.new(ACT, c * a.kv_dim * n),
+                  sim.new(ACT, c * a.kv_dim * n))
+    sim.spike(ACT, ws)
+    sim.drop(go)
+    g.release("attn")
+    sim.spike(ACT, 3 * c * a.q_dim * n)  # rotary backward
+    if a.qk_norm:
+        norm_back("k_norm", a.kv_dim)
+        norm_back("q_norm", a.q_dim)
+    gy = sim.new(ACT, xb * h * n)
+    for name, d_out, t in (("v_proj", a.kv_dim, gv), ("k_proj", a.kv_dim, gk), ("q_proj", a.q_dim, gq)):
+        linear_back(name, h, d_out)
+        sim.drop(t)
+    norm_back("norm1", h)
+    sim.drop(gy)
+    g.release_all()  # autocast weight casts
+
+
+def step_context(arch: Architecture, s: TrainingSetup) -> StepContext:
+    c = PRECISIONS[s.precision]
+    quant = s.load_in_4bit or s.load_in_8bit
+    adapter = s.adapter or ("lora" if quant else None)
+    if adapter and adapter.lower() not in ("lora", "qlora", "dora"):
+        raise SeqprofError(f"unknown adapter {adapter!r}",
+                           fix="use lora or qlora, or leave it empty for full fine-tuning")
+    full = adapter is None  # a 4-bit/8-bit model always trains adapters (QLoRA)
+    targets = lora_targets(s, arch) if not full else frozenset()
+    if not full and not targets:
+        raise SeqprofError(f"LoRA targets {list(s.lora_targets)} match no linear layer of {arch.model_type}",
+                           fix="name the modules: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj "
+                               "or all-linear")
+    autocast = full and s.master_weights_fp32 and c == 2  # (LoRA over fp32 weights: weights in fp32, the
+    pc = 4 if (s.master_weights_fp32 or c == 4) else c     # activations counted as plain bf16; not measured)
+    return StepContext(arch=arch, s=s, n=s.tokens, seqs=s.sequences, c=c, pc=pc, autocast=autocast, full=full,
+                targets=targets, lb=4 if (s.lora_fp32 or c == 4) else c, backend=attention_backend(arch, s, c))
+
+
+def saved_per_layer(cx: StepContext) -> int:
+    """Bytes one decoder layer keeps for its backward, for the report."""
+    probe = Allocator()
+    x = probe.new(ACT, (4 if cx.autocast else cx.c) * cx.arch.hidden_size * cx.n)
+    out, g = layer_forward(probe, cx, x, True, keep=True)
+    probe.drop(out, x)
+    return probe.total

@@ -1,0 +1,153 @@
+"""The lm_head and the loss: logits, their fp32 upcasts and gradients, as each loss implementation allocates them.
+
+transformers' ForCausalLMLoss (logits.float(), log_softmax, nll_loss), a chunked CE, Liger's fused linear CE,
+Cut Cross-Entropy, and TRL's preference loss (row-wise log_softmax; the reference forward's logits).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from seqprof.predict.memory.activations import ACT, LOG, StepContext
+from seqprof.predict.memory.allocator import Allocator, Block, SavedForBackward
+
+
+def loss_forward(sim: Allocator, cx: StepContext, head: SavedForBackward, y: Block | None,
+                 lm_head_grad: Callable[[], None], reference_hidden: Callable[[], Block | None]) -> Block | None:
+    """Forward of the lm_head and the loss on the final hidden state `y` (consumed).
+
+    Returns the hidden-state gradient when the loss fills it during the forward (Liger), else None;
+    `reference_hidden` runs the preference reference's forward and returns its final hidden state.
+    """
+    s, c, n = cx.s, cx.c, cx.n
+    h, V = cx.arch.hidden_size, cx.arch.vocab_size
+    autocast = cx.autocast
+    lm_trainable = cx.full
+    if autocast:
+        head.save_new("lm_head", ACT, c * V * h)  # bf16 copy of the lm_head weight
+        yc = sim.new(ACT, c * h * n)
+        sim.drop(y)
+        y = yc
+    gy: Block | None = None
+    if s.loss == "liger":
+        chunk = min(n, 2 ** math.ceil(math.log2(max(1, math.ceil(n / math.ceil(V / h))))))
+        if lm_trainable:
+            lm_head_grad()  # grad_weight, filled during the forward
+        gy = sim.new(LOG, c * h * n)  # grad_input, filled during the forward
+        head.save_new("loss", LOG, 4 * n)
+        sim.spike(LOG, c * chunk * V)  # one chunk of logits; its gradient is written in place
+        sim.drop(y)
+    elif s.loss == "cut_cross_entropy":
+        head.save("loss", y)
+        head.save_new("loss", LOG, 4 * n)
+        sim.drop(y)
+    elif s.loss == "chunked":
+        k = min(n, s.loss_chunk_size)
+        head.save("loss", y)
+        sim.spike(LOG, max(c + 4, 8) * k * V)  # one chunk: logits.float() then log-softmax; recomputed later
+        sim.drop(y)
+    elif s.is_preference:
+        # TRL-style: materialised logits, selective_log_softmax one sequence at a time
+        logits = sim.new(LOG, c * V * n)
+        if lm_trainable:
+            head.save("lm_head", y)
+        sim.drop(y)
+        row = s.seq_len * V
+        if c == 4:
+            sim.spike(LOG, 4 * row)  # logsumexp of one row
+            head.save("loss", logits)
+        else:
+            for _ in range(cx.seqs):
+                head.save_new("loss", LOG, c * row)  # log_softmax of one row, kept for backward
+        sim.drop(logits)  # the logits die when the forward function returns (logsumexp keeps them in fp32)
+        if s.reference in ("model", "lora_base"):
+            ry = reference_hidden()
+            sim.phase = "reference forward: logits"
+            if autocast:
+                ryc = sim.new(ACT, c * h * n)
+                sim.drop(ry)
+                ry = ryc
+            rlog = sim.new(LOG, c * V * n)
+            sim.drop(ry)
+            sim.spike(LOG, 4 * row if c == 4 else 2 * c * row)  # the next row's log_softmax before the last dies
+            sim.drop(rlog)
+    else:  # transformers' ForCausalLMLoss: logits.float(), log_softmax, nll_loss
+        logits = sim.new(LOG, c * V * n)
+        if lm_trainable:
+            head.save("lm_head", y)
+        sim.drop(y)
+        lf = sim.new(LOG, 4 * V * n) if c != 4 else sim.ref(logits)
+        lsm = sim.new(LOG, 4 * V * n)
+        head.save("loss", lsm)
+        sim.drop(lf, logits, lsm)
+    return gy
+
+
+def loss_backward(sim: Allocator, cx: StepContext, head: SavedForBackward, gy: Block | None,
+                  lm_head_grad: Callable[[], None]) -> Block | None:
+    """Backward of the loss and the lm_head; returns the gradient of the final hidden state."""
+    s, c, pc, n = cx.s, cx.c, cx.pc, cx.n
+    h, V = cx.arch.hidden_size, cx.arch.vocab_size
+    autocast, lm_trainable = cx.autocast, cx.full
+    xb = 4 if autocast else c
+    if s.loss == "liger":
+        head.release_all()
+    elif s.loss == "cut_cross_entropy":
+        sim.spike(LOG, 4 * n * 64)
+        gy = sim.new(ACT, c * h * n)
+        if lm_trainable:
+            lm_head_grad()
+        head.release_all()
+    elif s.loss == "chunked":
+        k = min(n, s.loss_chunk_size)
+        gy = sim.new(ACT, c * h * n)
+        several = n > k
+        if lm_trainable and several:
+            lm_head_grad()  # the first chunk's weight gradient waits while the next chunks run
+        sim.spike(LOG, (4 + 4 + 4) * k * V)  # recomputed chunk's log-softmax and its two fp32 gradients
+        if lm_trainable and several:
+            sim.spike("gradients", 2 * pc * V * h)  # a later chunk's weight gradient and the out-of-place sum
+        elif lm_trainable:
+            lm_head_grad()
+        head.release_all()
+    elif s.is_preference:
+        row = s.seq_len * V
+        grads = []
+        if c == 4:
+            grads.append(sim.new(LOG, 4 * V * n))
+            head.release("loss")
+        else:
+            for _ in range(cx.seqs):
+                gz = sim.new(LOG, c * row)  # gather backward
+                grads.append(sim.new(LOG, c * row))  # log_softmax backward
+                sim.drop(gz)
+                if head.groups and head.groups[-1][1]:
+                    sim.drop(head.groups[-1][1].pop())
+        stacked = sim.new(LOG, c * V * n)  # unbind backward stacks the row gradients
+        sim.drop(*grads)
+        full_g = sim.new(LOG, c * V * n)  # slice backward ([:, :-1]) writes into a full-size zero tensor
+        sim.drop(stacked)
+        head.release("loss")
+        gy = sim.new(ACT, c * h * n)
+        if lm_trainable:
+            if autocast:
+                sim.spike("gradients", c * V * h)
+            lm_head_grad()
+        sim.drop(full_g)
+        head.release_all()
+    else:
+        g1 = sim.new(LOG, 4 * V * n)  # nll_loss backward
+        g2 = sim.new(LOG, 4 * V * n)  # log_softmax backward
+        sim.drop(g1)
+        head.release("loss")
+        g3 = sim.new(LOG, c * V * n) if c != 4 else None  # .float() backward
+        sim.drop(g2)
+        gy = sim.new(ACT, xb * h * n)
+        if lm_trainable:
+            if autocast:
+                sim.spike("gradients", c * V * h)
+            lm_head_grad()
+        sim.drop(g3)
+        head.release_all()
+    return gy
