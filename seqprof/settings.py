@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from seqprof.errors import SeqprofError
-from seqprof.lint.findings import SEVERITIES
+from seqprof.severity import SEVERITIES
 
 if sys.version_info >= (3, 11):
     import tomllib

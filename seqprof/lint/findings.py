@@ -5,16 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-SEVERITIES = ("info", "warning", "error")
-
-
-def severity_rank(severity: str) -> int:
-    """Order severities so `--fail-on warning` can compare them (info < warning < error)."""
-    try:
-        return SEVERITIES.index(severity)
-    except ValueError:
-        raise ValueError(f"unknown severity {severity!r} (expected one of {', '.join(SEVERITIES)})") from None
-
 
 @dataclass(frozen=True)
 class Finding:

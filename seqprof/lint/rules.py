@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from seqprof.errors import SeqprofError
-from seqprof.lint.findings import SEVERITIES
+from seqprof.severity import SEVERITIES
 
 RULE_FIELDS = ("code", "slug", "name", "severity", "category", "requires", "for_each", "condition", "at",
                "message", "fix", "docs", "examples")
@@ -190,12 +190,9 @@ def _plural(count: int, word: str, plural: str | None = None) -> str:
 
 def builtin_rules_dir() -> Path:
     """rules/ inside the installed wheel (seqprof/rules), else the source checkout's rules/."""
-    import seqprof
-
-    packaged = Path(seqprof.__file__).parent / "rules"
-    if packaged.is_dir():
-        return packaged
-    return Path(seqprof.__file__).resolve().parent.parent / "rules"
+    package = Path(__file__).resolve().parents[1]
+    packaged = package / "rules"
+    return packaged if packaged.is_dir() else package.parent / "rules"
 
 
 def load_rules(extra_dirs: Iterable[str | Path] = (), *, include_builtin: bool = True) -> tuple[Rule, ...]:

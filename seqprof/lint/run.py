@@ -311,7 +311,7 @@ def _read_text(path: Path) -> str | None:
 
 def exit_code(result: LintResult, fail_on: str | None = None, exit_zero: bool = False) -> int:
     """0 clean, 1 when any finding is at or above the threshold (default: settings, else warning), 2 on errors."""
-    from seqprof.lint.findings import severity_rank
+    from seqprof.severity import severity_rank
 
     if result.errors:
         return 2

@@ -295,7 +295,7 @@ def _lint_inputs(result: Any, options: Any) -> dict[str, Any]:
     memory = _get(facts, "memory")
     if _get(facts, "sim") is None and _get(facts, "profile") is not None:
         from seqprof.lint.facts import (
-            build_facts,  # lint skipped the simulation (no rule read it): the report shows it
+            build_facts,  # lint skipped the simulation (no rule read it): report shows it
         )
 
         facts = build_facts(facts.plan, facts.profile, gpu=facts.gpu, world_size=facts.cfg.get("world_size"))
