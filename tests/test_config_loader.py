@@ -27,8 +27,9 @@ from seqprof.config.loader import (
 from seqprof.errors import SeqprofError
 
 REPO = Path(__file__).resolve().parent.parent
-CONFIGS = REPO.parent / "shared" / "configs"
-needs_configs = pytest.mark.skipif(not CONFIGS.is_dir(), reason="shared/configs not beside the checkout")
+CONFIGS = REPO / "tests" / "data" / "configs"  # the real configs these tests read, copied exactly (README there)
+CORPUS = REPO.parent / "shared" / "configs"  # every shared config: corpus-wide tests skip without it
+needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/configs (the whole corpus) not beside the checkout")
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the same safe_load, in C where available
 BACKENDS = ["ruamel"] + (["libyaml"] if default_backend() == "libyaml" else [])
@@ -254,10 +255,10 @@ def test_resolve_linked_file_next_to_the_config_then_upwards(tmp_path: Path) -> 
 
 
 def _real_files() -> list[Path]:
-    return sorted(p for p in CONFIGS.rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
+    return sorted(p for p in CORPUS.rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
 
 
-@needs_configs
+@needs_corpus
 def test_every_real_config_reads_as_pyyaml_does() -> None:
     files = _real_files()
     assert len(files) > 400
@@ -270,7 +271,7 @@ def test_every_real_config_reads_as_pyyaml_does() -> None:
             assert cfg.line(key) == key_line(text, key), (path, key)
 
 
-@needs_configs
+@needs_corpus
 @pytest.mark.skipif(len(BACKENDS) < 2, reason="PyYAML without libyaml: one backend only")
 def test_both_composers_agree_on_real_configs() -> None:
     files = _real_files()[::15]  # ruamel's pure-Python composer is slow; a spread sample

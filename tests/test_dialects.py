@@ -22,8 +22,9 @@ from seqprof.config.read import detect_dialect, read_plan
 from seqprof.errors import SeqprofError
 
 REPO = Path(__file__).resolve().parent.parent
-CONFIGS = REPO.parent / "shared" / "configs"
-needs_configs = pytest.mark.skipif(not CONFIGS.is_dir(), reason="shared/configs not beside the checkout")
+CONFIGS = REPO / "tests" / "data" / "configs"  # the real configs these tests read, copied exactly (README there)
+CORPUS = REPO.parent / "shared" / "configs"  # every shared config: corpus-wide tests skip without it
+needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/configs (the whole corpus) not beside the checkout")
 STORY = CONFIGS / "auto-antislop" / "configs" / "gemma-3-4b-it.yaml"
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -82,17 +83,17 @@ KNOWN_UNKNOWN = {
 
 
 def real_files() -> list[Path]:
-    return sorted(p for p in CONFIGS.rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
+    return sorted(p for p in CORPUS.rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
 
 
 @pytest.fixture(scope="module")
 def real_plans() -> dict[str, Any]:
-    if not CONFIGS.is_dir():
-        pytest.skip("shared/configs not beside the checkout")
-    return {str(p.relative_to(CONFIGS)): read_plan(p) for p in real_files()}
+    if not CORPUS.is_dir():
+        pytest.skip("../shared/configs (the whole corpus) not beside the checkout")
+    return {str(p.relative_to(CORPUS)): read_plan(p) for p in real_files()}
 
 
-@needs_configs
+@needs_corpus
 def test_every_real_config_is_read_and_its_dialect_detected(real_plans: dict[str, Any]) -> None:
     assert len(real_plans) > 400
     wrong = {rel: p.dialect for rel, p in real_plans.items() if p.dialect != expected_dialect(rel)}
@@ -107,9 +108,8 @@ def test_every_real_config_is_read_and_its_dialect_detected(real_plans: dict[str
             assert d.line >= 1 and d.file and d.message
 
 
-@needs_configs
-def test_the_story_config(real_plans: dict[str, Any]) -> None:
-    plan = real_plans["auto-antislop/configs/gemma-3-4b-it.yaml"]
+def test_the_story_config() -> None:
+    plan = read_plan(STORY)
     text = STORY.read_text()
     assert plan.dialect == "auto_antislop"
     s = plan.setting("max_seq_length")
@@ -157,14 +157,14 @@ def _dig(data: Any, dotted: str) -> Any:
     return data
 
 
-@needs_configs
+@needs_corpus
 def test_key_settings_equal_what_each_file_says_at_its_line(real_plans: dict[str, Any]) -> None:
     checked = 0
     for rel, plan in real_plans.items():
         mapping = MAPPINGS.get(plan.dialect)
         if not mapping or plan.get("task") not in (None, "train", "launch"):
             continue
-        text = (CONFIGS / rel).read_text()
+        text = (CORPUS / rel).read_text()
         raw = yaml.load(text, Loader=LOADER)
         for key, name in mapping.items():
             value = _dig(raw, key)
@@ -178,7 +178,7 @@ def test_key_settings_equal_what_each_file_says_at_its_line(real_plans: dict[str
     assert checked > 1000
 
 
-@needs_configs
+@needs_corpus
 def test_defaults_name_their_source_when_a_key_is_absent(real_plans: dict[str, Any]) -> None:
     for plan in real_plans.values():
         raw = plan.raw
@@ -204,7 +204,6 @@ def _copy_with(tmp_path: Path, src: Path, old: str, new: str, name: str | None =
     return dst
 
 
-@needs_configs
 @pytest.mark.parametrize("rel, old, new, key, suggestion", [
     ("axolotl/examples/llama-3/qlora-1b.yml", "sequence_len:", "sequence_lenght:", "sequence_lenght", "sequence_len"),
     ("llamafactory/examples/train_lora/qwen3_lora_sft.yaml", "cutoff_len:", "cuttoff_len:", "cuttoff_len",
@@ -238,7 +237,6 @@ def test_misspelled_key_in_a_real_config_is_unknown_with_did_you_mean(
     assert before.stated and (after is None or not after.stated)
 
 
-@needs_configs
 def test_duplicate_key_in_a_real_config(tmp_path: Path) -> None:
     copy = tmp_path / "story.yaml"
     copy.write_text(STORY.read_text().rstrip("\n") + "\nfinetune_batch_size: 4\n")
@@ -251,7 +249,6 @@ def test_duplicate_key_in_a_real_config(tmp_path: Path) -> None:
     assert plan.get("micro_batch_size") == 4 and plan.setting("micro_batch_size").line == last
 
 
-@needs_configs
 def test_deepspeed_json_linked_from_a_config_gives_the_zero_stage_at_its_line(tmp_path: Path) -> None:
     rel = "llamafactory/examples/train_lora/qwen3_lora_sft_ds3.yaml"
     plan = read_plan(CONFIGS / rel)
@@ -267,12 +264,11 @@ def test_deepspeed_json_linked_from_a_config_gives_the_zero_stage_at_its_line(tm
     assert (s.value, s.stated) == (3, False) and "file name" in s.source
 
 
-@needs_configs
-def test_launcher_configs_give_world_size_and_sharding(real_plans: dict[str, Any]) -> None:
-    acc = real_plans["llamafactory/examples/accelerate/fsdp_config.yaml"]
+def test_launcher_configs_give_world_size_and_sharding() -> None:
+    acc = read_plan(CONFIGS / "llamafactory/examples/accelerate/fsdp_config.yaml")
     raw = yaml.load((CONFIGS / "llamafactory/examples/accelerate/fsdp_config.yaml").read_text(), Loader=LOADER)
     assert acc.get("world_size") == raw["num_processes"] and acc.get("fsdp") == raw["fsdp_config"]
-    ds = real_plans["llamafactory/examples/deepspeed/ds_z3_offload_config.json"]
+    ds = read_plan(CONFIGS / "llamafactory/examples/deepspeed/ds_z3_offload_config.json")
     assert ds.get("zero_stage") == 3 and ds.get("offload_optimizer") == "cpu"
     assert "micro_batch_size" not in ds.settings  # "auto": the trainer decides
 
@@ -283,15 +279,13 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
     return path
 
 
-@needs_configs
-def test_lora_dropout_is_read_from_every_dialect_that_has_the_key(real_plans: dict[str, Any],
-                                                                   tmp_path: Path) -> None:
+def test_lora_dropout_is_read_from_every_dialect_that_has_the_key(tmp_path: Path) -> None:
     # the real files: each dialect with such a key, value and line from a text scan
     for rel, key in (("axolotl/examples/llama-3/lora-1b.yml", "lora_dropout"),
                      ("llamafactory/examples/v1/train_lora/train_lora_sft.yaml", "peft_config.lora_dropout"),
                      ("auto-antislop/configs/GLM-4-32B-0414.yaml", "finetune_lora_dropout")):
         text = (CONFIGS / rel).read_text()
-        s = real_plans[rel].setting("lora_dropout")
+        s = read_plan(CONFIGS / rel).setting("lora_dropout")
         assert s is not None and s.stated and s.key == key, rel
         assert (s.value, s.line) == (_dig(yaml.load(text, Loader=LOADER), key), nested_line(text, key)), rel
     # the dialects the shared configs have no example of (strings become numbers as the frameworks parse them)
@@ -549,7 +543,6 @@ def test_did_you_mean() -> None:
     assert did_you_mean("wandb_project", known) is None
 
 
-@needs_configs
 def test_drafter_model_config_json_is_loaded_relative_to_the_yaml(tmp_path: Path) -> None:
     src = CONFIGS / "specforge/examples/configs/qwen3-8b-dflash-online.yaml"
     run = tmp_path / "examples" / "configs"

@@ -72,3 +72,15 @@ def test_seqprof_and_lint_import_without_the_heavy_libraries():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == ""
+
+
+def test_copied_configs_are_exact_copies_of_shared():
+    """tests/data holds byte-for-byte copies; when ../shared is beside the checkout they must still match it."""
+    data = PACKAGE.parent / "tests" / "data"
+    shared = PACKAGE.parent.parent / "shared"
+    copies = sorted(p for sub in ("configs", "reference") for p in (data / sub).rglob("*") if p.is_file())
+    assert len(copies) > 20
+    if not shared.is_dir():
+        return  # a plain clone: the copies are all there is
+    different = [str(p.relative_to(data)) for p in copies if p.read_bytes() != (shared / p.relative_to(data)).read_bytes()]
+    assert not different

@@ -26,7 +26,7 @@ from seqprof.render.lint_output import (
 )
 
 REPO = Path(__file__).resolve().parent.parent
-STORY = REPO.parent / "shared" / "configs" / "auto-antislop" / "configs" / "gemma-3-4b-it.yaml"
+STORY = REPO / "tests" / "data" / "configs" / "auto-antislop" / "configs" / "gemma-3-4b-it.yaml"
 RULES = load_rules()
 
 

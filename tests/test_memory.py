@@ -234,7 +234,7 @@ def test_bad_setups_are_input_errors():
 
 def test_lora_dropout_of_a_real_config_reaches_the_estimate():
     # axolotl's own llama-3 LoRA example states lora_dropout: 0.05; the H200-measured dropout term must see it
-    real = Path(__file__).resolve().parents[2] / "shared" / "configs" / "axolotl" / "examples" / "llama-3" / "lora-1b.yml"
+    real = Path(__file__).resolve().parent / "data" / "configs" / "axolotl" / "examples" / "llama-3" / "lora-1b.yml"
     if not real.is_file():
         pytest.skip("shared/configs not beside the checkout")
     import yaml

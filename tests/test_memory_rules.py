@@ -26,7 +26,8 @@ from seqprof.render import charts
 
 REPO = Path(__file__).resolve().parent.parent
 MODELS = REPO / "tests" / "data" / "model_configs"
-CONFIGS = REPO.parent / "shared" / "configs"
+CONFIGS = REPO / "tests" / "data" / "configs"  # the real configs these tests read, copied exactly (README there)
+CORPUS = REPO.parent / "shared" / "configs"  # every shared config: corpus-wide tests skip without it
 SPECFORGE = CONFIGS / "specforge" / "examples" / "configs" / "qwen3.6-27b-dflash-online.yaml"
 AXOLOTL = CONFIGS / "axolotl" / "examples"
 QWEN3_LORA = AXOLOTL / "qwen3" / "8b-lora-fused-attn.yaml"  # LoRA, checkpointing, 1 x 4096, Qwen3-8B

@@ -388,11 +388,10 @@ def test_analyze_html_writes_the_report(tmp_path):
     assert "<script" not in html.lower()
 
 
-STORY = Path(__file__).resolve().parent.parent.parent / "shared" / "configs" / "auto-antislop" / "configs" / \
+STORY = Path(__file__).resolve().parent / "data" / "configs" / "auto-antislop" / "configs" / \
     "gemma-3-4b-it.yaml"
 
 
-@pytest.mark.skipif(not STORY.is_file(), reason="shared/configs not beside the checkout")
 def test_lint_html_shows_the_configs_cap_and_findings(tmp_path):
     """`seqprof lint CONFIG --profile P --html`: the report carries lint's findings (with config lines), the
     config's max_seq_length (4000 at line 213 of the story config) and the simulation it ran."""

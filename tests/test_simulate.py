@@ -32,7 +32,7 @@ from seqprof.batching.simulate import (
     simulate,
 )
 
-REFERENCE = Path(__file__).resolve().parent.parent.parent / "shared" / "reference" / "packing_paper.json"
+REFERENCE = Path(__file__).resolve().parent / "data" / "reference" / "packing_paper.json"  # copied from ../shared
 STDLIB_MODULES = ("json", "os", "re", "collections", "argparse", "logging", "pathlib", "subprocess", "textwrap",
                   "decimal", "fractions", "statistics", "functools", "itertools", "email.message", "http.client",
                   "unittest.case", "asyncio.tasks", "inspect", "difflib", "shutil", "tarfile", "zipfile", "csv",
@@ -203,7 +203,6 @@ def test_packing_truncates_rows_longer_than_the_bins(lengths):
     assert pack_bfd(hist, cap) == plain_bfd(np.minimum(lengths, cap).tolist(), cap)
 
 
-@pytest.mark.skipif(not REFERENCE.is_file(), reason="../shared/reference/packing_paper.json not present")
 def test_reproduces_the_packing_papers_wikipedia_and_squad_figures():
     ref = json.loads(REFERENCE.read_text())
     wiki = ref["wikipedia"]
