@@ -1,4 +1,4 @@
-"""Regenerate the committed key lists under seqprof/dialects/keys/ from installed frameworks.
+"""Regenerate the committed key lists under seqprof/config/dialects/keys/ from installed frameworks.
 
 `seqprof lint` must start fast and must not import transformers, so the keys each dialect
 accepts are committed as JSON and this script refreshes them from the real classes:

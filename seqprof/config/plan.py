@@ -14,7 +14,7 @@ from typing import Any
 #   adapter (lora|qlora|None), precision (bf16|fp16|fp32), optimizer, num_epochs, max_steps,
 #   save_steps, save_strategy, attn_implementation, fused_loss (liger|chunked|cut_cross_entropy|None),
 #   deepspeed, zero_stage, fsdp, token_budget, datasets, model_config_path
-# Added by the dialect readers (seqprof/dialects/):
+# Added by the dialect readers (seqprof/config/dialects/):
 #   overflow (drop|truncate|raise: what happens to rows longer than max_seq_length),
 #   max_train_examples (a cap on rows used), saves_per_epoch, learning_rate, global_batch_size,
 #   batching (fixed|token_budget), task (train|inference|export|eval|launch: non-train files

@@ -241,7 +241,7 @@ def split_list(value: Any) -> list[Any]:
 
 @cache
 def load_keys_file(name: str) -> Mapping[str, Any]:
-    """A committed key list (seqprof/dialects/keys/<name>.json), read once."""
+    """A committed key list (seqprof/config/dialects/keys/<name>.json), read once."""
     with open(KEYS_DIR / f"{name}.json", encoding="utf-8") as fh:
         return json.load(fh)
 
