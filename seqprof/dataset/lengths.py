@@ -1,13 +1,20 @@
-"""Render and tokenize normalised rows into trainer-faithful lengths, one batched encode per batch.
+"""Render and tokenize normalised rows into trainer-faithful lengths: one encoding per sequence.
 
 Length semantics (DESIGN.md):
 - text: the tokenizer's encoding with its default special tokens.
 - prompt/completion (strings): TRL SFT — encode(prompt + completion + EOS) with default special tokens;
-  the `prompt` field is encode(prompt), `completion` the rest.
+  the `prompt` field counts the tokens of that one encoding that start inside the prompt.
 - messages / message-list prompt+completion / alpaca: the chat template's text, encoded without adding
-  special tokens (as `apply_chat_template(tokenize=True)` does); per-role fields by prefix rendering.
+  special tokens (as `apply_chat_template(tokenize=True)` does). Per-role fields split that one encoding
+  at each turn's start (seqprof.dataset.turns): a role's count is the tokens whose first character lies in
+  its turns. A token straddling a cut counts on the side where it starts; the fields always add up to the
+  sequence. Where turns meet at a special token (every packaged template) this equals encoding each
+  rendered prefix separately, as transformers' offsets and TRL's prompt masks see it.
 - preference (TRL DPO `tokenize_row`): prompt, chosen and rejected encoded separately without special
   tokens, EOS appended to each completion; the example's length is the longer pair.
+
+Only lengths leave the encoder: texts are encoded in chunks of bounded size and each chunk's encodings are
+dropped once its counts are read, so memory is O(chunk), whatever the batch or row holds.
 """
 
 from __future__ import annotations
@@ -20,7 +27,10 @@ import numpy as np
 
 from seqprof.dataset.chat_template import ChatRenderer
 from seqprof.dataset.tokenizers import LoadedTokenizer
+from seqprof.dataset.turns import TurnLocator
 from seqprof.errors import SeqprofError
+
+CHUNK_CHARS = 1 << 21  # characters per encode_batch call: ~2 MB of text keeps the encodings' memory bounded
 
 
 @dataclass(frozen=True)
@@ -31,25 +41,51 @@ class BatchLengths:
     fields: dict[str, np.ndarray] = field(default_factory=dict)
 
 
+def tokens_before(encoding, cut: int, text_length: int) -> int:
+    """Tokens of `encoding` whose first character lies before character `cut` (added specials at the
+    start count before any cut; a token straddling the cut counts before it)."""
+    for char in range(cut, text_length):
+        token = encoding.char_to_token(char)
+        if token is not None:
+            start = encoding.token_to_chars(token)[0]
+            return token if start >= cut else token + 1
+    return len(encoding)
+
+
 class _EncodeQueue:
-    """Collects texts from all rows, encodes them in two batched calls, hands back lengths by ticket."""
+    """Collects texts (with the cuts to count at) from all rows, encodes them chunk by chunk, keeps counts."""
 
     def __init__(self) -> None:
-        self._texts: dict[bool, list[str]] = {True: [], False: []}
-        self._lengths: dict[bool, np.ndarray] = {}
+        self._jobs: dict[bool, list[tuple[str, Sequence[int]]]] = {True: [], False: []}
+        self._counts: dict[bool, list[tuple[int, tuple[int, ...]]]] = {}
 
-    def add(self, text: str, special: bool) -> tuple[bool, int]:
-        self._texts[special].append(text)
-        return special, len(self._texts[special]) - 1
+    def add(self, text: str, special: bool, cuts: Sequence[int] = ()) -> tuple[bool, int]:
+        self._jobs[special].append((text, cuts))
+        return special, len(self._jobs[special]) - 1
 
     def run(self, tokenizer) -> None:
-        for special, texts in self._texts.items():
-            if texts:
-                encs = tokenizer.encode_batch(texts, add_special_tokens=special)
-                self._lengths[special] = np.fromiter((len(e) for e in encs), dtype=np.int64, count=len(encs))
+        for special, jobs in self._jobs.items():
+            counts: list[tuple[int, tuple[int, ...]]] = []
+            start = 0
+            while start < len(jobs):
+                stop, size = start, 0
+                while stop < len(jobs) and (stop == start or size + len(jobs[stop][0]) <= CHUNK_CHARS):
+                    size += len(jobs[stop][0])
+                    stop += 1
+                chunk = jobs[start:stop]
+                encodings = tokenizer.encode_batch([text for text, _ in chunk], add_special_tokens=special)
+                for (text, cuts), enc in zip(chunk, encodings):
+                    counts.append((len(enc), tuple(tokens_before(enc, c, len(text)) for c in cuts)))
+                del encodings
+                start = stop
+            self._counts[special] = counts
+            jobs.clear()  # the texts are not needed once counted
 
-    def __getitem__(self, ticket: tuple[bool, int]) -> int:
-        return int(self._lengths[ticket[0]][ticket[1]])
+    def length(self, ticket: tuple[bool, int]) -> int:
+        return self._counts[ticket[0]][ticket[1]][0]
+
+    def before(self, ticket: tuple[bool, int]) -> tuple[int, ...]:
+        return self._counts[ticket[0]][ticket[1]][1]
 
 
 class LengthCounter:
@@ -62,6 +98,7 @@ class LengthCounter:
         self._renderer: ChatRenderer | None = None
         if schema != "text" and tok.chat_template:
             self._renderer = ChatRenderer(tok.chat_template, tok.special_tokens)
+            self._turns = TurnLocator(self._renderer)
         if schema in ("messages", "alpaca") and self._renderer is None:
             raise SeqprofError(f"tokenizer {tok.name} has no chat template, needed for the {schema} schema",
                                fix="pass a tokenizer that has one, or --chat-template FILE")
@@ -90,50 +127,80 @@ class LengthCounter:
 
     def _plan_text(self, ex, loc, q):
         t = q.add(ex["text"], True)
-        return lambda q: (q[t], {"text": q[t]})
+        return lambda q: (q.length(t), {"text": q.length(t)})
 
     def _plan_prompt_completion(self, ex, loc, q):
         prompt, completion = ex["prompt"], ex["completion"]
         if isinstance(prompt, str):
             eos = self.tok.eos_token or ""
             full_text = prompt + completion + ("" if completion.endswith(eos) else eos)
-            p, f = q.add(prompt, True), q.add(full_text, True)
+            f = q.add(full_text, True, (len(prompt),))
         else:
             chat = self._chat()
-            p = q.add(chat.render(prompt, add_generation_prompt=True, location=loc), False)
-            f = q.add(chat.render(list(prompt) + list(completion), location=loc), False)
-        return lambda q: (q[f], {"prompt": q[p], "completion": q[f] - q[p]})
+            f = self._prompt_and_full(chat.render(prompt, add_generation_prompt=True, location=loc),
+                                      chat.render(list(prompt) + list(completion), location=loc), q)
+        return self._split_at_prompt(f)
+
+    def _prompt_and_full(self, prompt_text: str, full_text: str, q):
+        """One encoding of the full text, cut where the rendered prompt ends (its common prefix with the
+        full text, as TRL's maybe_apply_chat_template takes it)."""
+        cut = len(prompt_text) if full_text.startswith(prompt_text) else \
+            len(os.path.commonprefix([prompt_text, full_text]))
+        return q.add(full_text, False, (cut,))
+
+    @staticmethod
+    def _split_at_prompt(f):
+        def finish(q):
+            total, (prompt,) = q.length(f), q.before(f)
+            return total, {"prompt": prompt, "completion": total - prompt}
+        return finish
 
     def _plan_messages(self, ex, loc, q):
         msgs = ex["messages"]
-        chat = self._chat()
-        full = q.add(chat.render(msgs, location=loc), False)
-        prefixes: list[tuple[str, tuple[bool, int] | None]] = []
-        if self.per_turn_fields:
-            try:
-                for i in range(1, len(msgs)):
-                    prefixes.append((msgs[i - 1]["role"], q.add(chat.render(msgs[:i]), False)))
-            except SeqprofError:
-                prefixes = []  # a template that refuses partial chats: no per-role split for this row
-            prefixes.append((msgs[-1]["role"], full))
+        text = self._chat().render(msgs, location=loc)
+        roles = [m["role"] for m in msgs]
+        if not self.per_turn_fields or len(msgs) == 1:
+            full = q.add(text, False)
+            return lambda q: (q.length(full), {roles[-1]: q.length(full)} if self.per_turn_fields else {})
+        starts = self._turns.turn_starts(msgs, text)
+        if starts is None:
+            return self._plan_prefixes(msgs, roles, text, q)
+        full = q.add(text, False, starts[1:])
+
+        def finish(q):
+            total = q.length(full)
+            fields: dict[str, int] = {}
+            bounds = (0, *q.before(full), total)
+            for role, a, b in zip(roles, bounds, bounds[1:]):
+                fields[role] = fields.get(role, 0) + b - a
+            return total, fields
+        return finish
+
+    def _plan_prefixes(self, msgs, roles, text, q):
+        """The old exact way, for a conversation whose turns cannot be found in its text (a template that
+        rewrites or reorders messages): each prefix rendered and encoded; role i-1 gets prefix i minus i-1."""
+        full = q.add(text, False)
+        try:
+            prefixes = [q.add(self._chat().render(msgs[:i]), False) for i in range(1, len(msgs))]
+        except SeqprofError:
+            return lambda q: (q.length(full), {roles[-1]: q.length(full)})  # refuses partial chats
 
         def finish(q):
             fields: dict[str, int] = {}
             before = 0
-            for role, ticket in prefixes:
-                now = q[ticket]
+            for role, now in zip(roles, [q.length(t) for t in prefixes] + [q.length(full)]):
                 fields[role] = fields.get(role, 0) + now - before
                 before = now
-            return q[full], fields
+            return q.length(full), fields
         return finish
 
     def _plan_alpaca(self, ex, loc, q):
         user = ex["instruction"] + ("\n" + ex["input"] if ex["input"] else "")
         chat = self._chat()
         turn = [{"role": "user", "content": user}]
-        p = q.add(chat.render(turn, add_generation_prompt=True, location=loc), False)
-        f = q.add(chat.render(turn + [{"role": "assistant", "content": ex["output"]}], location=loc), False)
-        return lambda q: (q[f], {"prompt": q[p], "completion": q[f] - q[p]})
+        f = self._prompt_and_full(chat.render(turn, add_generation_prompt=True, location=loc),
+                                  chat.render(turn + [{"role": "assistant", "content": ex["output"]}], location=loc), q)
+        return self._split_at_prompt(f)
 
     def _plan_preference(self, ex, loc, q):
         prompt, chosen, rejected = ex["prompt"], ex["chosen"], ex["rejected"]
@@ -144,8 +211,8 @@ class LengthCounter:
         eos = 1 if self._eos_id is not None else 0
 
         def finish(q):
-            lp = q[p] if p is not None else 0
-            lc, lr = q[c] + eos, q[r] + eos
+            lp = q.length(p) if p is not None else 0
+            lc, lr = q.length(c) + eos, q.length(r) + eos
             return lp + max(lc, lr), {"prompt": lp, "chosen": lc, "rejected": lr}
         return finish
 
