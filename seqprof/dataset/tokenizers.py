@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import zipfile
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +19,29 @@ _SPECIAL_NAMES = ("bos_token", "eos_token", "unk_token", "pad_token", "sep_token
 
 @dataclass(frozen=True)
 class LoadedTokenizer:
-    """A fast tokenizer with what the trainer needs beside it: special tokens and the chat template."""
+    """A fast tokenizer with what the trainer needs beside it: special tokens and the chat template.
+
+    The tokenizers.Tokenizer is built on first use, so a cached profile is found without building it."""
 
     name: str
     source: str  # where it was found, for messages
-    tokenizer: Any  # tokenizers.Tokenizer, truncation and padding disabled
+    tokenizer_json: str = field(repr=False)
     chat_template: str | None
     special_tokens: dict[str, str] = field(default_factory=dict)  # bos_token, eos_token, ... as strings
+    file_hash: str = ""  # blake2b of tokenizer.json: what the length cache keys on (with template and specials)
+
+    @cached_property
+    def tokenizer(self) -> Any:
+        """tokenizers.Tokenizer, truncation and padding disabled."""
+        from tokenizers import Tokenizer
+
+        try:
+            tok = Tokenizer.from_str(self.tokenizer_json)
+        except Exception as exc:  # tokenizers raises plain Exception subclasses from Rust
+            raise SeqprofError(f"cannot load tokenizer ({exc})", path=self.source, fix="check tokenizer.json") from None
+        tok.no_truncation()
+        tok.no_padding()
+        return tok
 
     @property
     def vocab_size(self) -> int:
@@ -52,7 +70,8 @@ def load_tokenizer(spec: str | None, *, chat_template_path: str | None = None) -
             template = Path(chat_template_path).read_text()
         except OSError as exc:
             raise SeqprofError(f"cannot read chat template ({exc.strerror})", path=chat_template_path) from None
-        loaded = LoadedTokenizer(loaded.name, loaded.source, loaded.tokenizer, template, loaded.special_tokens)
+        loaded = LoadedTokenizer(loaded.name, loaded.source, loaded.tokenizer_json, template, loaded.special_tokens,
+                                 loaded.file_hash)
     return loaded
 
 
@@ -167,14 +186,6 @@ def _otc_tokenizer_json(data: Path, folder: str) -> str | None:
 
 
 def _build(name: str, source: str, tokenizer_json: str, config_dir: Path) -> LoadedTokenizer:
-    from tokenizers import Tokenizer
-
-    try:
-        tok = Tokenizer.from_str(tokenizer_json)
-    except Exception as exc:  # tokenizers raises plain Exception subclasses from Rust
-        raise SeqprofError(f"cannot load tokenizer ({exc})", path=source, fix="check tokenizer.json") from None
-    tok.no_truncation()
-    tok.no_padding()
     config = _read_json(config_dir / "tokenizer_config.json")
     template = _chat_template(config_dir, config)
     specials = {}
@@ -184,7 +195,9 @@ def _build(name: str, source: str, tokenizer_json: str, config_dir: Path) -> Loa
             value = value.get("content")
         if isinstance(value, str):
             specials[key] = value
-    return LoadedTokenizer(name=name, source=source, tokenizer=tok, chat_template=template, special_tokens=specials)
+    return LoadedTokenizer(name=name, source=source, tokenizer_json=tokenizer_json, chat_template=template,
+                           special_tokens=specials,
+                           file_hash=hashlib.blake2b(tokenizer_json.encode("utf-8"), digest_size=16).hexdigest())
 
 
 def _chat_template(config_dir: Path, config: dict) -> str | None:
