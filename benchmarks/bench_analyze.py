@@ -49,7 +49,7 @@ def run_side(side: str, shape: str, data: Path, tokenizer: str) -> dict:
     if side == "seqprof":
         from seqprof.dataset.analyze import AnalyzeOptions, build_profile
 
-        profile = build_profile(data, AnalyzeOptions(tokenizer=tokenizer))
+        profile = build_profile(data, AnalyzeOptions(tokenizer=tokenizer, cache=False))
         tokens = profile.sequence.total_tokens if shape != "preference" else \
             sum(profile.fields[f].total_tokens for f in ("prompt", "chosen", "rejected"))
     else:

@@ -88,7 +88,8 @@ def analyze(data, tokenizer, chat_template, schema, fields, fmt, output, coverag
                              multiple=multiple_of, cache=not no_cache)
     with _progress() as progress:
         profile = build_profile(data, options, progress=progress,
-                                on_skip=lambda loc, why: click.echo(f"seqprof: skipped {loc}: {why}", err=True))
+                                on_skip=lambda loc, why: click.echo(f"seqprof: skipped {loc}: {why}", err=True),
+                                on_note=lambda note: click.echo(f"seqprof: note: {note}", err=True))
     bucket_report = None
     if num_buckets:
         from seqprof.batching.buckets import build_bucket_report

@@ -10,7 +10,7 @@ from importlib import resources
 from pathlib import Path
 
 from seqprof.dataset.histogram import LengthHistogram
-from seqprof.dataset.lengths import LengthCounter
+from seqprof.dataset.lengths import FastPathMismatch, LengthCounter
 from seqprof.dataset.profile import DatasetInfo, ExamplePreview, Profile, TokenizerInfo
 from seqprof.dataset.reader import read_rows, resolve_source
 from seqprof.dataset.recommend import (
@@ -37,6 +37,7 @@ class AnalyzeOptions:
     multiple: int = DEFAULT_MULTIPLE
     per_turn_fields: bool = True
     cache: bool = True  # read and write the profile cache (seqprof.dataset.cache); SEQPROF_NO_CACHE=1 turns it off
+    fast_path: bool = True  # count with tiktoken where it is exact (seqprof.dataset.fast_bpe), checked against HF
 
 
 def default_dataset_path() -> Path:
@@ -46,7 +47,8 @@ def default_dataset_path() -> Path:
 
 def build_profile(data: str | Path, options: AnalyzeOptions = AnalyzeOptions(), *,
                   progress: Callable[[int], None] | None = None,
-                  on_skip: Callable[[str, str], None] | None = None) -> Profile:
+                  on_skip: Callable[[str, str], None] | None = None,
+                  on_note: Callable[[str], None] | None = None) -> Profile:
     """Read every row, count its tokens exactly as the trainer will, and summarise exactly.
 
     An unchanged input with the same tokenizer and options is read from the cache (its skipped rows are
@@ -67,7 +69,12 @@ def build_profile(data: str | Path, options: AnalyzeOptions = AnalyzeOptions(), 
             if progress:
                 progress(profile.dataset.rows)
             return replace(profile, dataset=replace(profile.dataset, path=source.display))
-    profile, skips = _profile(source, tok, options, progress, on_skip)
+    try:
+        profile, skips = _profile(source, tok, options, progress, on_skip)
+    except FastPathMismatch as exc:
+        if on_note:
+            on_note(f"the fast counter differed from the HF tokenizer ({exc}); counting again with HF")
+        profile, skips = _profile(source, tok, replace(options, fast_path=False), progress, on_skip)
     if key is not None:
         cache.store(key, profile, skips)
     return profile
@@ -101,7 +108,8 @@ def _profile(source, tok, options: AnalyzeOptions, progress, on_skip) -> tuple[P
         if schema is None:
             schema = detect_schema(batch[0].record, location=batch[0].location, forced=options.schema,
                                    columns=options.columns)
-            counter = LengthCounter(tok, schema.name, per_turn_fields=options.per_turn_fields)
+            counter = LengthCounter(tok, schema.name, per_turn_fields=options.per_turn_fields,
+                                    fast_path=options.fast_path)
         examples, locations = [], []
         for row in batch:
             try:

@@ -52,8 +52,29 @@ def tokens_before(encoding, cut: int, text_length: int) -> int:
     return len(encoding)
 
 
+class FastPathMismatch(Exception):
+    """The fast counter disagreed with the HF tokenizer on a checked text: count the run again with HF."""
+
+
+class _FastCheck:
+    """Which fast-counted texts are checked against HF: the first FIRST of a run, then one in EVERY."""
+
+    FIRST, EVERY = 64, 499
+
+    def __init__(self) -> None:
+        self.seen = 0
+        self.checked = 0
+
+    def wanted(self) -> bool:
+        self.seen += 1
+        return self.seen <= self.FIRST or self.seen % self.EVERY == 0
+
+
 class _EncodeQueue:
-    """Collects texts (with the cuts to count at) from all rows, encodes them chunk by chunk, keeps counts."""
+    """Collects texts (with the cuts to count at) from all rows, counts them chunk by chunk, keeps counts.
+
+    With a FastCounter, texts without cuts (and texts whose cuts all sit at an added token, where every
+    tokenizer splits anyway) are counted by it, segment by segment; the rest by HF with offsets."""
 
     def __init__(self) -> None:
         self._jobs: dict[bool, list[tuple[str, Sequence[int]]]] = {True: [], False: []}
@@ -63,23 +84,40 @@ class _EncodeQueue:
         self._jobs[special].append((text, cuts))
         return special, len(self._jobs[special]) - 1
 
-    def run(self, tokenizer) -> None:
+    def run(self, tokenizer, fast=None, check: _FastCheck | None = None) -> None:
         for special, jobs in self._jobs.items():
-            counts: list[tuple[int, tuple[int, ...]]] = []
-            start = 0
-            while start < len(jobs):
-                stop, size = start, 0
-                while stop < len(jobs) and (stop == start or size + len(jobs[stop][0]) <= CHUNK_CHARS):
-                    size += len(jobs[stop][0])
-                    stop += 1
-                chunk = jobs[start:stop]
-                encodings = tokenizer.encode_batch([text for text, _ in chunk], add_special_tokens=special)
-                for (text, cuts), enc in zip(chunk, encodings):
-                    counts.append((len(enc), tuple(tokens_before(enc, c, len(text)) for c in cuts)))
-                del encodings
-                start = stop
+            counts: list[tuple[int, tuple[int, ...]]] = [(0, ())] * len(jobs)
+            for chunk in _chunks(jobs):
+                fast_ok = [fast is not None and fast.cuts_exact(*jobs[i], special) for i in chunk]
+                quick = [i for i, ok in zip(chunk, fast_ok) if ok]
+                slow = [i for i, ok in zip(chunk, fast_ok) if not ok]
+                if quick:
+                    self._count_fast(fast, jobs, quick, special, counts)
+                    if check is not None:
+                        _check(tokenizer, jobs, [i for i in quick if check.wanted()], special, counts, check)
+                if slow:
+                    encodings = tokenizer.encode_batch([jobs[i][0] for i in slow], add_special_tokens=special)
+                    for i, enc in zip(slow, encodings):
+                        text, cuts = jobs[i]
+                        counts[i] = (len(enc), tuple(tokens_before(enc, c, len(text)) for c in cuts))
+                    del encodings
             self._counts[special] = counts
             jobs.clear()  # the texts are not needed once counted
+
+    @staticmethod
+    def _count_fast(fast, jobs, indices, special, counts) -> None:
+        segments, sizes = [], []
+        for i in indices:
+            text, cuts = jobs[i]
+            bounds = (0, *cuts, len(text))
+            segments.extend(text[a:b] for a, b in zip(bounds, bounds[1:]))
+            sizes.append(len(bounds) - 1)
+        lengths = fast.count(segments, special)
+        k = 0
+        for i, n in zip(indices, sizes):
+            running = np.cumsum(lengths[k:k + n])
+            k += n
+            counts[i] = (int(running[-1]), tuple(int(x) for x in running[:-1]))
 
     def length(self, ticket: tuple[bool, int]) -> int:
         return self._counts[ticket[0]][ticket[1]][0]
@@ -88,13 +126,44 @@ class _EncodeQueue:
         return self._counts[ticket[0]][ticket[1]][1]
 
 
+def _chunks(jobs: Sequence[tuple[str, Sequence[int]]]):
+    """Index ranges of about CHUNK_CHARS characters each (a longer text is a chunk of its own)."""
+    start = 0
+    while start < len(jobs):
+        stop, size = start, 0
+        while stop < len(jobs) and (stop == start or size + len(jobs[stop][0]) <= CHUNK_CHARS):
+            size += len(jobs[stop][0])
+            stop += 1
+        yield range(start, stop)
+        start = stop
+
+
+def _check(tokenizer, jobs, indices, special, counts, check: _FastCheck) -> None:
+    """Count the sampled texts with HF too; any difference ends the fast path for the run."""
+    if not indices:
+        return
+    encodings = tokenizer.encode_batch([jobs[i][0] for i in indices], add_special_tokens=special)
+    for i, enc in zip(indices, encodings):
+        text, cuts = jobs[i]
+        if counts[i] != (len(enc), tuple(tokens_before(enc, c, len(text)) for c in cuts)):
+            raise FastPathMismatch(f"{counts[i][0]} vs {len(enc)} tokens on a text starting {text[:40]!r}")
+        check.checked += 1
+
+
 class LengthCounter:
     """Turns batches of normalised examples of one schema into lengths with one tokenizer."""
 
-    def __init__(self, tok: LoadedTokenizer, schema: str, *, per_turn_fields: bool = True) -> None:
+    def __init__(self, tok: LoadedTokenizer, schema: str, *, per_turn_fields: bool = True,
+                 fast_path: bool = True) -> None:
         self.tok = tok
         self.schema = schema
         self.per_turn_fields = per_turn_fields
+        self.fast = None
+        if fast_path:
+            from seqprof.dataset.fast_bpe import fast_counter
+
+            self.fast = fast_counter(tok.tokenizer_json, tok.tokenizer, tok.file_hash)
+        self.fast_check = _FastCheck()
         self._renderer: ChatRenderer | None = None
         if schema != "text" and tok.chat_template:
             self._renderer = ChatRenderer(tok.chat_template, tok.special_tokens)
@@ -114,7 +183,7 @@ class LengthCounter:
         plan = getattr(self, f"_plan_{self.schema}")
         queue = _EncodeQueue()
         finishers = [plan(ex, loc, queue) for ex, loc in zip(examples, locations)]
-        queue.run(self.tok.tokenizer)
+        queue.run(self.tok.tokenizer, self.fast, self.fast_check)
         seq = np.empty(len(examples), dtype=np.int64)
         fields: dict[str, list[int]] = {}
         for i, finish in enumerate(finishers):
