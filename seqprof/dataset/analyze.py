@@ -36,6 +36,8 @@ class AnalyzeOptions:
     coverage: float = DEFAULT_COVERAGE
     multiple: int = DEFAULT_MULTIPLE
     per_turn_fields: bool = True
+    split: str | None = None  # a DatasetDict's or a hub dataset's split (default train)
+    subset: str | None = None  # a hub dataset's subset (config)
     cache: bool = True  # read and write the profile cache (seqprof.dataset.cache); SEQPROF_NO_CACHE=1 turns it off
     fast_path: bool = True  # count with tiktoken where it is exact (seqprof.dataset.fast_bpe), checked against HF
 
@@ -53,7 +55,7 @@ def build_profile(data: str | Path, options: AnalyzeOptions = AnalyzeOptions(), 
 
     An unchanged input with the same tokenizer and options is read from the cache (its skipped rows are
     reported again through `on_skip`)."""
-    source = resolve_source(str(data))
+    source = resolve_source(str(data), split=options.split, subset=options.subset)
     tok = load_tokenizer(options.tokenizer, chat_template_path=options.chat_template)
     key = None
     if options.cache and os.environ.get("SEQPROF_NO_CACHE", "") in ("", "0"):

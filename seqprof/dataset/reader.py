@@ -16,7 +16,8 @@ from seqprof.errors import SeqprofError
 
 BATCH_ROWS = 8192  # rows per batch: large batches keep every tokenizer thread busy between batches
 BATCH_BYTES = 16 << 20  # ...but a batch of very long rows stops at about this much JSON
-_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".parquet": "parquet", ".csv": "csv"}
+_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".parquet": "parquet", ".csv": "csv",
+            ".arrow": "arrow"}
 
 
 @dataclass(frozen=True)
@@ -50,26 +51,33 @@ def file_format(path: Path) -> str | None:
     return _FORMATS.get(suffixes[-1]) if suffixes else None
 
 
-def resolve_source(spec: str) -> DataSource:
-    """A file, a directory of shards, or a glob (`data/train-*.parquet`) -> ordered file list."""
+def resolve_source(spec: str, *, split: str | None = None, subset: str | None = None) -> DataSource:
+    """A file, a directory of shards, a glob (`data/train-*.parquet`), a `datasets` save_to_disk directory,
+    or a hub dataset id in the local HF caches (seqprof.dataset.hf_datasets) -> ordered file list."""
+    from seqprof.dataset import hf_datasets
+
     path = Path(spec)
-    if any(ch in spec for ch in "*?["):
+    if hf_datasets.is_save_to_disk(path):
+        files = hf_datasets.save_to_disk_files(path, split)
+    elif any(ch in spec for ch in "*?["):
         files = [Path(p) for p in sorted(globlib.glob(spec, recursive=True)) if Path(p).is_file()]
         if not files:
             raise SeqprofError("no files match this pattern", path=spec, fix="check the glob")
     elif path.is_dir():
         files = sorted(p for p in path.rglob("*") if p.is_file() and file_format(p) is not None)
         if not files:
-            raise SeqprofError("directory holds no .jsonl/.json/.parquet/.csv files", path=spec,
+            raise SeqprofError("directory holds no .jsonl/.json/.parquet/.csv/.arrow files", path=spec,
                                fix="point at a data file, a shard directory or a glob")
     elif path.is_file():
         files = [path]
     else:
-        raise SeqprofError("no such file or directory", path=spec, fix="check the path")
+        files = hf_datasets.hub_dataset_files(spec, split, subset) if not path.is_absolute() else None
+        if not files:
+            raise SeqprofError("no such file or directory", path=spec, fix="check the path")
     formats = {file_format(f) for f in files}
     if None in formats:
         bad = next(f for f in files if file_format(f) is None)
-        raise SeqprofError("unknown data format (expected .jsonl, .jsonl.gz, .json, .parquet or .csv)",
+        raise SeqprofError("unknown data format (expected .jsonl, .jsonl.gz, .json, .parquet, .csv or .arrow)",
                            path=str(bad), fix="rename the file or convert it")
     if len(formats) > 1:
         raise SeqprofError(f"shards mix formats ({', '.join(sorted(formats))})", path=spec,
@@ -80,7 +88,8 @@ def resolve_source(spec: str) -> DataSource:
 def read_rows(source: DataSource, *, skip_bad_rows: bool = False,
               on_skip=None) -> Iterator[list[Row]]:
     """Yield batches of rows from every file of the source, in order."""
-    reader = {"jsonl": _read_jsonl, "json": _read_json_array, "parquet": _read_parquet, "csv": _read_csv}[source.format]
+    reader = {"jsonl": _read_jsonl, "json": _read_json_array, "parquet": _read_parquet, "csv": _read_csv,
+              "arrow": _read_arrow}[source.format]
     for path in source.files:
         yield from reader(path, skip_bad_rows, on_skip)
 
@@ -152,6 +161,29 @@ def _read_parquet(path: Path, skip_bad_rows: bool, on_skip) -> Iterator[list[Row
         records = rb.to_pylist()
         yield [Row(f"{path}#{offset + i + 1}", rec) for i, rec in enumerate(records)]
         offset += len(records)
+
+
+def _read_arrow(path: Path, skip_bad_rows: bool, on_skip) -> Iterator[list[Row]]:
+    """An Arrow IPC stream (what `datasets` writes) or IPC file, memory-mapped, a record batch at a time."""
+    import pyarrow as pa
+
+    try:
+        source = pa.memory_map(str(path))
+        try:
+            batches = iter(pa.ipc.open_stream(source))
+        except pa.ArrowInvalid:
+            source.seek(0)
+            reader = pa.ipc.open_file(source)
+            batches = (reader.get_batch(i) for i in range(reader.num_record_batches))
+        offset = 0
+        for rb in batches:
+            for start in range(0, rb.num_rows, BATCH_ROWS):
+                records = rb.slice(start, BATCH_ROWS).to_pylist()
+                yield [Row(f"{path}#{offset + i + 1}", rec) for i, rec in enumerate(records)]
+                offset += len(records)
+    except (pa.ArrowException, OSError) as exc:
+        raise SeqprofError(f"not a readable Arrow file ({exc})", path=str(path),
+                           fix="pass the dataset's save_to_disk directory or its .arrow shards") from None
 
 
 def _read_csv(path: Path, skip_bad_rows: bool, on_skip) -> Iterator[list[Row]]:
