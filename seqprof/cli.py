@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 
 import click
 
@@ -126,7 +127,7 @@ def analyze(data, tokenizer, chat_template, schema, fields, fmt, output, coverag
 
 
 class _progress:
-    """A rows-counted progress line on stderr, only when stderr is a terminal."""
+    """Rows and tokens counted so far, and their rates, on stderr, only when stderr is a terminal."""
 
     def __enter__(self):
         self._bar = None
@@ -138,11 +139,19 @@ class _progress:
                 TimeElapsedColumn,
             )
 
-            self._bar = Progress(SpinnerColumn(), TextColumn("tokenizing: {task.completed:,} rows"),
-                                 TimeElapsedColumn(), transient=True)
+            from rich.console import Console
+
+            self._bar = Progress(SpinnerColumn(), TextColumn("tokenizing: {task.fields[status]}"),
+                                 TimeElapsedColumn(), transient=True, console=Console(stderr=True))
             self._bar.start()
-            self._task = self._bar.add_task("rows", total=None)
-        return (lambda rows: self._bar.update(self._task, completed=rows)) if self._bar else None
+            self._task = self._bar.add_task("rows", total=None, status="starting")
+            self._start = time.monotonic()
+        return self._update if self._bar else None
+
+    def _update(self, rows: int, tokens: int) -> None:
+        elapsed = max(time.monotonic() - self._start, 1e-6)
+        status = f"{rows:,} rows, {tokens:,} tokens ({rows / elapsed:,.0f} rows/s, {tokens / elapsed:,.0f} tokens/s)"
+        self._bar.update(self._task, completed=rows, status=status)
 
     def __exit__(self, *exc):
         if self._bar:

@@ -48,7 +48,7 @@ def default_dataset_path() -> Path:
 
 
 def build_profile(data: str | Path, options: AnalyzeOptions = AnalyzeOptions(), *,
-                  progress: Callable[[int], None] | None = None,
+                  progress: Callable[[int, int], None] | None = None,
                   on_skip: Callable[[str, str], None] | None = None,
                   on_note: Callable[[str], None] | None = None) -> Profile:
     """Read every row, count its tokens exactly as the trainer will, and summarise exactly.
@@ -69,7 +69,7 @@ def build_profile(data: str | Path, options: AnalyzeOptions = AnalyzeOptions(), 
                 if on_skip:
                     on_skip(location, why)
             if progress:
-                progress(profile.dataset.rows)
+                progress(profile.dataset.rows, profile.sequence.total_tokens)
             return replace(profile, dataset=replace(profile.dataset, path=source.display))
     try:
         profile, skips = _profile(source, tok, options, progress, on_skip)
@@ -105,7 +105,7 @@ def _profile(source, tok, options: AnalyzeOptions, progress, on_skip) -> tuple[P
     longest: list[tuple[int, int, str, str]] = []  # min-heap of (length, order, location, preview)
     schema = None
     counter = None
-    rows = 0
+    rows = tokens = 0
     for batch in read_rows(source, skip_bad_rows=options.skip_bad_rows, on_skip=skip):
         if schema is None:
             schema = detect_schema(batch[0].record, location=batch[0].location, forced=options.schema,
@@ -137,8 +137,9 @@ def _profile(source, tok, options: AnalyzeOptions, progress, on_skip) -> tuple[P
             elif length > longest[0][0]:
                 heapq.heapreplace(longest, item)
         rows += len(examples)
+        tokens += int(counted.sequence.sum())
         if progress:
-            progress(rows)
+            progress(rows, tokens)
     if rows == 0:
         raise SeqprofError("no rows to profile" + (f" ({skipped} skipped as bad)" if skipped else ""),
                            path=source.display, fix="check the file is not empty")
