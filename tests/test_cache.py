@@ -121,3 +121,24 @@ def test_an_unwritable_cache_dir_does_not_fail_the_run(data, monkeypatch, tmp_pa
     blocker.write_text("x")
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
     assert build_profile(data, AnalyzeOptions()).dataset.rows == 600
+
+
+def test_worker_processes_give_the_identical_profile(data, tmp_path):
+    """Batches counted in 2 worker processes, merged in input order: the same profile and the same skips,
+    for rows the schema refuses (in this process) and rows the template refuses (in a worker)."""
+    template = tmp_path / "no-tools.jinja"
+    template.write_text("{% for m in messages %}{% if m['role'] == 'tool' %}{{ raise_exception('no tool turns') }}"
+                        "{% endif %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}")
+    lines = data.read_text().splitlines()
+    lines.insert(10, '{"messages": [{"role": "user", "content": 3}]}')
+    lines.insert(20, '{"messages": [{"role": "user", "content": "hi"}, {"role": "tool", "content": "x"}]}')
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text("\n".join(lines * 3) + "\n")
+    runs = {}
+    for workers in (1, 2):
+        skips: list[str] = []
+        profile = build_profile(mixed, AnalyzeOptions(cache=False, skip_bad_rows=True, workers=workers,
+                                                      chat_template=str(template)),
+                                on_skip=lambda loc, why, skips=skips: skips.append(loc))
+        runs[workers] = (profile, skips)
+    assert _same(runs[1][0], runs[2][0]) and runs[1][1] == runs[2][1] and len(runs[1][1]) == 6

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import heapq
+import itertools
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
+from seqprof.dataset.engine import count_batches
 from seqprof.dataset.histogram import LengthHistogram
-from seqprof.dataset.lengths import FastPathMismatch, LengthCounter
+from seqprof.dataset.lengths import FastPathMismatch
 from seqprof.dataset.profile import DatasetInfo, ExamplePreview, Profile, TokenizerInfo
 from seqprof.dataset.reader import read_rows, resolve_source
 from seqprof.dataset.recommend import (
@@ -36,6 +38,7 @@ class AnalyzeOptions:
     coverage: float = DEFAULT_COVERAGE
     multiple: int = DEFAULT_MULTIPLE
     per_turn_fields: bool = True
+    workers: int = 1  # processes counting batches (seqprof.dataset.engine); tokenizing uses every core anyway
     split: str | None = None  # a DatasetDict's or a hub dataset's split (default train)
     subset: str | None = None  # a hub dataset's subset (config)
     cache: bool = True  # read and write the profile cache (seqprof.dataset.cache); SEQPROF_NO_CACHE=1 turns it off
@@ -103,30 +106,39 @@ def _profile(source, tok, options: AnalyzeOptions, progress, on_skip) -> tuple[P
     sequence = LengthHistogram()
     fields: dict[str, LengthHistogram] = {}
     longest: list[tuple[int, int, str, str]] = []  # min-heap of (length, order, location, preview)
-    schema = None
-    counter = None
+    batches = read_rows(source, skip_bad_rows=options.skip_bad_rows, on_skip=skip)
+    first = next(batches, None)
+    if first is None:
+        raise SeqprofError("no rows to profile" + (f" ({skipped} skipped as bad)" if skipped else ""),
+                           path=source.display, fix="check the file is not empty")
+    schema = detect_schema(first[0].record, location=first[0].location, forced=options.schema,
+                           columns=options.columns)
+
+    def normalised():
+        for batch in itertools.chain([first], batches):
+            examples, locations = [], []
+            for row in batch:
+                try:
+                    examples.append(normalise(row, schema))
+                    locations.append(row.location)
+                except SeqprofError as exc:
+                    if not options.skip_bad_rows:
+                        raise
+                    skip(row.location, exc.message)
+            if examples:
+                yield examples, locations
+
     rows = tokens = 0
-    for batch in read_rows(source, skip_bad_rows=options.skip_bad_rows, on_skip=skip):
-        if schema is None:
-            schema = detect_schema(batch[0].record, location=batch[0].location, forced=options.schema,
-                                   columns=options.columns)
-            counter = LengthCounter(tok, schema.name, per_turn_fields=options.per_turn_fields,
-                                    fast_path=options.fast_path)
-        examples, locations = [], []
-        for row in batch:
-            try:
-                examples.append(normalise(row, schema))
-                locations.append(row.location)
-            except SeqprofError as exc:
-                if not options.skip_bad_rows:
-                    raise
-                skip(row.location, exc.message)
-        if not examples:
+    counted_batches = count_batches(normalised(), tok, schema.name, per_turn_fields=options.per_turn_fields,
+                                    fast_path=options.fast_path, skip_bad_rows=options.skip_bad_rows,
+                                    workers=options.workers)
+    for (examples, locations), (kept, counted, refused) in counted_batches:
+        for location, why in refused:
+            skip(location, why)
+        if counted is None:
             continue
-        lengths = _count(counter, examples, locations, options.skip_bad_rows, skip)
-        if lengths is None:
-            continue
-        examples, locations, counted = lengths
+        if kept is not None:
+            examples, locations = [examples[i] for i in kept], [locations[i] for i in kept]
         sequence.add(counted.sequence)
         for name, values in counted.fields.items():
             fields.setdefault(name, LengthHistogram()).add(values)
@@ -154,27 +166,6 @@ def _profile(source, tok, options: AnalyzeOptions, progress, on_skip) -> tuple[P
         recommendation=recommend_max_seq_length(sequence, multiple=options.multiple, coverage=options.coverage),
         longest=previews,
     ), skips
-
-
-def _count(counter, examples, locations, skip_bad_rows, skip):
-    """Count a batch; with --skip-bad-rows a row the chat template refuses is dropped, not fatal."""
-    try:
-        return examples, locations, counter.count(examples, locations)
-    except SeqprofError:
-        if not skip_bad_rows:
-            raise
-    kept_ex, kept_loc = [], []
-    for ex, loc in zip(examples, locations):
-        try:
-            counter.count([ex], [loc])
-        except SeqprofError as exc:
-            skip(loc, exc.message)
-            continue
-        kept_ex.append(ex)
-        kept_loc.append(loc)
-    if not kept_ex:
-        return None
-    return kept_ex, kept_loc, counter.count(kept_ex, kept_loc)
 
 
 def _preview(example: dict) -> str:

@@ -76,11 +76,18 @@ _CHUNK_TEXTS = 256  # texts per thread task: tiktoken's own encode_batch makes o
 
 @lru_cache(maxsize=1)
 def _pool():
+    """One thread per core (SEQPROF_THREADS overrides: worker processes use 1 each)."""
     import os
     from concurrent.futures import ThreadPoolExecutor
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return ThreadPoolExecutor(max(1, cores), thread_name_prefix="seqprof-bpe")
+    threads = int(os.environ.get("SEQPROF_THREADS") or cores)
+    return ThreadPoolExecutor(max(1, threads), thread_name_prefix="seqprof-bpe")
+
+
+def reset_threads() -> None:
+    """Forget the thread pool (after a fork, or a change of SEQPROF_THREADS)."""
+    _pool.cache_clear()
 
 
 def fast_counter(tokenizer_json: str, hf_tokenizer: Any, file_hash: str = "") -> FastCounter | None:

@@ -1,0 +1,88 @@
+"""Where batches of rows are counted: in this process, or in worker processes (--workers N).
+
+Tokenizing already runs on every core (HF's encode_batch and the fast counter use one thread per core);
+what stays on one core is Python's part: rendering chat templates, normalising rows, reading lengths
+back. Worker processes split that too. Results come back in input order, so a profile made with any
+number of workers is identical; at most 2 x workers batches are in flight, so memory stays bounded.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+
+from seqprof.dataset.lengths import BatchLengths, LengthCounter
+from seqprof.dataset.tokenizers import LoadedTokenizer
+from seqprof.errors import SeqprofError
+
+Batch = tuple[list[dict], list[str]]  # normalised examples and their locations
+Counted = tuple[list[int] | None, BatchLengths | None, list[tuple[str, str]]]  # kept rows (None: all), lengths, skips
+
+
+def count_batch(counter: LengthCounter, examples: Sequence[dict], locations: Sequence[str],
+                skip_bad_rows: bool) -> Counted:
+    """Count a batch; with --skip-bad-rows a row the chat template refuses is dropped (and said), not fatal."""
+    try:
+        return None, counter.count(examples, locations), []
+    except SeqprofError:
+        if not skip_bad_rows:
+            raise
+    kept, skips = [], []
+    for i, (ex, loc) in enumerate(zip(examples, locations)):
+        try:
+            counter.count([ex], [loc])
+        except SeqprofError as exc:
+            skips.append((loc, exc.message))
+            continue
+        kept.append(i)
+    if not kept:
+        return kept, None, skips
+    return kept, counter.count([examples[i] for i in kept], [locations[i] for i in kept]), skips
+
+
+def count_batches(batches: Iterable[Batch], tok: LoadedTokenizer, schema: str, *, per_turn_fields: bool,
+                  fast_path: bool, skip_bad_rows: bool, workers: int = 1) -> Iterator[tuple[Batch, Counted]]:
+    """Each batch with its counts, in order, by one LengthCounter here or one per worker process."""
+    if workers <= 1:
+        counter = LengthCounter(tok, schema, per_turn_fields=per_turn_fields, fast_path=fast_path)
+        for batch in batches:
+            yield batch, count_batch(counter, *batch, skip_bad_rows)
+        return
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
+                             initargs=(tok, schema, per_turn_fields, fast_path)) as pool:
+        pending: deque = deque()
+        for batch in batches:
+            pending.append((batch, pool.submit(_count_in_worker, *batch, skip_bad_rows)))
+            if len(pending) >= 2 * workers:
+                done, future = pending.popleft()
+                yield done, future.result()
+        while pending:
+            done, future = pending.popleft()
+            yield done, future.result()
+
+
+_COUNTER: LengthCounter | None = None  # the worker process's own counter
+
+
+def _start_worker(tok: LoadedTokenizer, schema: str, per_turn_fields: bool, fast_path: bool) -> None:
+    global _COUNTER
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one process per core already
+    os.environ["SEQPROF_THREADS"] = "1"
+    from seqprof.dataset import fast_bpe
+
+    fast_bpe.reset_threads()  # a thread pool inherited through fork has no threads in this process
+    _COUNTER = LengthCounter(tok, schema, per_turn_fields=per_turn_fields, fast_path=fast_path)
+
+
+def _count_in_worker(examples: Sequence[dict], locations: Sequence[str], skip_bad_rows: bool) -> Counted:
+    assert _COUNTER is not None
+    return count_batch(_COUNTER, examples, locations, skip_bad_rows)
+
+
+def default_workers() -> int:
+    """One worker per core this process may use."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
