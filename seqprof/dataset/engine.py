@@ -2,8 +2,9 @@
 
 Tokenizing already runs on every core (HF's encode_batch and the fast counter use one thread per core);
 what stays on one core is Python's part: rendering chat templates, normalising rows, reading lengths
-back. Worker processes split that too. Results come back in input order, so a profile made with any
-number of workers is identical; at most 2 x workers batches are in flight, so memory stays bounded.
+back. Worker processes split that too, in ~1 MB pieces. Results come back in input order, so a profile
+made with any number of workers is identical; at most 4 x workers pieces are in flight, so memory stays
+bounded.
 """
 
 from __future__ import annotations
@@ -55,14 +56,41 @@ def count_batches(batches: Iterable[Batch], tok: LoadedTokenizer, schema: str, *
     with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
                              initargs=(tok, schema, per_turn_fields, fast_path)) as pool:
         pending: deque = deque()
-        for batch in batches:
-            pending.append((batch, pool.submit(_count_in_worker, *batch, skip_bad_rows)))
-            if len(pending) >= 2 * workers:
+        for piece in _pieces(batches):
+            pending.append((piece, pool.submit(_count_in_worker, *piece, skip_bad_rows)))
+            if len(pending) >= 4 * workers:
                 done, future = pending.popleft()
                 yield done, future.result()
         while pending:
             done, future = pending.popleft()
             yield done, future.result()
+
+
+WORKER_PIECE_CHARS = 1 << 20  # ~1 MB of text per task: a reader's 16 MB batch keeps 16 workers busy
+
+
+def _pieces(batches: Iterable[Batch]) -> Iterator[Batch]:
+    """Reader batches cut into ~1 MB pieces, so every worker has work."""
+    for examples, locations in batches:
+        start, size = 0, 0
+        for i, example in enumerate(examples):
+            size += _chars(example)
+            if size >= WORKER_PIECE_CHARS:
+                yield examples[start:i + 1], locations[start:i + 1]
+                start, size = i + 1, 0
+        if start < len(examples):
+            yield examples[start:], locations[start:]
+
+
+def _chars(example: dict) -> int:
+    total = 0
+    for value in example.values():
+        if isinstance(value, str):
+            total += len(value)
+        elif isinstance(value, list):
+            total += sum(len(m.get("content") or "") for m in value if isinstance(m, dict)
+                         and isinstance(m.get("content"), str))
+    return total
 
 
 _COUNTER: LengthCounter | None = None  # the worker process's own counter
