@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 import time
 
 import click
@@ -11,14 +12,26 @@ from seqprof.errors import SeqprofError
 
 
 class _Group(click.Group):
-    """Turns SeqprofError into one line on stderr and exit code 2, never a traceback."""
+    """Turns SeqprofError into one line on stderr and exit code 2, never a traceback; an interrupt exits
+    130 (SIGTERM 143) after the writers have removed their temp files."""
 
     def invoke(self, ctx: click.Context):
+        import signal
+
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, _terminated)
         try:
             return super().invoke(ctx)
         except SeqprofError as exc:
             click.echo(f"seqprof: error: {exc}", err=True)
             sys.exit(2)
+        except KeyboardInterrupt:
+            click.echo("seqprof: interrupted", err=True)
+            sys.exit(130)
+
+
+def _terminated(signum, frame) -> None:
+    raise SystemExit(143)  # unwinds like an exception: `finally` blocks remove temp files
 
 
 @click.group(cls=_Group)
@@ -77,13 +90,11 @@ def analyze(data, tokenizer, chat_template, schema, fields, fmt, output, coverag
         AnalyzeOptions,
         build_profile,
         default_dataset_path,
+        input_files,
     )
-    from seqprof.dataset.profile import check_writable
     from seqprof.dataset.tokenizers import DEFAULT_TOKENIZER
+    from seqprof.outputs import check_output
 
-    for path, option in ((output, "--output"), (html, "--html")):
-        if path:
-            check_writable(path, option)  # before tokenizing, not after
     if data is None:
         data = str(default_dataset_path())
         click.echo(f"seqprof: no DATA given; profiling the embedded default dataset {data}", err=True)
@@ -93,6 +104,12 @@ def analyze(data, tokenizer, chat_template, schema, fields, fmt, output, coverag
                              columns=_parse_fields(fields), skip_bad_rows=skip_bad_rows, coverage=coverage,
                              multiple=multiple_of, cache=not no_cache, split=split, subset=subset,
                              workers=workers)
+    if output or html:  # before tokenizing, not after: no output may replace an input or the other output
+        inputs = input_files(data, options)
+        if output:
+            check_output(output, "--output", inputs=inputs, others=[(html, "--html")])
+        if html:
+            check_output(html, "--html", inputs=inputs)
     with _progress() as progress:
         profile = build_profile(data, options, progress=progress,
                                 on_skip=lambda loc, why: click.echo(f"seqprof: skipped {loc}: {why}", err=True),
@@ -242,6 +259,11 @@ def lint(configs, data, profile_path, tokenizer, dialect, gpu, gpu_memory, world
                           gpu_memory=gpu_memory, world_size=world_size, model_config=model_config,
                           select=tuple(select),
                           ignore=tuple(ignore), fail_on=fail_on)
+    if html:
+        from seqprof.lint.run import lint_inputs
+        from seqprof.outputs import check_output
+
+        check_output(html, "--html", inputs=lint_inputs(configs, options))
     result = lint_paths(configs, options, warn=lambda line: click.echo(line, err=True))
     for error in result.errors:
         click.echo(f"seqprof: error: {error}", err=True)

@@ -45,6 +45,17 @@ class AnalyzeOptions:
     fast_path: bool = True  # count with tiktoken where it is exact (seqprof.dataset.fast_bpe), checked against HF
 
 
+def input_files(data: str | Path, options: AnalyzeOptions) -> list[Path]:
+    """Every file this analyze run reads (outputs must be none of them)."""
+    files = list(resolve_source(str(data), split=options.split, subset=options.subset).files)
+    for given in (options.tokenizer, options.chat_template):
+        if given and Path(given).exists():
+            files.append(Path(given))
+            if Path(given).is_dir():
+                files += [p for p in Path(given).iterdir() if p.is_file()]
+    return files
+
+
 def default_dataset_path() -> Path:
     """The small real dataset that ships inside the package (Python's own docs as chat turns)."""
     return Path(str(resources.files("seqprof") / "assets" / "python_docs_chat.jsonl"))

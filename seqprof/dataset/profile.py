@@ -80,16 +80,10 @@ class Profile:
                                fix="regenerate it with `seqprof analyze DATA --output profile.json`") from None
 
     def save(self, path: str | Path) -> None:
-        """Write atomically: a failed run never leaves a half-written profile."""
-        target = check_writable(path)
-        tmp = target.with_name(target.name + ".tmp")
-        try:
-            tmp.write_text(json.dumps(self.to_dict(), indent=1))
-            tmp.replace(target)
-        except OSError as exc:
-            tmp.unlink(missing_ok=True)
-            raise SeqprofError(f"cannot write the profile ({exc.strerror})", path=str(target),
-                               fix="choose a writable --output path") from None
+        """Write atomically, never through a link or over a non-regular file (seqprof.outputs)."""
+        from seqprof.outputs import write_output
+
+        write_output(path, json.dumps(self.to_dict(), indent=1), "--output")
 
     @classmethod
     def load(cls, path: str | Path) -> Profile:
@@ -104,15 +98,6 @@ class Profile:
         if not isinstance(data, dict):
             raise SeqprofError("not a seqprof profile", path=str(p))
         return cls.from_dict(data, path=str(p))
-
-
-def check_writable(path: str | Path, option: str = "--output") -> Path:
-    """Fail before the work, not after it: the output's directory must exist."""
-    target = Path(path)
-    if not target.parent.is_dir():
-        raise SeqprofError(f"directory for the {option} file does not exist", path=str(target),
-                           fix=f"create {target.parent} first or choose another {option} path")
-    return target
 
 
 def is_profile_file(path: str | Path) -> bool:

@@ -81,6 +81,26 @@ class LintResult:
         return "warning"
 
 
+def lint_inputs(configs: Sequence[str | Path], options: LintOptions) -> list[Path]:
+    """Every file a lint run reads: configs, their settings files, the data or profile, the model config."""
+    files = [Path(c) for c in configs]
+    for config in configs:
+        source = find_settings(Path(config).resolve().parent).source
+        if source:
+            files.append(Path(source))
+    for given in (options.profile, options.model_config, options.tokenizer):
+        if given:
+            files.append(Path(given))
+    if options.data:
+        try:
+            from seqprof.dataset.reader import resolve_source
+
+            files += list(resolve_source(options.data).files)
+        except SeqprofError:
+            files.append(Path(options.data))
+    return files
+
+
 def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions(), *,
                warn: Callable[[str], None] | None = None) -> LintResult:
     """Lint every config file; the nearest settings file of each config applies to it.

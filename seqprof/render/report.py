@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from seqprof.dataset.histogram import LengthHistogram
-from seqprof.dataset.profile import Profile, check_writable
+from seqprof.dataset.profile import Profile
 from seqprof.errors import SeqprofError
 from seqprof.render import charts
 
@@ -85,18 +84,10 @@ def render_report(profile: Profile | None = None, *, buckets: Any = None, strate
 
 def write_report(path: str | Path, profile: Profile | None = None, **kwargs: Any) -> Path:
     """Render, then write atomically: a failed run never leaves a half-written report behind."""
-    target = check_writable(path, "--html")
-    text = render_report(profile, **kwargs)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+    from seqprof.outputs import check_output, write_output
+
+    check_output(path, "--html")
+    return write_output(path, render_report(profile, **kwargs), "--html")
 
 
 # ---- value objects -> plain view data (attribute or mapping access, so each stage's object fits) ----
