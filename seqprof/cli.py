@@ -23,11 +23,16 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except SeqprofError as exc:
-            click.echo(f"seqprof: error: {exc}", err=True)
+            click.echo(f"seqprof: error: {_printable(str(exc))}", err=True)
             sys.exit(2)
         except KeyboardInterrupt:
             click.echo("seqprof: interrupted", err=True)
             sys.exit(130)
+
+
+def _printable(text: str) -> str:
+    """Control characters from user input (a newline in a path) shown escaped: one error line stays one."""
+    return "".join(ch if ch.isprintable() or ch == " " else ascii(ch)[1:-1] for ch in text)
 
 
 def _terminated(signum, frame) -> None:

@@ -109,6 +109,12 @@ class ChatRenderer:
             path, line = split_location(location) if location else (None, None)
             raise SeqprofError(f"chat template refused this conversation: {exc}", path=path, line=line,
                                fix="check the roles and their order, or pass --skip-bad-rows") from None
+        except (ArithmeticError, TypeError, ValueError, LookupError, AttributeError, RecursionError,
+                MemoryError) as exc:  # the template's own code failed (1/0, str + int, runaway recursion)
+            path, line = split_location(location) if location else (None, None)
+            raise SeqprofError(f"chat template failed on this conversation ({type(exc).__name__}: {exc})",
+                               path=path, line=line,
+                               fix="fix the template (--chat-template FILE) or pass --skip-bad-rows") from None
 
 
 def _alias_reasoning(message: dict) -> dict:

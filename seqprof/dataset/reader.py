@@ -59,6 +59,8 @@ def resolve_source(spec: str, *, split: str | None = None, subset: str | None = 
     path = Path(spec)
     if hf_datasets.is_save_to_disk(path):
         files = hf_datasets.save_to_disk_files(path, split)
+    elif path.is_file():  # a literal name first: 'data[1].jsonl' is that file, not a glob for data1.jsonl
+        files = [path]
     elif any(ch in spec for ch in "*?["):
         files = [Path(p) for p in sorted(globlib.glob(spec, recursive=True)) if Path(p).is_file()]
         if not files:

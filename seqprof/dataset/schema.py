@@ -132,6 +132,8 @@ def _messages(row: Row, rec: Mapping, col: str) -> list[dict]:
             role, content = _SHAREGPT_ROLES.get(str(msg["from"]).lower(), str(msg["from"])), msg.get("value")
         else:
             raise _bad(row, f"{col}[{i}] has no 'role' (or ShareGPT 'from')")
+        if not isinstance(role, str) or not role:
+            raise _bad(row, f"{col}[{i}]'s role must be a non-empty string, got {_type(role)}")
         out.append({**{k: v for k, v in msg.items() if k not in ("from", "value") and v is not None},
                     "role": role, "content": _content_text(row, col, i, content)})
     return out

@@ -67,7 +67,10 @@ def load_tokenizer(spec: str | None, *, chat_template_path: str | None = None) -
                                "or a packaged name (`seqprof tokenizers` lists them)")
     if chat_template_path:
         try:
-            template = Path(chat_template_path).read_text()
+            template = Path(chat_template_path).read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise SeqprofError(f"chat template is not UTF-8 text (byte {exc.start})", path=chat_template_path,
+                               fix="save the template as UTF-8") from None
         except OSError as exc:
             raise SeqprofError(f"cannot read chat template ({exc.strerror})", path=chat_template_path) from None
         loaded = LoadedTokenizer(loaded.name, loaded.source, loaded.tokenizer_json, template, loaded.special_tokens,
@@ -90,11 +93,11 @@ def _from_path(path: Path, tried: list[str]) -> LoadedTokenizer | None:
         if not tok_file.is_file():
             raise SeqprofError("directory has no tokenizer.json", path=str(path),
                                fix="point at a Hugging Face model directory with a fast tokenizer")
-        return _build(str(path), f"directory {path}", tok_file.read_text(encoding="utf-8"), path)
+        return _build(str(path), f"directory {path}", _read_text(tok_file), path)
     if path.is_file():
         tried.append(f"file {path}")
         return _build(path.parent.name if path.name == "tokenizer.json" else path.stem, f"file {path}",
-                      path.read_text(encoding="utf-8"), path.parent)
+                      _read_text(path), path.parent)
     tried.append(f"path {path} (does not exist)")
     return None
 
@@ -213,6 +216,16 @@ def _chat_template(config_dir: Path, config: dict) -> str | None:
         named = {t.get("name"): t.get("template") for t in template if isinstance(t, dict)}
         template = named.get("default")
     return template if isinstance(template, str) else None
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise SeqprofError(f"not UTF-8 text (byte {exc.start})", path=str(path),
+                           fix="point at the model's tokenizer.json") from None
+    except OSError as exc:
+        raise SeqprofError(f"cannot read file ({exc.strerror})", path=str(path)) from None
 
 
 def _read_json(path: Path) -> dict:

@@ -40,7 +40,7 @@ def profile_renderable(profile: Profile) -> Group:
     rows = [("sequence", profile.sequence)] + sorted(profile.fields.items())
     for name, hist in rows:
         s = hist.stats()
-        table.add_row(name, f"{s.count:,}", f"{s.mean:,.1f}", f"{s.min:,}", _num(s.p50), _num(s.p90),
+        table.add_row(Text(name), f"{s.count:,}", f"{s.mean:,.1f}", f"{s.min:,}", _num(s.p50), _num(s.p90),
                       _num(s.p99), f"{s.max:,}", f"{s.total_tokens:,}",
                       style="bold" if name == "sequence" else None)
     spark = Text.assemble(("sequence lengths 0…", "dim"), (f"{profile.sequence.max:,}", "dim"), "\n",

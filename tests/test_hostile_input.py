@@ -1,0 +1,66 @@
+"""Hostile inputs get one error line naming the file and the fix, exit 2, never a traceback (issue 11)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from seqprof.cli import main
+
+
+def _chat(role):
+    return json.dumps({"messages": [{"role": role, "content": "hi"}, {"role": "assistant", "content": "yo"}]}) + "\n"
+
+
+@pytest.mark.parametrize(("name", "body", "template", "words"), [
+    ("int_role.jsonl", _chat(1), None, ["messages[0]'s role must be a non-empty string", "int_role.jsonl:1"]),
+    ("null_role.jsonl", _chat(None), None, ["role must be a non-empty string"]),
+    ("dict_role.jsonl", _chat({"a": 1}), None, ["role must be a non-empty string"]),
+    ("ok.jsonl", _chat("user"), "{{ 1/0 }}", ["ZeroDivisionError", "ok.jsonl:1"]),
+    ("ok.jsonl", _chat("user"), "{{ 'a' + 1 }}", ["TypeError"]),
+    ("ok.jsonl", _chat("user"), "{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}", ["RecursionError"]),
+])
+def test_one_error_line(tmp_path, name, body, template, words):
+    data = tmp_path / name
+    data.write_text(body)
+    args = ["analyze", str(data), "--no-cache"]
+    if template is not None:
+        (tmp_path / "t.jinja").write_text(template)
+        args += ["--chat-template", str(tmp_path / "t.jinja")]
+    result = CliRunner().invoke(main, args)
+    errors = [line for line in result.stderr.splitlines() if line.startswith("seqprof: error")]
+    assert result.exit_code == 2 and len(errors) == 1 and "Traceback" not in result.output, result.output
+    for word in words:
+        assert word in errors[0]
+
+
+def test_a_role_that_looks_like_markup_is_printed_as_text(tmp_path):
+    data = tmp_path / "markup.jsonl"
+    data.write_text(_chat("[/x]") + _chat("[bold]user"))
+    result = CliRunner().invoke(main, ["analyze", str(data), "--no-cache"])
+    assert result.exit_code == 0 and "[/x]" in result.stdout and "[bold]user" in result.stdout
+
+
+def test_a_non_utf8_tokenizer_file_is_an_input_error(tmp_path):
+    data = tmp_path / "ok.jsonl"
+    data.write_text(_chat("user"))
+    bad = tmp_path / "tokenizer.json"
+    bad.write_bytes(b"\xff\xfe{}")
+    result = CliRunner().invoke(main, ["analyze", str(data), "-t", str(bad), "--no-cache"])
+    assert result.exit_code == 2 and "not UTF-8" in result.stderr and "Traceback" not in result.output
+
+
+def test_a_literal_name_with_brackets_is_that_file_not_a_glob(tmp_path):
+    (tmp_path / "data1.jsonl").write_text(json.dumps({"text": "one"}) + "\n")
+    (tmp_path / "data[1].jsonl").write_text(json.dumps({"text": "a b c d e f g"}) + "\n" * 1)
+    result = CliRunner().invoke(main, ["analyze", str(tmp_path / "data[1].jsonl"), "--format", "json", "--no-cache"])
+    assert json.loads(result.stdout)["sequence"]["total_tokens"] == 7
+
+
+def test_control_characters_in_a_path_cannot_forge_a_second_error_line(tmp_path):
+    result = CliRunner().invoke(main, ["analyze", str(tmp_path / "x\nseqprof: error: forged.jsonl")])
+    assert result.exit_code == 2
+    assert len([line for line in result.stderr.splitlines() if line.startswith("seqprof: error")]) == 1
+    assert "\\n" in result.stderr
