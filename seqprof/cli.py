@@ -47,6 +47,8 @@ def main() -> None:
 
 # Commands are registered below, one section each: analyze, buckets, lint, rules, memory.
 
+MAX_BUCKETS = 256  # more buckets than a trainer would use; the exact solver stays within seconds
+
 
 # --- analyze ---------------------------------------------------------------------------------------------
 
@@ -75,7 +77,7 @@ def _parse_fields(values: tuple[str, ...]) -> dict[str, str]:
 @click.option("--multiple-of", type=click.IntRange(1), default=64, show_default=True,
               help="Round max_seq_length up to this multiple.")
 @click.option("--skip-bad-rows", is_flag=True, help="Skip malformed rows and count them instead of stopping.")
-@click.option("--num-buckets", "-k", type=click.IntRange(1),
+@click.option("--num-buckets", "-k", type=click.IntRange(1, MAX_BUCKETS),
               help="Also solve this many padding-optimal buckets and compare batching strategies.")
 @click.option("--batch-size", "-b", type=click.IntRange(1), help="Rows per batch for --num-buckets (default 8).")
 @click.option("--html", type=click.Path(dir_okay=False), help="Also write a self-contained HTML report.")
@@ -198,7 +200,8 @@ def tokenizers() -> None:
 
 @main.command()
 @click.argument("source", metavar="DATA|PROFILE")
-@click.option("--num-buckets", "-k", type=click.IntRange(1), required=True, help="Most buckets to solve for.")
+@click.option("--num-buckets", "-k", type=click.IntRange(1, MAX_BUCKETS), required=True,
+              help="Most buckets to solve for.")
 @click.option("--batch-size", "-b", type=click.IntRange(1),
               help="Rows per batch (default 8, the transformers default).")
 @click.option("--token-budget", "-n", type=click.IntRange(1),
@@ -207,8 +210,9 @@ def tokenizers() -> None:
               help="Truncate rows to this length (default: the profile's recommendation).")
 @click.option("--tokenizer", "-t", help="Tokenizer for raw DATA (as for analyze).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the simulated epochs.")
-@click.option("--epochs", type=click.IntRange(2), default=4, show_default=True,
+@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
+              help="Seed of the simulated epochs.")
+@click.option("--epochs", type=click.IntRange(2, 100), default=4, show_default=True,
               help="Simulated epochs per random strategy (mean and spread).")
 def buckets(source, num_buckets, batch_size, token_budget, max_seq_length, tokenizer, fmt, seed, epochs):
     """Solve padding-optimal bucket boundaries and compare every batching strategy on them."""

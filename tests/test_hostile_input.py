@@ -64,3 +64,44 @@ def test_control_characters_in_a_path_cannot_forge_a_second_error_line(tmp_path)
     assert result.exit_code == 2
     assert len([line for line in result.stderr.splitlines() if line.startswith("seqprof: error")]) == 1
     assert "\\n" in result.stderr
+
+
+@pytest.fixture(scope="module")
+def saved_profile(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("profile")
+    data = folder / "ok.jsonl"
+    data.write_text(_chat("user") * 5)
+    out = folder / "p.json"
+    assert CliRunner().invoke(main, ["analyze", str(data), "-o", str(out), "--no-cache"]).exit_code == 0
+    return json.loads(out.read_text())
+
+
+@pytest.mark.parametrize("damage", ["negative length", "huge length", "fields list", "zero recommendation",
+                                    "string count", "histogram list"])
+def test_a_hand_edited_profile_is_one_error_line(saved_profile, tmp_path, damage):
+    edited = json.loads(json.dumps(saved_profile))
+    if damage == "negative length":
+        edited["sequence"]["histogram"] = {"-5": 1}
+    elif damage == "huge length":
+        edited["sequence"]["histogram"] = {str(10 ** 13): 1}
+    elif damage == "fields list":
+        edited["fields"] = []
+    elif damage == "zero recommendation":
+        edited["recommendation"]["max_seq_length"] = 0
+    elif damage == "string count":
+        edited["sequence"]["histogram"] = {"12": "many"}
+    else:
+        edited["sequence"]["histogram"] = [1, 2]
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(edited))
+    result = CliRunner().invoke(main, ["buckets", str(path), "-k", "4"])
+    assert result.exit_code == 2 and "profile is damaged" in result.stderr and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("option", [["--seed", "-5"], ["--epochs", "100000000"], ["-k", "1000000000"]])
+def test_option_ranges_are_checked_before_any_work(saved_profile, tmp_path, option):
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(saved_profile))
+    args = ["buckets", str(path)] + (["-k", "4"] if option[0] != "-k" else []) + option
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2 and "is not in the range" in result.output

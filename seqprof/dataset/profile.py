@@ -71,11 +71,11 @@ class Profile:
                 dataset=DatasetInfo(**data["dataset"]),
                 tokenizer=TokenizerInfo(**data["tokenizer"]),
                 sequence=_hist_from_dict(data["sequence"]),
-                fields={k: _hist_from_dict(v) for k, v in data["fields"].items()},
-                recommendation=Recommendation(**data["recommendation"]),
+                fields={str(k): _hist_from_dict(v) for k, v in _mapping(data["fields"], "fields").items()},
+                recommendation=_recommendation(data["recommendation"]),
                 longest=tuple(ExamplePreview(**e) for e in data.get("longest", [])),
             )
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
             raise SeqprofError(f"profile is damaged ({exc})", path=path,
                                fix="regenerate it with `seqprof analyze DATA --output profile.json`") from None
 
@@ -116,5 +116,32 @@ def _hist_to_dict(hist: LengthHistogram) -> dict[str, Any]:
     return out
 
 
+MAX_LENGTH = 1 << 24  # 16.7M tokens: longer than any context window; a larger key is a damaged profile
+
+
 def _hist_from_dict(data: dict[str, Any]) -> LengthHistogram:
-    return LengthHistogram.from_mapping(data["histogram"])
+    """A histogram from a (possibly hand-edited) profile: lengths 0..MAX_LENGTH, counts >= 0, integers."""
+    counts = data["histogram"]
+    if not isinstance(counts, dict):
+        raise ValueError("a histogram must map lengths to counts")
+    checked = {}
+    for key, value in counts.items():
+        length = int(key)
+        if not 0 <= length <= MAX_LENGTH or isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"histogram entry {key!r}: {value!r} (lengths 0..{MAX_LENGTH:,}, counts >= 0)")
+        checked[length] = value
+    return LengthHistogram.from_mapping(checked)
+
+
+def _mapping(value: Any, name: str) -> dict:
+    if not isinstance(value, dict):
+        raise ValueError(f"'{name}' must be an object")
+    return value
+
+
+def _recommendation(data: Any) -> Recommendation:
+    rec = Recommendation(**_mapping(data, "recommendation"))
+    if isinstance(rec.max_seq_length, bool) or not isinstance(rec.max_seq_length, int) or \
+            not 1 <= rec.max_seq_length <= MAX_LENGTH:
+        raise ValueError(f"recommendation.max_seq_length {rec.max_seq_length!r} is not a length")
+    return rec
