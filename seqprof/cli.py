@@ -84,12 +84,14 @@ def _parse_fields(values: tuple[str, ...]) -> dict[str, str]:
 @click.option("--workers", "-j", type=click.IntRange(1, 512), default=1, show_default=True,
               help="Processes that render and count batches (tokenizing already uses every core); "
                    "worth it for chat data on many cores.")
+@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="ray: one Ray Data task per shard on RAY_ADDRESS's cluster (else a local one); same result.")
 @click.option("--split", help="Split of a datasets DatasetDict or hub dataset (default: train).")
 @click.option("--subset", help="Subset (config) of a hub dataset in the local HF cache.")
 @click.option("--no-cache", is_flag=True,
               help="Tokenize again even when the cache holds this input's profile (also SEQPROF_NO_CACHE=1).")
 def analyze(data, tokenizer, chat_template, schema, fields, fmt, output, coverage, multiple_of, skip_bad_rows,
-            num_buckets, batch_size, html, workers, split, subset, no_cache):
+            num_buckets, batch_size, html, workers, engine, split, subset, no_cache):
     """Profile DATA's token lengths exactly as the trainer will see them."""
     import json
 
@@ -110,7 +112,7 @@ def analyze(data, tokenizer, chat_template, schema, fields, fmt, output, coverag
     options = AnalyzeOptions(tokenizer=tokenizer, chat_template=chat_template, schema=schema,
                              columns=_parse_fields(fields), skip_bad_rows=skip_bad_rows, coverage=coverage,
                              multiple=multiple_of, cache=not no_cache, split=split, subset=subset,
-                             workers=workers)
+                             workers=workers, engine=engine)
     if output or html:  # before tokenizing, not after: no output may replace an input or the other output
         inputs = input_files(data, options)
         if output:

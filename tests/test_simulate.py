@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast
 import importlib
-import importlib.util
 import inspect
 import json
 from pathlib import Path
@@ -41,16 +40,26 @@ STDLIB_MODULES = ("json", "os", "re", "collections", "argparse", "logging", "pat
 
 
 def stdlib_docstrings() -> list[str]:
-    """Real text with a wide length spread: the docstrings of Python's own standard library."""
+    """Real text with a wide length spread: the docstrings of Python's own standard library, read from the
+    modules' source files where they have one (the live modules may be patched by other libraries the
+    session imported), else from the built-in module itself."""
     docs = []
     for name in STDLIB_MODULES:
         module = importlib.import_module(name)
-        if module.__doc__:
-            docs.append(inspect.cleandoc(module.__doc__))
-        for attr, obj in sorted(vars(module).items()):
-            if (not attr.startswith("_") and (inspect.isfunction(obj) or inspect.isclass(obj))
-                    and getattr(obj, "__module__", None) == module.__name__ and obj.__doc__):
-                docs.append(inspect.cleandoc(obj.__doc__))
+        try:
+            tree = ast.parse(Path(inspect.getsourcefile(module)).read_text(encoding="utf-8"))
+        except TypeError:  # a built-in (C) module: no source, and nothing in Python patches it
+            docs += [inspect.cleandoc(module.__doc__)] if module.__doc__ else []
+            docs += [inspect.cleandoc(obj.__doc__) for attr, obj in sorted(vars(module).items())
+                     if not attr.startswith("_") and (inspect.isfunction(obj) or inspect.isclass(obj)
+                                                      or inspect.isbuiltin(obj)) and obj.__doc__]
+            continue
+        if ast.get_docstring(tree):
+            docs.append(ast.get_docstring(tree))
+        for node in sorted(tree.body, key=lambda n: getattr(n, "name", "")):
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_") \
+                    and ast.get_docstring(node):
+                docs.append(ast.get_docstring(node))
     return docs
 
 

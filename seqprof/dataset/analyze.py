@@ -38,6 +38,7 @@ class AnalyzeOptions:
     coverage: float = DEFAULT_COVERAGE
     multiple: int = DEFAULT_MULTIPLE
     per_turn_fields: bool = True
+    engine: str = "local"  # local | ray (seqprof.dataset.engine_ray: one Ray task per shard, same result)
     workers: int = 1  # processes counting batches (seqprof.dataset.engine); tokenizing uses every core anyway
     split: str | None = None  # a DatasetDict's or a hub dataset's split (default train)
     subset: str | None = None  # a hub dataset's subset (config)
@@ -85,12 +86,13 @@ def build_profile(data: str | Path, options: AnalyzeOptions = AnalyzeOptions(), 
             if progress:
                 progress(profile.dataset.rows, profile.sequence.total_tokens)
             return replace(profile, dataset=replace(profile.dataset, path=source.display))
+    run = profile_source if options.engine == "local" else _ray_profile
     try:
-        profile, skips = _profile(source, tok, options, progress, on_skip)
+        profile, skips = run(source, tok, options, progress, on_skip)
     except FastPathMismatch as exc:
         if on_note:
             on_note(f"the fast counter differed from the HF tokenizer ({exc}); counting again with HF")
-        profile, skips = _profile(source, tok, replace(options, fast_path=False), progress, on_skip)
+        profile, skips = run(source, tok, replace(options, fast_path=False), progress, on_skip)
     if key is not None:
         cache.store(key, profile, skips)
     return profile
@@ -103,7 +105,22 @@ def _length_options(options: AnalyzeOptions) -> dict:
             "per_turn_fields": options.per_turn_fields}
 
 
-def _profile(source, tok, options: AnalyzeOptions, progress, on_skip) -> tuple[Profile, list[tuple[str, str]]]:
+def _ray_profile(source, tok, options: AnalyzeOptions, progress, on_skip) -> tuple[Profile, list[tuple[str, str]]]:
+    """--engine ray: the schema is detected here, on the first row, and every shard is profiled with it."""
+    from seqprof.dataset.engine_ray import ray_profile
+
+    first = next(read_rows(source, skip_bad_rows=options.skip_bad_rows), None)
+    if first is None:
+        raise SeqprofError("no rows to profile", path=source.display, fix="check the file is not empty")
+    schema = detect_schema(first[0].record, location=first[0].location, forced=options.schema,
+                           columns=options.columns)
+    profile, skips = ray_profile(source, tok, options, schema.name, on_skip)
+    if progress:
+        progress(profile.dataset.rows, profile.sequence.total_tokens)
+    return profile, skips
+
+
+def profile_source(source, tok, options: AnalyzeOptions, progress, on_skip) -> tuple[Profile, list[tuple[str, str]]]:
     skips: list[tuple[str, str]] = []
     skipped = 0
 
