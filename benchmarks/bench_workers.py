@@ -10,7 +10,6 @@ RAYON_NUM_THREADS=k (the fast counter's and HF's thread pools). `workers k`: k p
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
