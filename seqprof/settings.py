@@ -105,8 +105,26 @@ def load_settings_file(path: str | Path) -> LintSettings:
     return _load_yaml(p)
 
 
+MAX_SETTINGS_BYTES = 1024 * 1024  # a settings file is a few lines; a larger one is not one
+
+
+def _read_settings_text(path: Path) -> str:
+    """The file's text, bounded in size and decoded as UTF-8, or one error line."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise SeqprofError(f"cannot read settings file ({exc.strerror})", path=str(path)) from None
+    if len(raw) > MAX_SETTINGS_BYTES:
+        raise SeqprofError(f"settings file is {len(raw):,} bytes, more than settings can be", path=str(path))
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SeqprofError(f"settings file is not UTF-8 text (byte {exc.start})", path=str(path),
+                           fix="save the file as UTF-8") from None
+
+
 def _load_pyproject(path: Path) -> LintSettings | None:
-    text = path.read_text(encoding="utf-8")
+    text = _read_settings_text(path)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -130,9 +148,18 @@ def _load_yaml(path: Path) -> LintSettings:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
+    text = _read_settings_text(path)
+    from seqprof.config.loader import parse_config
+
+    try:
+        parse_config(text, str(path))  # the configs' alias guard first: a billion-laughs file is one error line
+    except SeqprofError as exc:
+        if "alias" in exc.message:
+            raise
+        # anything else is said below, in the settings' own words
     yaml = YAML(typ="rt")
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"))
+        data = yaml.load(text)
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise SeqprofError(f"settings file is not valid YAML ({getattr(exc, 'problem', exc)})", path=str(path),

@@ -105,3 +105,21 @@ def test_option_ranges_are_checked_before_any_work(saved_profile, tmp_path, opti
     args = ["buckets", str(path)] + (["-k", "4"] if option[0] != "-k" else []) + option
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 2 and "is not in the range" in result.output
+
+
+BOMB = "".join(f"{a}: &{a} [{', '.join([f'*{p}'] * 9) if p else ', '.join(['lol'] * 9)}]\n"
+               for p, a in zip([None, "a", "b", "c", "d", "e", "f"], "abcdefg")) + "select: [*g, *g]\n"
+
+
+@pytest.mark.parametrize(("name", "body", "words"), [
+    (".seqprof.yaml", BOMB.encode(), "alias bomb"),
+    (".seqprof.yaml", b"\xff\xfeselect: [SP1]\n", "not UTF-8"),
+    ("pyproject.toml", b"[tool.seqprof]\nselect = [\"\xff\"]\n", "not UTF-8"),
+])
+def test_a_hostile_settings_file_is_one_error_line_and_fast(tmp_path, name, body, words):
+    config = tmp_path / "train.yaml"
+    config.write_text("base_model: m\nsequence_len: 1024\nmicro_batch_size: 2\n")
+    (tmp_path / name).write_bytes(body)
+    result = CliRunner().invoke(main, ["lint", str(config)])
+    errors = [line for line in result.stderr.splitlines() if line.startswith("seqprof: error")]
+    assert result.exit_code == 2 and errors and words in errors[0] and "Traceback" not in result.output
