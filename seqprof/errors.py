@@ -20,3 +20,11 @@ class SeqprofError(Exception):
             where = f"{self.path}:{self.line}: " if self.line is not None else f"{self.path}: "
         fix = f" ({self.fix})" if self.fix else ""
         return f"{where}{self.message}{fix}"
+
+
+class NoRowsError(SeqprofError):
+    """A source with nothing to profile (empty, blank lines, or every row skipped as bad)."""
+
+    def __init__(self, path: str, skipped: int = 0) -> None:
+        super().__init__("no rows to profile" + (f" ({skipped} skipped as bad)" if skipped else ""), path=path,
+                         fix="check the file is not empty")

@@ -67,21 +67,27 @@ def write_output(path: str | os.PathLike, text: str, option: str) -> Path:
         except OSError as exc:
             raise SeqprofError(f"cannot write the {option} file ({exc.strerror})", path=str(target)) from None
         return target
-    tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-        tmp = None
+        replace_atomically(target, text.encode("utf-8"), mode=0o644)
     except OSError as exc:
         raise SeqprofError(f"cannot write the {option} file ({exc.strerror})", path=str(target),
                            fix=f"choose a writable {option} path") from None
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
     return target
+
+
+def replace_atomically(target: Path, data: bytes, *, mode: int | None = None) -> None:
+    """`data` into a fresh O_EXCL temp file beside `target`, renamed over it; the temp file never outlives
+    the call, whatever ends it. Raises OSError (callers decide whether that is an error)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -22,7 +22,7 @@ from seqprof.dataset.recommend import (
 )
 from seqprof.dataset.schema import detect_schema, normalise
 from seqprof.dataset.tokenizers import load_tokenizer
-from seqprof.errors import SeqprofError
+from seqprof.errors import NoRowsError, SeqprofError
 
 LONGEST_KEPT = 5
 PREVIEW_CHARS = 240
@@ -111,7 +111,7 @@ def _ray_profile(source, tok, options: AnalyzeOptions, progress, on_skip) -> tup
 
     first = next(read_rows(source, skip_bad_rows=options.skip_bad_rows), None)
     if first is None:
-        raise SeqprofError("no rows to profile", path=source.display, fix="check the file is not empty")
+        raise NoRowsError(source.display)
     schema = detect_schema(first[0].record, location=first[0].location, forced=options.schema,
                            columns=options.columns)
     profile, skips = ray_profile(source, tok, options, schema.name, on_skip)
@@ -137,8 +137,7 @@ def profile_source(source, tok, options: AnalyzeOptions, progress, on_skip) -> t
     batches = read_rows(source, skip_bad_rows=options.skip_bad_rows, on_skip=skip)
     first = next(batches, None)
     if first is None:
-        raise SeqprofError("no rows to profile" + (f" ({skipped} skipped as bad)" if skipped else ""),
-                           path=source.display, fix="check the file is not empty")
+        raise NoRowsError(source.display, skipped)
     schema = detect_schema(first[0].record, location=first[0].location, forced=options.schema,
                            columns=options.columns)
 
@@ -181,8 +180,7 @@ def profile_source(source, tok, options: AnalyzeOptions, progress, on_skip) -> t
         if progress:
             progress(rows, tokens)
     if rows == 0:
-        raise SeqprofError("no rows to profile" + (f" ({skipped} skipped as bad)" if skipped else ""),
-                           path=source.display, fix="check the file is not empty")
+        raise NoRowsError(source.display, skipped)
     previews = tuple(ExamplePreview(location=loc, length=length, preview=_preview(ex))
                      for length, _, loc, ex in sorted(longest, key=lambda t: (-t[0], -t[1])))
     return Profile(

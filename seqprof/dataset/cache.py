@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -71,16 +70,12 @@ def load_cached(key: str) -> tuple[Profile, list[tuple[str, str]]] | None:
 
 def store(key: str, profile: Profile, skipped: list[tuple[str, str]]) -> None:
     """Write the entry atomically; a cache that cannot be written is silently skipped (it is only a cache)."""
+    from seqprof.outputs import replace_atomically
+
     folder = cache_dir()
+    entry = json.dumps({"key": key, "profile": profile.to_dict(), "skipped": skipped}).encode("utf-8")
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{key}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump({"key": key, "profile": profile.to_dict(), "skipped": skipped}, fh)
-            os.replace(tmp, folder / f"{key}.json")
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        replace_atomically(folder / f"{key}.json", entry)
     except OSError:
         return

@@ -109,8 +109,3 @@ def _start_worker(tok: LoadedTokenizer, schema: str, per_turn_fields: bool, fast
 def _count_in_worker(examples: Sequence[dict], locations: Sequence[str], skip_bad_rows: bool) -> Counted:
     assert _COUNTER is not None
     return count_batch(_COUNTER, examples, locations, skip_bad_rows)
-
-
-def default_workers() -> int:
-    """One worker per core this process may use."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)

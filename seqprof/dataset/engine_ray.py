@@ -23,9 +23,7 @@ from seqprof.dataset.profile import DatasetInfo, ExamplePreview, Profile
 from seqprof.dataset.reader import DataSource, split_location
 from seqprof.dataset.recommend import recommend_max_seq_length
 from seqprof.dataset.tokenizers import LoadedTokenizer
-from seqprof.errors import SeqprofError
-
-LONGEST_KEPT = 5
+from seqprof.errors import NoRowsError, SeqprofError
 
 
 class _ShardProfiler:
@@ -46,10 +44,11 @@ class _ShardProfiler:
             try:
                 built, skipped = profile_source(source, self.tok, self.options, None, None)
                 profile = json.dumps(built.to_dict())
+            except NoRowsError:
+                pass  # a shard of blank lines or only bad rows adds nothing
             except SeqprofError as exc:
-                if "no rows to profile" not in exc.message:  # a shard of blank or only bad rows adds nothing
-                    error = json.dumps({"kind": "input", "message": exc.message, "path": exc.path,
-                                        "line": exc.line, "fix": exc.fix})
+                error = json.dumps({"kind": "input", "message": exc.message, "path": exc.path, "line": exc.line,
+                                    "fix": exc.fix})
             except FastPathMismatch as exc:
                 error = json.dumps({"kind": "fast_path", "message": str(exc)})
             profiles.append(profile)
@@ -120,8 +119,9 @@ def _merge(source: DataSource, tok: LoadedTokenizer, options: Any, rows: list[di
         skipped += part.dataset.skipped_rows
         candidates += [(e, row["index"]) for e in part.longest]
     if count == 0:
-        raise SeqprofError("no rows to profile" + (f" ({skipped} skipped as bad)" if skipped else ""),
-                           path=source.display, fix="check the file is not empty")
+        raise NoRowsError(source.display, skipped)
+    from seqprof.dataset.analyze import LONGEST_KEPT
+
     longest = sorted(candidates, key=lambda c: (-c[0].length, c[1], _position(c[0].location)))[:LONGEST_KEPT]
     profile = Profile(
         dataset=DatasetInfo(path=source.display, format=source.format, rows=count, skipped_rows=skipped,

@@ -161,16 +161,12 @@ def _cached_table(file_hash: str) -> tuple | None:
 
 
 def _store_table(file_hash: str, table: tuple | None) -> None:
-    import os
-    import tempfile
+    from seqprof.outputs import replace_atomically
 
     path = _table_path(file_hash)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(marshal.dumps(table if table else ()))
-        os.replace(tmp, path)
+        replace_atomically(path, marshal.dumps(table if table else ()))
     except OSError:
         return
 
