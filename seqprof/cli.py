@@ -248,7 +248,7 @@ def buckets(source, num_buckets, batch_size, token_budget, max_seq_length, token
 @click.option("--gpu", help="GPU model for the memory rules (e.g. H100).")
 @click.option("--gpu-memory", help="GPU memory for the memory rules (e.g. 80GB).")
 @click.option("--gpus", "world_size", type=click.IntRange(1), help="GPUs the run uses, when the config does not say.")
-@click.option("--model-config", type=click.Path(exists=True),
+@click.option("--model-config", type=click.Path(),
               help="The model's config.json (or its folder) for the memory rules, when it is not found locally.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
               show_default=True)
@@ -325,8 +325,8 @@ def rules(rule, fmt, rule_dirs):
 
 
 @main.command()
-@click.argument("config", type=click.Path(exists=True, dir_okay=False))
-@click.option("--model-config", type=click.Path(exists=True),
+@click.argument("config", type=click.Path(dir_okay=False))
+@click.option("--model-config", type=click.Path(),
               help="The model's config.json (or its directory), when the config's model is not cached locally.")
 @click.option("--gpu", help="GPU to check the peak against (H100, H200, A100 40GB, L40S, RTX 4090, ...).")
 @click.option("--gpu-memory", help="GPU memory to check against instead: 80GB = 80e9 bytes (74.5 GiB); "

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from seqprof.errors import SeqprofError
+from seqprof.inputs import read_input_text
 from seqprof.severity import SEVERITIES
 
 if sys.version_info >= (3, 11):
@@ -110,17 +111,7 @@ MAX_SETTINGS_BYTES = 1024 * 1024  # a settings file is a few lines; a larger one
 
 def _read_settings_text(path: Path) -> str:
     """The file's text, bounded in size and decoded as UTF-8, or one error line."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise SeqprofError(f"cannot read settings file ({exc.strerror})", path=str(path)) from None
-    if len(raw) > MAX_SETTINGS_BYTES:
-        raise SeqprofError(f"settings file is {len(raw):,} bytes, more than settings can be", path=str(path))
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise SeqprofError(f"settings file is not UTF-8 text (byte {exc.start})", path=str(path),
-                           fix="save the file as UTF-8") from None
+    return read_input_text(path, what="settings file", limit=MAX_SETTINGS_BYTES)
 
 
 def _load_pyproject(path: Path) -> LintSettings | None:

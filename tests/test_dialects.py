@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import random
 import re
 import subprocess
 import sys
@@ -541,6 +542,49 @@ def test_did_you_mean() -> None:
     assert did_you_mean("gradient-accumulation-steps", known) == "gradient_accumulation_steps"
     assert did_you_mean("max_anchor", known) == "max-anchors"
     assert did_you_mean("wandb_project", known) is None
+
+
+def test_the_indexed_typo_search_answers_as_a_scan_of_every_known_key() -> None:
+    """did_you_mean filters candidates by length and shared bigrams; a full scan (the definition) must agree."""
+    from seqprof.config.dialects.common import did_you_mean, levenshtein, load_keys_file
+
+    def scan(key, known):
+        norm = key.lower().replace("-", "_")
+        if norm != key and norm in known:
+            return norm
+        limit = max(1, min(3, len(norm) // 4))
+        best, best_rank = None, (limit + 1, 0)
+        for cand in sorted(known):
+            d = _osa_reference(norm, cand.lower().replace("-", "_"))
+            rank = (d, int(("-" in cand) != ("-" in key)))
+            if d <= limit and rank < best_rank:
+                best, best_rank = cand, rank
+        if best is not None:
+            return best
+        prefixed = [c for c in known if len(norm) >= 6 and (c.startswith(norm) or norm.startswith(c))
+                    and abs(len(c) - len(norm)) <= 5 and len(c) >= 6]
+        return min(prefixed, key=lambda c: (abs(len(c) - len(norm)), c)) if prefixed else None
+
+    assert levenshtein  # the search's own distance is checked against _osa_reference above
+    keys = load_keys_file("axolotl")
+    known = frozenset(keys["schema_and_plugins"]) | frozenset(keys["from_examples"])
+    rng = random.Random(11)
+    words = sorted(known)
+    for _ in range(400):
+        key = list(rng.choice(words))
+        for _ in range(rng.randint(0, 4)):  # random edits, some past the limit
+            i = rng.randrange(len(key) + 1)
+            op = rng.choice("ids t")
+            if op == "i":
+                key.insert(i, rng.choice("abcde_-"))
+            elif op == "d" and i < len(key):
+                del key[i]
+            elif op == "s" and i < len(key):
+                key[i] = rng.choice("abcde_")
+            elif op == "t" and i + 1 < len(key):
+                key[i], key[i + 1] = key[i + 1], key[i]
+        key = "".join(key) or "x"
+        assert did_you_mean(key, known) == scan(key, known), key
 
 
 def test_drafter_model_config_json_is_loaded_relative_to_the_yaml(tmp_path: Path) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 
 import pytest
 from click.testing import CliRunner
@@ -123,3 +125,184 @@ def test_a_hostile_settings_file_is_one_error_line_and_fast(tmp_path, name, body
     result = CliRunner().invoke(main, ["lint", str(config)])
     errors = [line for line in result.stderr.splitlines() if line.startswith("seqprof: error")]
     assert result.exit_code == 2 and errors and words in errors[0] and "Traceback" not in result.output
+
+
+def _one_error(result) -> str:
+    errors = [line for line in result.stderr.splitlines() if line.startswith("seqprof: error")]
+    assert result.exit_code == 2 and len(errors) == 1 and "Traceback" not in result.output, result.output
+    return errors[0]
+
+
+@pytest.fixture()
+def odd_files(tmp_path):
+    """A FIFO, a symlink loop and a character device: none is a file, none may hang or read forever."""
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)
+    (tmp_path / "loop1").symlink_to(tmp_path / "loop2")
+    (tmp_path / "loop2").symlink_to(tmp_path / "loop1")
+    return {"fifo": (str(fifo), "FIFO"), "loop": (str(tmp_path / "loop1"), "symbolic link loop"),
+            "device": ("/dev/zero", "character device")}
+
+
+@pytest.mark.parametrize("kind", ["fifo", "loop", "device"])
+@pytest.mark.parametrize("command", ["analyze DATA", "lint DATA", "memory DATA", "memory CONFIG --model-config DATA",
+                                     "analyze OK -t DATA", "analyze OK --chat-template DATA",
+                                     "lint CONFIG --profile DATA", "buckets DATA -k 2"])
+def test_a_fifo_a_link_loop_or_a_device_is_named_as_such(tmp_path, odd_files, kind, command):
+    path, words = odd_files[kind]
+    (tmp_path / "ok.jsonl").write_text(_chat("user"))
+    (tmp_path / "c.yaml").write_text("base_model: m\nsequence_len: 1024\nmicro_batch_size: 2\n")
+    args = [a.replace("DATA", path).replace("OK", str(tmp_path / "ok.jsonl")).replace("CONFIG", str(tmp_path / "c.yaml"))
+            for a in command.split()]
+    assert words in _one_error(CliRunner().invoke(main, args + (["--no-cache"] if args[0] == "analyze" else [])))
+
+
+def test_a_byte_order_mark_is_read_past_and_a_pretty_printed_file_gets_advice(tmp_path):
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes(b"\xef\xbb\xbf" + json.dumps({"text": "a b c"}).encode() + b"\n")
+    result = CliRunner().invoke(main, ["analyze", str(bom), "--format", "json", "--no-cache"])
+    assert result.exit_code == 0 and json.loads(result.stdout)["sequence"]["total_tokens"] == 3
+    pretty = tmp_path / "pretty.jsonl"
+    pretty.write_text(json.dumps([{"text": "a"}, {"text": "b"}], indent=2) + "\n")
+    error = _one_error(CliRunner().invoke(main, ["analyze", str(pretty), "--no-cache", "--skip-bad-rows"]))
+    assert "pretty-printed" in error and "rename it to .json" in error
+
+
+def test_an_overlong_line_is_refused_without_being_read_whole(tmp_path, monkeypatch):
+    from seqprof.dataset import reader
+
+    monkeypatch.setattr(reader, "MAX_ROW_BYTES", 1000)
+    data = tmp_path / "long.jsonl"
+    data.write_text(json.dumps({"text": "word " * 1000}) + "\n" + json.dumps({"text": "a b"}) + "\n")
+    assert "long.jsonl:1: row is longer than" in _one_error(CliRunner().invoke(main, ["analyze", str(data), "--no-cache"]))
+    kept = CliRunner().invoke(main, ["analyze", str(data), "--no-cache", "--skip-bad-rows", "--format", "json"])
+    assert kept.exit_code == 0 and json.loads(kept.stdout)["sequence"]["total_tokens"] == 2
+
+
+def test_an_overlong_text_is_refused_in_any_format(tmp_path, monkeypatch):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from seqprof.dataset import lengths
+
+    monkeypatch.setattr(lengths, "MAX_TEXT_CHARS", 1000)
+    data = tmp_path / "long.parquet"
+    pq.write_table(pa.table({"text": ["a b", "word " * 1000]}), data)
+    error = _one_error(CliRunner().invoke(main, ["analyze", str(data), "--no-cache"]))
+    assert "long.parquet#2" in error and "5,000 characters" in error
+
+
+@pytest.mark.parametrize(("template", "words"), [
+    ("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", "operations"),
+    ("{{ 'x' * 1000000000 }}", "repetition"),
+    ("{% set n = 100000000 %}{{ 2 ** n }}", "exponent"),
+    ("{% for i in range(100000) %}{% for j in range(1000) %}{{ 'x' * 1000 }}{% endfor %}{% endfor %}", "output"),
+])
+def test_a_runaway_chat_template_stops_on_a_bound_even_when_skipping_rows(tmp_path, template, words):
+    data = tmp_path / "chat.jsonl"
+    data.write_text(_chat("user") * 3)
+    (tmp_path / "t.jinja").write_text(template)
+    started = time.monotonic()
+    error = _one_error(CliRunner().invoke(main, ["analyze", str(data), "--no-cache", "--skip-bad-rows",
+                                                 "--chat-template", str(tmp_path / "t.jinja")]))
+    assert "chat.jsonl:1" in error and "ran past its bound" in error and words in error
+    assert time.monotonic() - started < 30
+
+
+def test_range_in_a_template_still_behaves_as_a_range(tmp_path):
+    data = tmp_path / "chat.jsonl"
+    data.write_text(_chat("user"))
+    (tmp_path / "t.jinja").write_text("{{ range(5)|length }}{{ range(5)[2] }}{% for i in range(3)|reverse %}{{ i }}"
+                                      "{% endfor %}{{ 2 in range(3) }}")
+    from seqprof.dataset.chat_template import ChatRenderer
+
+    assert ChatRenderer((tmp_path / "t.jinja").read_text(), {}).render([]) == "52210True"
+
+
+@pytest.mark.parametrize(("body", "words"), [
+    (b"text,text\na,b\n", "column 'text' more than once"),
+    (b"text\ncaf\xe9\n", "not UTF-8"),
+])
+def test_a_csv_that_a_trainer_could_not_read_is_refused(tmp_path, body, words):
+    data = tmp_path / "d.csv"
+    data.write_bytes(body)
+    assert words in _one_error(CliRunner().invoke(main, ["analyze", str(data), "--no-cache"]))
+
+
+def test_csv_cells_are_the_text_they_are(tmp_path):
+    from seqprof.dataset.reader import read_rows, resolve_source
+
+    data = tmp_path / "d.csv"
+    data.write_text("prompt,completion\n1,2.50\n007,x\n")
+    rows = [row.record for batch in read_rows(resolve_source(str(data))) for row in batch]
+    assert rows == [{"prompt": "1", "completion": "2.50"}, {"prompt": "007", "completion": "x"}]
+
+
+def test_a_damaged_parquet_page_is_one_error_line(tmp_path):
+    import random
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    good = tmp_path / "good.parquet"
+    pq.write_table(pa.table({"text": [f"row number {i} " * 20 for i in range(20000)]}), good, row_group_size=5000)
+    damaged = bytearray(good.read_bytes())
+    rng = random.Random(1)
+    for i in range(len(damaged) // 3, len(damaged) // 3 + 2000):
+        damaged[i] = rng.randrange(256)
+    (tmp_path / "bad.parquet").write_bytes(bytes(damaged))
+    assert "Parquet file is damaged" in _one_error(CliRunner().invoke(main, ["analyze", str(tmp_path / "bad.parquet"),
+                                                                             "--no-cache"]))
+
+
+def test_unloadable_tags_and_unusable_values_are_errors_on_their_lines(tmp_path):
+    config = tmp_path / "train.yaml"
+    config.write_text("base_model: !Ref BaseModel\n"          # 1
+                      "sequence_len: \"abc\"\n"              # 2
+                      "micro_batch_size: true\n"             # 3
+                      "adapter: lora\n"                      # 4
+                      "lora_r: -16\n"                        # 5
+                      "learning_rate: 1e309\n"               # 6
+                      "lora_dropout: .nan\n"                 # 7
+                      f"gradient_accumulation_steps: {'9' * 5000}\n"  # 8
+                      "num_epochs: !!python/int 3\n"         # 9
+                      "lora_alpha: 32\n")                    # 10
+    result = CliRunner().invoke(main, ["lint", str(config), "--format", "json", "--select", "SP405,SP406"])
+    found = sorted((f["line"], f["code"]) for f in json.loads(result.stdout)["findings"])
+    assert found == [(1, "SP405"), (2, "SP406"), (3, "SP406"), (5, "SP406"), (6, "SP406"), (7, "SP406"),
+                     (8, "SP406"), (9, "SP405")]
+    assert result.exit_code == 1
+    memory = CliRunner().invoke(main, ["memory", str(config)])
+    assert "train.yaml:2: no memory estimate: 'sequence_len' must be a positive integer" in _one_error(memory)
+
+
+@pytest.mark.parametrize(("value", "words"), [('"abc"', "'abc'"), ("1e309", "inf"), ("-4096", "-4096"),
+                                              ("true", "True"), ("[1]", "[1]")])
+def test_a_model_config_with_an_unusable_size_is_one_error_line(tmp_path, value, words):
+    from pathlib import Path
+
+    model = json.loads((Path(__file__).parent / "data" / "model_configs" / "Qwen3-8B" / "config.json").read_text())
+    model["hidden_size"] = json.loads(value)
+    (tmp_path / "config.json").write_text(json.dumps(model))
+    config = tmp_path / "train.yaml"
+    config.write_text("base_model: m\nsequence_len: 1024\nmicro_batch_size: 2\n")
+    error = _one_error(CliRunner().invoke(main, ["memory", str(config), "--model-config", str(tmp_path)]))
+    assert "hidden_size is " + words in error
+
+
+def test_ten_thousand_unknown_keys_lint_in_seconds(tmp_path):
+    import random
+    import string
+
+    rng = random.Random(0)
+    keys = {"".join(rng.choice(string.ascii_lowercase + "_") for _ in range(rng.randint(5, 25))) for _ in range(10_000)}
+    config = tmp_path / "train.yaml"
+    config.write_text("base_model: m\nsequence_len: 1024\nmicro_batch_size: 2\nlearning_rat: 0.1\n"
+                      + "".join(f"{k}: 1\n" for k in sorted(keys)))
+    started = time.monotonic()
+    result = CliRunner().invoke(main, ["lint", str(config), "--format", "json", "--select", "SP401"])
+    elapsed = time.monotonic() - started
+    findings = json.loads(result.stdout)["findings"]
+    assert len(findings) >= len(keys) - 50  # a few random names are real keys
+    assert any(f["key"] == "learning_rat" and "learning_rate" in f["message"] for f in findings)
+    assert elapsed < 30, elapsed  # 60 s before the bigram index (2 s on 2 cores); the bound leaves room for CI

@@ -11,7 +11,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "seqprof"
 
 # Lower numbers sit below: a module may import its own stage and the stages under it, never one above, and
 # never a sibling stage of the same rank (dataset and config know nothing of each other).
-RANK = {"errors": 0, "severity": 0, "outputs": 0.5, "settings": 1.5, "dataset": 1, "config": 1, "batching": 2, "predict": 2,
+RANK = {"errors": 0, "severity": 0, "outputs": 0.5, "inputs": 0.5, "settings": 1.5, "dataset": 1, "config": 1, "batching": 2, "predict": 2,
         "lint": 3, "render": 4, "cli": 5, "__main__": 6, "": 6}
 
 
@@ -43,7 +43,7 @@ def test_the_top_level_reads_as_the_stages():
     stages = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     assert stages == {"dataset", "batching", "config", "predict", "lint", "render"}
     modules = {p.stem for p in PACKAGE.glob("*.py")}
-    assert modules == {"__init__", "__main__", "cli", "errors", "outputs", "settings", "severity"}
+    assert modules == {"__init__", "__main__", "cli", "errors", "inputs", "outputs", "settings", "severity"}
     assert (PACKAGE / "assets" / "python_docs_chat.jsonl").is_file()
 
 

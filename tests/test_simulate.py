@@ -206,6 +206,18 @@ def test_histogram_bfd_packs_exactly_like_the_per_row_packer():
         assert packs >= -(-int(rows.sum()) // capacity)  # never below the volume bound
 
 
+@pytest.mark.parametrize("block", [2, 7, 1024])
+def test_the_open_bin_index_finds_the_best_fit_across_its_blocks(monkeypatch, block):
+    from seqprof.batching import simulate
+
+    monkeypatch.setattr(simulate._OpenBins, "BLOCK", block)
+    rng = np.random.default_rng(block)
+    for _ in range(60):
+        capacity = int(rng.integers(1, 3000))
+        rows = rng.integers(1, capacity + 1, size=int(rng.integers(0, 400)))
+        assert pack_bfd(LengthHistogram.from_lengths(rows), capacity) == plain_bfd(rows.tolist(), capacity)
+
+
 def test_packing_truncates_rows_longer_than_the_bins(lengths):
     cap = 256
     hist = LengthHistogram.from_lengths(lengths)

@@ -156,33 +156,69 @@ def pack_bfd(hist: LengthHistogram, capacity: int) -> int:
     Runs on the histogram, not per row: a run of equal lengths is placed in bulk, exactly as the
     item-by-item BFD would place it (a bin keeps taking equal items while it is the best fit)."""
     counts = _capped_counts(hist, capacity)
-    open_bins = np.zeros(capacity + 1, dtype=np.int64)  # open_bins[r]: bins with r tokens free
+    rooms = _OpenBins(capacity)
     bins = 0
-    for length in range(capacity, 0, -1):
+    for length in np.flatnonzero(counts[1:])[::-1] + 1:
+        length = int(length)
         left = int(counts[length])
         while left:
-            fits = np.flatnonzero(open_bins[length:])
-            if fits.size:
-                room, avail = length + int(fits[0]), int(open_bins[length + int(fits[0])])
+            room = rooms.best_fit(length)
+            if room is not None:
+                avail = rooms.count(room)
             else:
                 room, avail = capacity, -1  # a fresh bin; as many as needed
             per_bin = room // length
             full = left // per_bin if avail < 0 else min(avail, left // per_bin)
             if full:
-                open_bins[room - per_bin * length] += full
+                rooms.add(room - per_bin * length, full)
                 left -= full * per_bin
                 if avail >= 0:
-                    open_bins[room] -= full
+                    rooms.add(room, -full)
                 else:
                     bins += full
             if left and left < per_bin and (avail < 0 or avail > full):
-                open_bins[room - left * length] += 1
+                rooms.add(room - left * length, 1)
                 if avail >= 0:
-                    open_bins[room] -= 1
+                    rooms.add(room, -1)
                 else:
                     bins += 1
                 left = 0
     return bins
+
+
+class _OpenBins:
+    """Open bins by free room, with the best-fit query (the smallest room >= a length) in O(sqrt(capacity))
+    numpy work: a scan of one block and of a per-block summary, not of every room (which took minutes on
+    300k distinct lengths)."""
+
+    BLOCK = 1024
+
+    def __init__(self, capacity: int) -> None:
+        self._bins = np.zeros(capacity + 1, dtype=np.int64)  # _bins[r]: open bins with r tokens free
+        self._rooms_in_block = np.zeros(capacity // self.BLOCK + 1, dtype=np.int64)
+
+    def count(self, room: int) -> int:
+        return int(self._bins[room])
+
+    def add(self, room: int, n: int) -> None:
+        before = int(self._bins[room])
+        self._bins[room] = before + n
+        if before == 0 and n > 0:
+            self._rooms_in_block[room // self.BLOCK] += 1
+        elif before + n == 0 and before > 0:
+            self._rooms_in_block[room // self.BLOCK] -= 1
+
+    def best_fit(self, length: int) -> int | None:
+        """The smallest room >= length that some open bin has, or None."""
+        block = length // self.BLOCK
+        hit = np.flatnonzero(self._bins[length:(block + 1) * self.BLOCK])
+        if hit.size:
+            return length + int(hit[0])
+        later = np.flatnonzero(self._rooms_in_block[block + 1:])
+        if not later.size:
+            return None
+        start = (block + 1 + int(later[0])) * self.BLOCK
+        return start + int(np.flatnonzero(self._bins[start:start + self.BLOCK])[0])
 
 
 def _capped_counts(hist: LengthHistogram, cap: int) -> np.ndarray:

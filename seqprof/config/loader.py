@@ -7,8 +7,9 @@ when it is there, else ruamel.yaml's pure-Python one; both use YAML 1.1 resoluti
 module builds plain Python values from the nodes itself:
 
 - tags never construct objects: the standard YAML tags (str/int/float/bool/null) are
-  honoured, any other tag (``!!python/object:...``, ``!Ref``) is ignored and the node read
-  as the plain string/list/mapping it contains;
+  honoured, any other tag (``!!python/object:...``, ``!Ref``) is read as the plain
+  string/list/mapping it contains and reported as ``ConfigDiagnostic(kind="unloadable_tag")``
+  (the frameworks' ``yaml.safe_load`` refuses it, so the run would not start);
 - aliases are expanded, but the expanded size is computed first over the node graph
   (linear time) and a file that would expand past ``MAX_EXPANDED_NODES`` is a SeqprofError;
 - a duplicate key is a ``ConfigDiagnostic(kind="duplicate_key")`` naming both lines, and
@@ -35,11 +36,16 @@ from typing import Any
 
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.errors import SeqprofError
+from seqprof.inputs import read_input_text
 
 MAX_EXPANDED_NODES = 200_000  # a real config has a few hundred; a billion-laughs file, 10**9
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
 _TAG = "tag:yaml.org,2002:"
+# The tags yaml.safe_load constructs (PyYAML's SafeConstructor), the loader axolotl, TRL, LLaMA-Factory and
+# OmegaConf (torchtune) read configs with; any other tag stops the run with a ConstructorError.
+_SAFE_TAGS = frozenset({"null", "bool", "int", "float", "binary", "timestamp", "omap", "pairs", "set", "str", "seq",
+                        "map"})
 _FLOAT_LIKE = re.compile(r"^[-+]?(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)[eE][-+]?\d+$")
 
 
@@ -80,20 +86,7 @@ def _lookup(data: Any, dotted: str) -> tuple[bool, Any]:
 def load_config(path: str | Path) -> LoadedConfig:
     """Read *path* (YAML, or JSON by extension or content) into a LoadedConfig."""
     p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise SeqprofError("config file not found", path=str(path), fix="check the path") from None
-    except OSError as exc:
-        raise SeqprofError(f"cannot read config: {exc.strerror}", path=str(path)) from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise SeqprofError(f"config is {len(raw)} bytes, more than a training config can be "
-                           f"({MAX_FILE_BYTES} bytes)", path=str(path))
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise SeqprofError(f"config is not UTF-8 text (byte {exc.start})", path=str(path),
-                           fix="save the file as UTF-8") from None
+    text = read_input_text(p, what="config", limit=MAX_FILE_BYTES)
     is_json = p.suffix.lower() == ".json"
     return parse_config(text, str(path), is_json=is_json)
 
@@ -160,8 +153,9 @@ def _parse_yaml(text: str, path: str, fmt: str, backend: str | None = None) -> L
                            fix="fix the syntax at that line") from None
     except RecursionError:
         raise SeqprofError(f"{fmt.upper()} is nested too deeply to be a config", path=path) from None
-    except YAMLError as exc:
-        raise SeqprofError(f"invalid {fmt.upper()}: {exc}", path=path) from None
+    except YAMLError as exc:  # a reader error (a control character): its text spans lines
+        raise SeqprofError(f"invalid {fmt.upper()}: {' '.join(str(exc).split())}", path=path,
+                           fix="remove control characters; save the file as plain UTF-8 text") from None
     if root is None:
         raise SeqprofError("config is empty", path=path,
                            fix="a training config is a mapping of keys to values")
@@ -253,6 +247,12 @@ class _Builder:
                     stack.append((child, False))
 
     def build(self, node: Any, prefix: str) -> Any:
+        tag = str(node.tag) if node.tag is not None else ""
+        if tag and tag.removeprefix(_TAG) not in _SAFE_TAGS:
+            self.diagnostics.append(ConfigDiagnostic(
+                kind="unloadable_tag", key=prefix or "(top level)", file=self.path, line=node.start_mark.line + 1,
+                message=f"the value is tagged {tag.replace(_TAG, '!!')}, which yaml.safe_load cannot construct",
+                suggestion=tag.replace(_TAG, "!!")))
         if node.id == "scalar":
             return _scalar(node)
         if node.id == "sequence":

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -11,9 +12,17 @@ from typing import Any
 import jinja2
 from jinja2.ext import Extension, loopcontrols
 from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2.sandbox import safe_range as _sandbox_range
 
 from seqprof.dataset.reader import split_location
 from seqprof.errors import SeqprofError
+
+# Bounds on one render. A real template renders a long conversation in well under a millisecond with a few
+# thousand operations; these stop a runaway template (nested loops, 'x' * 10**9, 10**10**10) in seconds.
+MAX_OPERATIONS = 5_000_000  # attribute and item lookups, calls and range() items in one render
+MAX_RENDER_SECONDS = 10.0
+MAX_OUTPUT_CHARS = 64 << 20  # longer than any row seqprof counts (seqprof.dataset.lengths.MAX_TEXT_CHARS)
+MAX_EXPONENT = 1024
 
 # Names a message's reasoning may come under; templates read `reasoning_content` (gpt-oss: `thinking`).
 _REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
@@ -63,6 +72,83 @@ class _TemplateNamespace(jinja2.utils.Namespace):
             raise jinja2.exceptions.SecurityError(f"chat templates cannot store {name!r} on a namespace")
 
 
+class TemplateRunaway(SeqprofError):
+    """The template, not the row, is at fault: it ran past a bound. Not skipped by --skip-bad-rows (every
+    row would pay the bound)."""
+
+
+class _BoundedSandbox(ImmutableSandboxedEnvironment):
+    """transformers' immutable sandbox, with a budget of operations, time and output per render."""
+
+    intercepted_binops = frozenset({"*", "**"})
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.operations = 0
+        self.deadline = 0.0
+
+    def start_render(self) -> None:
+        self.operations = 0
+        self.deadline = time.monotonic() + MAX_RENDER_SECONDS
+
+    def spend(self, n: int = 1) -> None:
+        self.operations += n
+        if self.operations > MAX_OPERATIONS:
+            raise _Runaway(f"more than {MAX_OPERATIONS:,} operations in one render")
+        if self.operations & 1023 == 0 and time.monotonic() > self.deadline:
+            raise _Runaway(f"more than {MAX_RENDER_SECONDS:g} s on one conversation")
+
+    def getattr(self, obj, attribute):
+        self.spend()
+        return super().getattr(obj, attribute)
+
+    def getitem(self, obj, argument):
+        self.spend()
+        return super().getitem(obj, argument)
+
+    def call(self, context, obj, /, *args, **kwargs):
+        self.spend()
+        return super().call(context, obj, *args, **kwargs)
+
+    def call_binop(self, context, operator, left, right):
+        if operator == "*":
+            for seq, n in ((left, right), (right, left)):
+                if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * n > MAX_OUTPUT_CHARS:
+                    raise _Runaway(f"a repetition of {len(seq) * n:,} items")
+        elif isinstance(left, int) and isinstance(right, int) and abs(right) > MAX_EXPONENT and abs(left) > 1:
+            raise _Runaway(f"an exponent of {right:,}")
+        return super().call_binop(context, operator, left, right)
+
+    def counted_range(self, *args) -> _CountedRange:
+        return _CountedRange(_sandbox_range(*args), self)
+
+
+class _CountedRange(Sequence):
+    """range() whose iteration charges each item to the render's budget (a loop over a range need do
+    nothing else that is counted); indexing, len() and reversal work as on a range."""
+
+    def __init__(self, items: range, sandbox: _BoundedSandbox) -> None:
+        self._items, self._sandbox = items, sandbox
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, index):
+        return self._items[index]
+
+    def __iter__(self):
+        for item in self._items:
+            self._sandbox.spend()
+            yield item
+
+    def __reversed__(self):
+        return iter(_CountedRange(self._items[::-1], self._sandbox))
+
+
+class _Runaway(Exception):
+    """Raised inside a render; ChatRenderer turns it into TemplateRunaway with the row's location."""
+
+
 def _raise_exception(message):
     raise jinja2.exceptions.TemplateError(message)
 
@@ -78,13 +164,13 @@ def _strftime_now(fmt):
 @lru_cache(maxsize=8)
 def compile_chat_template(source: str) -> jinja2.Template:
     """Compile once per template, in an immutable sandbox with transformers' globals and filters."""
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
-                                        extensions=[_GenerationTag, loopcontrols])
+    env = _BoundedSandbox(trim_blocks=True, lstrip_blocks=True, extensions=[_GenerationTag, loopcontrols])
     env.filters["tojson"] = _tojson
     env.globals["raise_exception"] = _raise_exception
     env.globals["strftime_now"] = _strftime_now
     env.globals["dict"] = _TemplateDict()
     env.globals["namespace"] = _TemplateNamespace
+    env.globals["range"] = env.counted_range
     try:
         return env.from_string(source)
     except jinja2.TemplateSyntaxError as exc:
@@ -103,8 +189,14 @@ class ChatRenderer:
                location: str | None = None) -> str:
         chat = [_alias_reasoning({k: v for k, v in m.items() if v is not None}) for m in messages]
         try:
-            return self._template.render(messages=chat, tools=None, documents=None,
-                                         add_generation_prompt=add_generation_prompt, **self._specials)
+            self._template.environment.start_render()
+            return "".join(_bounded(self._template.generate(
+                messages=chat, tools=None, documents=None, add_generation_prompt=add_generation_prompt,
+                **self._specials)))
+        except _Runaway as exc:
+            path, line = split_location(location) if location else (None, None)
+            raise TemplateRunaway(f"chat template ran past its bound on this conversation ({exc})", path=path,
+                                  line=line, fix="fix the template's loops (--chat-template FILE)") from None
         except jinja2.exceptions.TemplateError as exc:
             path, line = split_location(location) if location else (None, None)
             raise SeqprofError(f"chat template refused this conversation: {exc}", path=path, line=line,
@@ -115,6 +207,16 @@ class ChatRenderer:
             raise SeqprofError(f"chat template failed on this conversation ({type(exc).__name__}: {exc})",
                                path=path, line=line,
                                fix="fix the template (--chat-template FILE) or pass --skip-bad-rows") from None
+
+
+def _bounded(pieces: Iterator[str]) -> Iterator[str]:
+    """The rendered pieces, stopped once their total passes MAX_OUTPUT_CHARS."""
+    total = 0
+    for piece in pieces:
+        total += len(piece)
+        if total > MAX_OUTPUT_CHARS:
+            raise _Runaway(f"more than {MAX_OUTPUT_CHARS:,} characters of output")
+        yield piece
 
 
 def _alias_reasoning(message: dict) -> dict:

@@ -15,6 +15,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 
+from seqprof.dataset.chat_template import TemplateRunaway
 from seqprof.dataset.lengths import BatchLengths, LengthCounter
 from seqprof.dataset.tokenizers import LoadedTokenizer
 from seqprof.errors import SeqprofError
@@ -28,6 +29,8 @@ def count_batch(counter: LengthCounter, examples: Sequence[dict], locations: Seq
     """Count a batch; with --skip-bad-rows a row the chat template refuses is dropped (and said), not fatal."""
     try:
         return None, counter.count(examples, locations), []
+    except TemplateRunaway:
+        raise  # the template's fault: every row would pay the bound again
     except SeqprofError:
         if not skip_bad_rows:
             raise
@@ -35,6 +38,8 @@ def count_batch(counter: LengthCounter, examples: Sequence[dict], locations: Seq
     for i, (ex, loc) in enumerate(zip(examples, locations)):
         try:
             counter.count([ex], [loc])
+        except TemplateRunaway:
+            raise
         except SeqprofError as exc:
             skips.append((loc, exc.message))
             continue

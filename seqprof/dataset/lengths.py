@@ -26,11 +26,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from seqprof.dataset.chat_template import ChatRenderer
+from seqprof.dataset.reader import split_location
 from seqprof.dataset.tokenizers import LoadedTokenizer
 from seqprof.dataset.turns import TurnLocator
 from seqprof.errors import SeqprofError
 
 CHUNK_CHARS = 1 << 21  # characters per encode_batch call: ~2 MB of text keeps the encodings' memory bounded
+# One training text: 16M characters is ~4M tokens, past every context window. HF's encoding of it with offsets
+# takes ~2.5 GB; a longer text is refused (or skipped with --skip-bad-rows) rather than run out of memory.
+MAX_TEXT_CHARS = 16 << 20
+# The fast path's HF cross-check skips texts longer than this: their HF encoding alone would cost ~150 bytes
+# a character; the shorter texts of the run are checked as usual.
+CHECK_MAX_CHARS = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -79,8 +86,14 @@ class _EncodeQueue:
     def __init__(self) -> None:
         self._jobs: dict[bool, list[tuple[str, Sequence[int]]]] = {True: [], False: []}
         self._counts: dict[bool, list[tuple[int, tuple[int, ...]]]] = {}
+        self.location: str | None = None  # the row whose texts are being added, for the size error
 
     def add(self, text: str, special: bool, cuts: Sequence[int] = ()) -> tuple[bool, int]:
+        if len(text) > MAX_TEXT_CHARS:
+            path, line = split_location(self.location) if self.location else (None, None)
+            raise SeqprofError(f"the row's text is {len(text):,} characters, more than seqprof counts "
+                               f"({MAX_TEXT_CHARS:,}, about 4M tokens: past any context window)", path=path,
+                               line=line, fix="split or drop the row, or pass --skip-bad-rows")
         self._jobs[special].append((text, cuts))
         return special, len(self._jobs[special]) - 1
 
@@ -94,7 +107,8 @@ class _EncodeQueue:
                 if quick:
                     self._count_fast(fast, jobs, quick, special, counts)
                     if check is not None:
-                        _check(tokenizer, jobs, [i for i in quick if check.wanted()], special, counts, check)
+                        sample = [i for i in quick if len(jobs[i][0]) <= CHECK_MAX_CHARS and check.wanted()]
+                        _check(tokenizer, jobs, sample, special, counts, check)
                 if slow:
                     encodings = tokenizer.encode_batch([jobs[i][0] for i in slow], add_special_tokens=special)
                     for i, enc in zip(slow, encodings):
@@ -182,7 +196,10 @@ class LengthCounter:
     def count(self, examples: Sequence[dict], locations: Sequence[str]) -> BatchLengths:
         plan = getattr(self, f"_plan_{self.schema}")
         queue = _EncodeQueue()
-        finishers = [plan(ex, loc, queue) for ex, loc in zip(examples, locations)]
+        finishers = []
+        for ex, loc in zip(examples, locations):
+            queue.location = loc
+            finishers.append(plan(ex, loc, queue))
         queue.run(self.tok.tokenizer, self.fast, self.fast_check)
         seq = np.empty(len(examples), dtype=np.int64)
         fields: dict[str, list[int]] = {}

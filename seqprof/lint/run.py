@@ -8,14 +8,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from seqprof.config.loader import MAX_FILE_BYTES
 from seqprof.config.plan import Plan
 from seqprof.dataset.profile import Profile
 from seqprof.errors import SeqprofError
+from seqprof.inputs import not_a_regular_file, read_input_text
 from seqprof.lint.facts import Facts, GpuFacts, build_facts, gpu_facts
 from seqprof.lint.findings import Finding
 from seqprof.lint.rules import REQUIREMENTS, Rule, load_rules
 from seqprof.settings import LintSettings, find_settings
 
+_KEY_AT = re.compile(r"(?<![\w-])[\"']?([\w.-]+)[\"']?\s*:")
 _NOQA = re.compile(r"#\s*seqprof:\s*noqa(?P<codes>(?::?\s*SP\d{3}(?:\s*,?\s*SP\d{3})*)?)", re.IGNORECASE)
 
 
@@ -126,8 +129,10 @@ def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions
     def lint_one(config: str | Path) -> FileReport:
         nonlocal data_source, data_tokenizer
         path = Path(config)
-        if not path.is_file():
-            raise SeqprofError("config file not found", path=str(config), fix="check the path")
+        problem = not_a_regular_file(path)
+        if problem or not path.is_file():
+            raise SeqprofError(f"config {problem}" if problem else "config file not found", path=str(config),
+                               fix="pass a config file" if problem else "check the path")
         folder = path.resolve().parent
         if folder not in found_settings:
             found_settings[folder] = find_settings(folder)
@@ -307,7 +312,11 @@ def _column(lines: Sequence[str], line: int | None, key: str | None) -> int:
     if line is None or key is None or not (1 <= line <= len(lines)):
         return 1
     leaf = key.split(".")[-1]
-    match = re.search(r"(?<![\w-])[\"']?" + re.escape(leaf) + r"[\"']?\s*:", lines[line - 1])
+    text = lines[line - 1]
+    for match in _KEY_AT.finditer(text):  # one shared pattern first: compiling one per key was 4 s on 10k keys
+        if match.group(1) == leaf:
+            return match.start() + 1
+    match = re.search(r"(?<![\w-])[\"']?" + re.escape(leaf) + r"[\"']?\s*:", text)
     return match.start() + 1 if match else 1
 
 
@@ -324,8 +333,8 @@ def _suppressed(finding: Finding, lines: Sequence[str]) -> bool:
 
 def _read_text(path: Path) -> str | None:
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        return read_input_text(path, what="config", limit=MAX_FILE_BYTES)
+    except SeqprofError:
         return None
 
 

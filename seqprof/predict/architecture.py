@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from seqprof.errors import SeqprofError
+from seqprof.inputs import MiB, not_a_regular_file, read_input_text
 
+MAX_MODEL_CONFIG_BYTES = 8 * MiB  # config.json files are a few KB (a VLM's with its processor, tens of KB)
 # Model types whose q/k/v projections carry a bias although their config has no `attention_bias` key.
 _QKV_BIAS_TYPES = frozenset({"qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl"})
 # Model types with an RMSNorm over head_dim on q and k (Qwen3 family, OLMo2-style per-head norms, Gemma 3).
@@ -126,6 +128,19 @@ def _first(cfg: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
     return default
 
 
+MAX_DIMENSION = 1 << 32  # far past any real width, vocabulary or depth; larger is a damaged config
+
+
+def _count(value: Any, key: str, source: str, *, zero_ok: bool = False) -> int:
+    """A size from config.json as transformers would use it (an int; 4096.0 is read as 4096), or one error."""
+    ok = isinstance(value, int) and not isinstance(value, bool) or isinstance(value, float) and value.is_integer()
+    if ok and (0 if zero_ok else 1) <= value <= MAX_DIMENSION:
+        return int(value)
+    shown = repr(value) if len(repr(value)) <= 24 else f"a {len(repr(value))}-character value"
+    raise SeqprofError(f"config.json's {key} is {shown}, not a {'size' if zero_ok else 'positive size'}",
+                       path=source or None, fix="pass the model's own config.json with --model-config")
+
+
 def architecture_from_config(cfg: Mapping[str, Any], source: str = "") -> Architecture:
     """A parsed config.json (dict) -> Architecture; multimodal configs are read from their text_config."""
     top = cfg
@@ -143,12 +158,16 @@ def architecture_from_config(cfg: Mapping[str, Any], source: str = "") -> Archit
         if value is None:
             raise SeqprofError(f"config has no {name}", path=source or None,
                                fix="pass the model's own config.json with --model-config")
-        got[name] = int(value)
+        got[name] = _count(value, name, source)
+
+    def size(*keys: str, default: int, zero_ok: bool = True) -> int:
+        return _count(_first(cfg, *keys, default=default), keys[0], source, zero_ok=zero_ok)
+
     h, heads = got["hidden_size"], got["num_attention_heads"]
-    head_dim = int(_first(cfg, "head_dim", default=0) or h // heads)
-    kv_heads = int(_first(cfg, "num_key_value_heads", "num_kv_heads", default=heads))
-    experts = int(_first(cfg, "num_experts", "num_local_experts", "n_routed_experts", default=0) or 0)
-    inter = int(_first(cfg, "intermediate_size", "n_inner", "ffn_dim", default=4 * h))
+    head_dim = size("head_dim", default=0) or h // heads
+    kv_heads = size("num_key_value_heads", "num_kv_heads", default=heads, zero_ok=False)
+    experts = size("num_experts", "num_local_experts", "n_routed_experts", default=0)
+    inter = size("intermediate_size", "n_inner", "ffn_dim", default=4 * h)
     tie = cfg.get("tie_word_embeddings")
     if tie is None:
         tie = _TIE_DEFAULTS.get(model_type, True)
@@ -160,9 +179,9 @@ def architecture_from_config(cfg: Mapping[str, Any], source: str = "") -> Archit
         tie_word_embeddings=bool(tie),
         qkv_bias=bool(cfg.get("attention_bias", model_type in _QKV_BIAS_TYPES)),
         qk_norm=model_type in _QK_NORM_TYPES, gated_mlp=gated, num_experts=experts,
-        num_experts_per_tok=int(_first(cfg, "num_experts_per_tok", "moe_topk", default=0) or 0) if experts else 0,
-        moe_intermediate_size=int(_first(cfg, "moe_intermediate_size", default=0) or 0) if experts else 0,
-        shared_expert_intermediate_size=int(_first(cfg, "shared_expert_intermediate_size", default=0) or 0),
+        num_experts_per_tok=size("num_experts_per_tok", "moe_topk", default=0) if experts else 0,
+        moe_intermediate_size=size("moe_intermediate_size", default=0) if experts else 0,
+        shared_expert_intermediate_size=size("shared_expert_intermediate_size", default=0),
         source=source)
 
 
@@ -171,10 +190,15 @@ def read_architecture(path: str | os.PathLike[str]) -> Architecture:
     p = Path(path)
     if p.is_dir():
         p = p / "config.json"
-    if not p.is_file():
+    if not p.exists() and not not_a_regular_file(p):
         raise SeqprofError("no config.json here", path=str(p), fix="pass the model's config.json with --model-config")
+    text = read_input_text(p, what="model config.json", limit=MAX_MODEL_CONFIG_BYTES,
+                           fix="pass the model's own config.json")
     try:
-        cfg = json.loads(p.read_text(encoding="utf-8"))
+        cfg = json.loads(text)
+    except RecursionError:
+        raise SeqprofError("config.json nests too deeply to be a model config", path=str(p),
+                           fix="pass the model's own config.json") from None
     except json.JSONDecodeError as exc:
         raise SeqprofError(f"not valid JSON: {exc.msg}", path=str(p), line=exc.lineno,
                            fix="pass the model's own config.json") from None

@@ -169,6 +169,10 @@ def memory_report(config: str, *, model_config: str | None = None, gpu: str | No
     from seqprof.settings import find_settings
 
     plan = read_plan(config, dialect)
+    unusable = next((d for d in plan.diagnostics if d.kind == "invalid_value"), None)
+    if unusable is not None:  # an estimate on the default in its place would answer another config
+        raise SeqprofError(f"no memory estimate: {unusable.message}", path=unusable.file, line=unusable.line,
+                           fix="write a usable value (`seqprof lint` lists every one)")
     if not gpu and not gpu_memory:
         settings = find_settings(Path(config).resolve().parent)
         gpu, gpu_memory = settings.gpu, settings.gpu_memory

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
@@ -12,6 +13,7 @@ from typing import Any
 
 from seqprof.config.loader import LoadedConfig, load_config, resolve_linked_file
 from seqprof.config.plan import ConfigDiagnostic, Setting
+from seqprof.config.values import value_problem
 
 KEYS_DIR = Path(__file__).with_name("keys")
 
@@ -68,6 +70,12 @@ class Builder:
         if not self.present(key) or (self._taken(name) and not overwrite):
             return False
         value = self.cfg.get(key)
+        problem = value_problem(name, value)
+        if problem:  # a finding on its line; estimates go on without the unusable value
+            self.diagnostics.append(ConfigDiagnostic(
+                kind="invalid_value", key=key, file=self.cfg.path, line=self.cfg.line(key) or 1,
+                message=f"'{key}' {problem}", suggestion=None))
+            return True
         if transform is not None:
             value = transform(value)
             if value is _MISSING:
@@ -184,7 +192,7 @@ def did_you_mean(key: str, known: Collection[str]) -> str | None:
     limit = max(1, min(3, len(norm) // 4))
     dashed = "-" in key
     best, best_rank = None, (limit + 1, 0)
-    for cand in sorted(known):
+    for cand in _KeyIndex.of(frozenset(known)).candidates(norm, limit):
         d = levenshtein(norm, cand.lower().replace("-", "_"), limit)
         rank = (d, int(("-" in cand) != dashed))  # on a tie, answer in the key's own spelling style
         if d <= limit and rank < best_rank:
@@ -192,9 +200,53 @@ def did_you_mean(key: str, known: Collection[str]) -> str | None:
     if best is not None:
         return best
     # a word dropped or added (``lora_rank`` vs ``lora_r``) is a prefix match, not a small edit
-    prefixed = [c for c in known if len(norm) >= 6 and (c.startswith(norm) or norm.startswith(c))
-                and abs(len(c) - len(norm)) <= 5 and len(c) >= 6]
+    prefixed = _KeyIndex.of(frozenset(known)).prefix_matches(norm) if len(norm) >= 6 else []
     return min(prefixed, key=lambda c: (abs(len(c) - len(norm)), c)) if prefixed else None
+
+
+class _KeyIndex:
+    """Known keys indexed by length and by bigram, so a typo search over 10k unknown keys stays fast.
+
+    The bigram count is a filter that never drops a key within the edit limit: one edit (insert, delete,
+    substitute, transpose) changes at most 3 of the bigrams of a string, so a key within distance d of an
+    n-character one shares at least (n - 1) - 3d of its bigram positions."""
+
+    def __init__(self, known: frozenset[str]) -> None:
+        self.keys = sorted(known)
+        self.key_set = known
+        self.norms = [k.lower().replace("-", "_") for k in self.keys]
+        self.postings: dict[str, list[int]] = {}
+        for i, norm in enumerate(self.norms):
+            for gram in {norm[j:j + 2] for j in range(len(norm) - 1)}:
+                self.postings.setdefault(gram, []).append(i)
+
+    @staticmethod
+    @cache
+    def of(known: frozenset[str]) -> _KeyIndex:
+        return _KeyIndex(known)
+
+    def prefix_matches(self, norm: str) -> list[str]:
+        """Known keys of 6+ characters that start with `norm` or that `norm` starts with, at most 5 apart."""
+        out = []
+        lo = bisect.bisect_left(self.keys, norm)
+        while lo < len(self.keys) and self.keys[lo].startswith(norm):
+            out.append(self.keys[lo])
+            lo += 1
+        out += [norm[:n] for n in range(6, len(norm)) if norm[:n] in self.key_set]
+        return [k for k in out if abs(len(k) - len(norm)) <= 5 and len(k) >= 6]
+
+    def candidates(self, norm: str, limit: int) -> list[str]:
+        """Known keys, in sorted order, that may lie within `limit` edits of `norm`."""
+        need = (len(norm) - 1) - 3 * limit
+        if need <= 0:
+            indices = range(len(self.keys))
+        else:
+            shared = [0] * len(self.keys)
+            for j in range(len(norm) - 1):
+                for i in self.postings.get(norm[j:j + 2], ()):
+                    shared[i] += 1
+            indices = [i for i, n in enumerate(shared) if n >= need]
+        return [self.keys[i] for i in indices if abs(len(self.norms[i]) - len(norm)) <= limit]
 
 
 # ---------------------------------------------------------------- value helpers

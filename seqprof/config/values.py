@@ -1,0 +1,83 @@
+"""The values a setting can take, checked as the frameworks check them, so an unusable number is a finding
+on its line instead of a silent default (`micro_batch_size: 0` taken as 1, `lora_r: -16` used as is).
+
+What the frameworks do with such values: transformers' DataLoader refuses a batch size that is not a positive
+int; PEFT's LoraConfig refuses r <= 0; torch's Dropout refuses p outside [0, 1]; a NaN or infinite learning
+rate trains to NaN. A number written as text ("2e-5") is accepted, as every framework coerces it; "auto" is
+DeepSpeed's and HF's word for "derive it".
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+POSITIVE_INT = frozenset({
+    "micro_batch_size", "gradient_accumulation_steps", "max_seq_length", "max_prompt_length",
+    "max_completion_length", "global_batch_size", "world_size", "tensor_parallel_size", "context_parallel_size",
+    "pipeline_parallel_size", "lora_r", "pad_to_multiple_of", "ttt_length", "num_anchors", "block_size",
+    "saves_per_epoch", "fsdp_version", "max_train_examples", "max_steps_per_epoch",
+})
+POSITIVE_NUMBER = frozenset({"lora_alpha", "save_steps"})
+NON_NEGATIVE_NUMBER = frozenset({"learning_rate", "num_epochs"})
+PROBABILITY = frozenset({"lora_dropout"})
+CHECKED = POSITIVE_INT | POSITIVE_NUMBER | NON_NEGATIVE_NUMBER | PROBABILITY
+
+_WORDS = ("auto", "none", "null", "")
+
+
+def value_problem(name: str, value: Any) -> str | None:
+    """Why `value` cannot be the setting `name` (a canonical setting name), or None when it can."""
+    if name not in CHECKED or value is None:
+        return None
+    wanted = _wanted(name)
+    if isinstance(value, bool):
+        return f"must be {wanted}, not {str(value).lower()}"
+    if isinstance(value, str):
+        if value.strip().lower() in _WORDS:
+            return None
+        if value.strip().lstrip("+-").isdigit() and len(value.strip()) > 24:
+            return f"must be {wanted}, not a {len(value.strip())}-digit number"
+        try:
+            number = float(value)
+        except ValueError:
+            return f"must be {wanted}, not the text {value[:40]!r}"
+        if number.is_integer() and "." not in value and "e" not in value.lower() and math.isfinite(number):
+            try:
+                number = int(value)
+            except ValueError:  # more digits than Python parses
+                return f"must be {wanted}, not a {len(value)}-digit number"
+        value = number
+    if not isinstance(value, (int, float)):
+        return f"must be {wanted}, not a {type(value).__name__}"
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"must be a finite number, not {value}"
+    if name in POSITIVE_INT:
+        if isinstance(value, float) and not value.is_integer():
+            return f"must be {wanted}, not {value}"
+        if value <= 0:
+            return f"must be {wanted}, not {_short(value)}"
+        if value > 1 << 40:
+            return f"is {_short(value)}, more than any run can use"
+    elif name in POSITIVE_NUMBER and value <= 0:
+        return f"must be {wanted}, not {_short(value)}"
+    elif name in NON_NEGATIVE_NUMBER and value < 0:
+        return f"must be {wanted}, not {_short(value)}"
+    elif name in PROBABILITY and not 0 <= value <= 1:
+        return f"must be {wanted}, not {_short(value)}"
+    return None
+
+
+def _wanted(name: str) -> str:
+    if name in POSITIVE_INT:
+        return "a positive integer"
+    if name in POSITIVE_NUMBER:
+        return "a positive number"
+    if name in NON_NEGATIVE_NUMBER:
+        return "a number >= 0"
+    return "a probability between 0 and 1"
+
+
+def _short(value: int | float) -> str:
+    text = str(value)
+    return text if len(text) <= 24 else f"a {len(text)}-digit number"
