@@ -216,13 +216,15 @@ def tokenizers() -> None:
               help="Seed of the simulated epochs.")
 @click.option("--epochs", type=click.IntRange(2, 100), default=4, show_default=True,
               help="Simulated epochs per random strategy (mean and spread).")
-def buckets(source, num_buckets, batch_size, token_budget, max_seq_length, tokenizer, fmt, seed, epochs):
+@click.option("--workers", "-j", type=click.IntRange(1, 512), default=1, show_default=True,
+              help="Processes counting raw DATA (as for analyze).")
+def buckets(source, num_buckets, batch_size, token_budget, max_seq_length, tokenizer, fmt, seed, epochs, workers):
     """Solve padding-optimal bucket boundaries and compare every batching strategy on them."""
     import json
 
     from seqprof.batching.buckets import build_bucket_report, histogram_from_source
 
-    hist = histogram_from_source(source, tokenizer=tokenizer)
+    hist = histogram_from_source(source, tokenizer=tokenizer, workers=workers)
     report = build_bucket_report(hist, num_buckets, batch_size=batch_size, token_budget=token_budget,
                                  max_seq_length=max_seq_length, seed=seed, epochs=epochs)
     if fmt == "json":
@@ -258,8 +260,10 @@ def buckets(source, num_buckets, batch_size, token_budget, max_seq_length, token
 @click.option("--select", multiple=True, help="Only these rule codes or prefixes (e.g. SP1, SP301); repeatable.")
 @click.option("--ignore", multiple=True, help="Skip these rule codes or prefixes; repeatable.")
 @click.option("--html", type=click.Path(dir_okay=False), help="Also write a self-contained HTML report.")
+@click.option("--workers", "-j", type=click.IntRange(1, 512), default=1, show_default=True,
+              help="Processes counting raw --data (as for analyze).")
 def lint(configs, data, profile_path, tokenizer, dialect, gpu, gpu_memory, world_size, model_config, fmt, fail_on,
-         exit_zero, select, ignore, html):
+         exit_zero, select, ignore, html, workers):
     """Lint training CONFIGS: what will waste or break the run, on which line, and the fix."""
     from seqprof.lint.run import LintOptions, exit_code, lint_paths
     from seqprof.render.lint_output import render
@@ -269,7 +273,7 @@ def lint(configs, data, profile_path, tokenizer, dialect, gpu, gpu_memory, world
     options = LintOptions(data=data, profile=profile_path, tokenizer=tokenizer, dialect=dialect, gpu=gpu,
                           gpu_memory=gpu_memory, world_size=world_size, model_config=model_config,
                           select=tuple(select),
-                          ignore=tuple(ignore), fail_on=fail_on)
+                          ignore=tuple(ignore), fail_on=fail_on, workers=workers)
     if html:
         from seqprof.lint.run import lint_inputs
         from seqprof.outputs import check_output

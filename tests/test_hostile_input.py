@@ -306,3 +306,12 @@ def test_ten_thousand_unknown_keys_lint_in_seconds(tmp_path):
     assert len(findings) >= len(keys) - 50  # a few random names are real keys
     assert any(f["key"] == "learning_rat" and "learning_rate" in f["message"] for f in findings)
     assert elapsed < 30, elapsed  # 60 s before the bigram index (2 s on 2 cores); the bound leaves room for CI
+
+
+@pytest.mark.parametrize("command", ["analyze LONG.jsonl", "buckets LONG.json -k 2", "analyze OK -t LONG",
+                                     "lint LONG.yaml", "memory LONG.yaml", "analyze OK -o LONG.json"])
+def test_a_name_too_long_for_the_filesystem_is_one_error_line(tmp_path, command):
+    (tmp_path / "ok.jsonl").write_text(_chat("user"))
+    long = str(tmp_path / ("a" * 300))
+    args = [a.replace("LONG", long).replace("OK", str(tmp_path / "ok.jsonl")) for a in command.split()]
+    assert "too long" in _one_error(CliRunner().invoke(main, args + (["--no-cache"] if args[0] == "analyze" else [])))

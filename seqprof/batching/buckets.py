@@ -375,7 +375,7 @@ def _bucket_stats(hist: LengthHistogram, boundaries: list[int], max_len: int,
     return out
 
 
-def histogram_from_source(path: str, *, tokenizer: str | None = None) -> LengthHistogram:
+def histogram_from_source(path: str, *, tokenizer: str | None = None, workers: int = 1) -> LengthHistogram:
     """The sequence histogram of a saved profile, or of a dataset analysed on the spot."""
     from seqprof.dataset.profile import Profile, is_profile_file
 
@@ -386,4 +386,4 @@ def histogram_from_source(path: str, *, tokenizer: str | None = None) -> LengthH
         build_profile,
     )
 
-    return build_profile(path, AnalyzeOptions(tokenizer=tokenizer)).sequence
+    return build_profile(path, AnalyzeOptions(tokenizer=tokenizer, workers=workers)).sequence

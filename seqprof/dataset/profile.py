@@ -104,10 +104,13 @@ class Profile:
 def is_profile_file(path: str | Path) -> bool:
     """True when `path` is a JSON file written by `analyze --output` (cheap sniff of the head)."""
     p = Path(path)
-    if not p.is_file() or p.suffix != ".json":
+    try:
+        if not p.is_file() or p.suffix != ".json":
+            return False
+        with p.open("rb") as fh:
+            head = fh.read(256)
+    except OSError:  # a name too long, a permission: not a profile; the data reader says what is wrong
         return False
-    with p.open("rb") as fh:
-        head = fh.read(256)
     return f'"kind": "{PROFILE_KIND}"'.encode() in head
 
 

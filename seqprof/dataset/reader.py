@@ -62,6 +62,11 @@ def resolve_source(spec: str, *, split: str | None = None, subset: str | None = 
     from seqprof.dataset import hf_datasets
 
     path = Path(spec)
+    problem = not_a_regular_file(path)
+    if problem and problem != "is a directory":
+        raise SeqprofError(f"dataset {problem}, not a file seqprof can read", path=spec,
+                           fix="write the data to a regular file first" if "FIFO" in problem or "device" in problem
+                           else "check the path")
     if hf_datasets.is_save_to_disk(path):
         files = hf_datasets.save_to_disk_files(path, split)
     elif path.is_file():  # a literal name first: 'data[1].jsonl' is that file, not a glob for data1.jsonl
@@ -77,10 +82,6 @@ def resolve_source(spec: str, *, split: str | None = None, subset: str | None = 
                                fix="point at a data file, a shard directory or a glob")
     elif path.is_file():
         files = [path]
-    elif problem := not_a_regular_file(path):
-        raise SeqprofError(f"dataset {problem}, not a file seqprof can read", path=spec,
-                           fix="write the data to a regular file first" if "FIFO" in problem or "device" in problem
-                           else "check the path")
     else:
         files = hf_datasets.hub_dataset_files(spec, split, subset) if not path.is_absolute() else None
         if not files:

@@ -84,6 +84,8 @@ def packaged_tokenizer_names() -> list[str]:
 
 
 def _from_path(path: Path, tried: list[str]) -> LoadedTokenizer | None:
+    if (problem := not_a_regular_file(path)) and problem != "is a directory":
+        raise SeqprofError(f"tokenizer path {problem}", path=str(path), fix="point at the model's tokenizer.json")
     if path.is_dir():
         tried.append(f"directory {path}")
         tok_file = path / "tokenizer.json"

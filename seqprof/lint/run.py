@@ -37,6 +37,7 @@ class LintOptions:
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     fail_on: str | None = None
+    workers: int = 1  # processes counting --data (as analyze --workers)
 
 
 @dataclass(frozen=True)
@@ -151,7 +152,8 @@ def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions
             raise failed_profiles[tokenizer]
         if tokenizer not in profiles:
             try:
-                profiles[tokenizer] = load_lint_profile(options.data, options.profile, tokenizer)
+                profiles[tokenizer] = load_lint_profile(options.data, options.profile, tokenizer,
+                                                          workers=options.workers)
             except SeqprofError as exc:
                 failed_profiles[tokenizer] = exc
                 raise
@@ -233,7 +235,8 @@ def tokenizer_family_notes(tokenizer: str, model: Any) -> tuple[str, ...]:
     return (note,)
 
 
-def load_lint_profile(data: str | None, profile: str | None, tokenizer: str | None) -> Profile | None:
+def load_lint_profile(data: str | None, profile: str | None, tokenizer: str | None, *,
+                      workers: int = 1) -> Profile | None:
     """--profile FILE (or a profile given as --data) loads without the tokenizer stack; raw data is analyzed."""
     from seqprof.dataset.profile import is_profile_file
 
@@ -245,14 +248,14 @@ def load_lint_profile(data: str | None, profile: str | None, tokenizer: str | No
         return None
     if is_profile_file(data):
         return Profile.load(data)
-    return _analyze(data, tokenizer)
+    return _analyze(data, tokenizer, workers)
 
 
-def _analyze(data: str, tokenizer: str | None) -> Profile:
+def _analyze(data: str, tokenizer: str | None, workers: int = 1) -> Profile:
     """The one call into the analyze pipeline (imports the tokenizer stack, so only for raw data)."""
     from seqprof.dataset.analyze import AnalyzeOptions, build_profile
 
-    return build_profile(data, AnalyzeOptions(tokenizer=tokenizer))
+    return build_profile(data, AnalyzeOptions(tokenizer=tokenizer, workers=workers))
 
 
 def lint_plan(plan: Plan, facts: Facts, rules: Sequence[Rule], settings: LintSettings | None = None,

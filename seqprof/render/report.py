@@ -279,7 +279,8 @@ def _lint_inputs(result: Any, options: Any) -> dict[str, Any]:
         from seqprof.lint.run import load_lint_profile
 
         settings = first.settings
-        profile = load_lint_profile(_get(options, "data"), _get(options, "profile"), settings.tokenizer)
+        profile = load_lint_profile(_get(options, "data"), _get(options, "profile"), settings.tokenizer,
+                                    workers=_get(options, "workers") or 1)
         plan = read_plan(str(first.path), dialect=_get(options, "dialect"))
         facts = build_facts(plan, profile, gpu=gpu_facts(settings.gpu, settings.gpu_memory),
                             world_size=_get(options, "world_size"))
