@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 from seqprof.predict.architecture import architecture_from_config  # noqa: E402
 from seqprof.predict.memory.setup import TrainingSetup  # noqa: E402
-from seqprof.predict.steptime import Calibration, Work, fit_calibration, model_costs, naive_step_seconds  # noqa: E402
+from seqprof.predict.steptime import Calibration, fit_calibration, model_costs, naive_seconds  # noqa: E402
 
 
 def load(measured: Path):
@@ -46,14 +46,14 @@ def main() -> int:
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
     plan, times, costs = load(args.measured)
-    fit_rows = [(costs[name][0].features(Work.batch(r, n)), times[(name, r, n)])
+    fit_rows = [(costs[name][0], r, n, times[(name, r, n)])
                 for name, shapes in plan["fit"].items() for r, n in shapes if (name, r, n) in times]
+    prior = Calibration.from_dict(json.loads((HERE / "prior.json").read_text()))
     fitted = fit_calibration(fit_rows, "H200 141GB",
                              f"measured on an NVIDIA H200 by benchmarks/runtime/harness.py: {len(fit_rows)} steps "
-                             f"of {len(plan['fit'])} setups (benchmarks/runtime/measured_h200.jsonl)")
-    prior = Calibration.from_dict(json.loads((HERE / "prior.json").read_text()))
+                             f"of {len(plan['fit'])} setups (benchmarks/runtime/measured_h200.jsonl)", start=prior)
     print("fitted seconds per unit:", {k: f"{v:.3g}" for k, v in fitted.seconds_per_unit.items()})
-    fit_err = [abs(fitted.seconds(costs[n][0], Work.batch(r, L)) / times[(n, r, L)] - 1)
+    fit_err = [abs(fitted.step_seconds(costs[n][0], r, L) / times[(n, r, L)] - 1)
                for n, shapes in plan["fit"].items() for r, L in shapes if (n, r, L) in times]
     print(f"fit set: {len(fit_err)} steps, median |error| {statistics.median(fit_err):.1%}, max {max(fit_err):.1%}")
     errors = {"fitted": [], "prior": [], "naive": []}
@@ -70,9 +70,9 @@ def main() -> int:
                     continue
                 scale = s["batches"] / len(shapes)
                 measured = sum(times[(name, r, n)] for r, n in shapes) * scale
-                got = {"fitted": sum(fitted.seconds(cost, Work.batch(r, n)) for r, n in shapes) * scale,
-                       "prior": sum(prior.seconds(cost, Work.batch(r, n)) for r, n in shapes) * scale,
-                       "naive": sum(naive_step_seconds(cost, Work.batch(r, n)) for r, n in shapes) * scale}
+                got = {"fitted": sum(fitted.step_seconds(cost, r, n) for r, n in shapes) * scale,
+                       "prior": sum(prior.step_seconds(cost, r, n) for r, n in shapes) * scale,
+                       "naive": sum(float(naive_seconds(cost, r, n)) for r, n in shapes) * scale}
                 for k in errors:
                     errors[k].append(got[k] / measured - 1)
                 epoch[strategy] = (measured, got)

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+PLAN = "scenarios.json"
 sys.path.insert(0, str(HERE.parents[1]))
 
 
@@ -38,7 +39,7 @@ def child(name: str, out: str, deadline: float) -> None:
     from seqprof.predict.calibrate import measure
     from seqprof.predict.memory.setup import TrainingSetup
 
-    plan = json.loads((HERE / "scenarios.json").read_text())
+    plan = json.loads((HERE / PLAN).read_text())
     spec = plan["setups"][name]
     config = json.loads((HERE.parent / "memory" / "configs" / f"{spec['model']}.json").read_text())
     setup = TrainingSetup(**{k: tuple(v) if isinstance(v, list) else v for k, v in spec["setup"].items()})
@@ -57,19 +58,22 @@ def main() -> int:
     ap.add_argument("--deadline", type=float, default=540, help="seconds from now after which no shape starts")
     ap.add_argument("--setups", nargs="*")
     ap.add_argument("--child")
+    ap.add_argument("--plan", default="scenarios.json")
     ap.add_argument("--until", type=float)
     args = ap.parse_args()
+    global PLAN
+    PLAN = args.plan
     if args.child:
         child(args.child, args.out, time.monotonic() + args.until)
         return 0
-    plan = json.loads((HERE / "scenarios.json").read_text())
+    plan = json.loads((HERE / PLAN).read_text())
     wall_deadline = time.time() + args.deadline
     for name in args.setups or list(plan["setups"]):
         left = wall_deadline - time.time()
         if left < 20:
             break
         # the child's deadline is on its own monotonic clock: pass the seconds left
-        subprocess.run([sys.executable, __file__, "--child", name, "--out", args.out,
+        subprocess.run([sys.executable, __file__, "--child", name, "--out", args.out, "--plan", args.plan,
                         "--until", str(left)], timeout=left + 120, check=False)
     return 0
 

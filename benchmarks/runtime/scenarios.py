@@ -43,6 +43,16 @@ SETUPS = {
     "qwen3-1.7b_full_gc": ("qwen3-1.7b", TrainingSetup(gradient_checkpointing=True), False),
     "qwen2.5-0.5b_dpo_full": ("qwen2.5-0.5b", TrainingSetup(trainer="dpo"), False),
 }
+# Never measured before the fitted model was frozen (commit of h200.json): other sizes, widths, LoRA targets,
+# a DPO run whose reference is the adapter-free base, other length distributions and batch settings.
+FRESH_SETUPS = {
+    "llama3.2-3b_full_gc": ("llama3.2-3b", TrainingSetup(gradient_checkpointing=True)),
+    "qwen2.5-1.5b_lora_qv": ("qwen2.5-1.5b", TrainingSetup(adapter="lora")),
+    "qwen3-8b_lora_all_gc": ("qwen3-8b", TrainingSetup(adapter="lora", lora_targets=ALL_LINEAR,
+                                                       gradient_checkpointing=True)),
+    "qwen2.5-7b_lora_dpo_gc": ("qwen2.5-7b", TrainingSetup(adapter="lora", trainer="dpo", reference="lora_base",
+                                                          gradient_checkpointing=True)),
+}
 SAMPLED_BATCHES = 6
 STRATEGY_NAMES = ("fixed_padding", "random_shuffle", "sorted_static", "bucketed_shuffle", "packing_bfd")
 
@@ -57,6 +67,18 @@ def distributions() -> dict[str, tuple[LengthHistogram, int, dict]]:
     chat_hist = LengthHistogram.from_mapping({int(k): v for k, v in chat["sequence"]["histogram"].items()})
     return {"python_docs_chat": (chat_hist, 2048, {"batch_size": 8}),
             "wikipedia_packing_paper": (wiki_hist, 512, {"token_budget": 16384})}
+
+
+def fresh_distributions() -> dict[str, tuple[LengthHistogram, int, dict]]:
+    """The packing paper's SQuAD histogram, and long multi-turn chats (benchmarks/corpora.py, seed 7) under
+    Qwen3's tokenizer."""
+    paper = json.loads((ROOT / "tests" / "data" / "reference" / "packing_paper.json").read_text())
+    squad = paper["squad_1_1"]
+    squad_hist = LengthHistogram.from_mapping({i + 1: int(c) for i, c in enumerate(squad["counts"]) if c})
+    chat = json.loads((HERE / "stdlib_chat_qwen3.json").read_text())
+    chat_hist = LengthHistogram.from_mapping({int(k): v for k, v in chat["sequence"]["histogram"].items()})
+    return {"squad_packing_paper": (squad_hist, 384, {"batch_size": 16}),
+            "stdlib_long_chats": (chat_hist, 4096, {"token_budget": 8192})}
 
 
 def strategy_batches(hist: LengthHistogram, max_len: int, cut: dict, seed: int) -> dict[str, dict]:
@@ -94,15 +116,18 @@ def strategy_batches(hist: LengthHistogram, max_len: int, cut: dict, seed: int) 
 
 
 def main() -> None:
+    fresh = "--fresh" in sys.argv
     plan = {"setups": {}, "fit": {}, "holdout": {}}
-    for name, (model, setup, fitted) in SETUPS.items():
+    setups = {k: (m, s, False) for k, (m, s) in FRESH_SETUPS.items()} if fresh else SETUPS
+    for name, (model, setup, fitted) in setups.items():
         plan["setups"][name] = {"model": model, "setup": asdict(setup), "fit": fitted}
         if fitted:
             plan["fit"][name] = [list(s) for s in DEFAULT_SHAPES]
-    for seed, (dist, (hist, max_len, cut)) in enumerate(distributions().items()):
+    dists = fresh_distributions() if fresh else distributions()
+    for seed, (dist, (hist, max_len, cut)) in enumerate(dists.items(), start=10 if fresh else 0):
         plan["holdout"][dist] = {"max_seq_length": max_len, **cut,
                                  "strategies": strategy_batches(hist, max_len, cut, seed)}
-    (HERE / "scenarios.json").write_text(json.dumps(plan, indent=1))
+    (HERE / ("scenarios_fresh.json" if fresh else "scenarios.json")).write_text(json.dumps(plan, indent=1))
     for dist, d in plan["holdout"].items():
         print(dist, {k: (v["batches"], v["sample"]) for k, v in d["strategies"].items()})
 

@@ -155,7 +155,7 @@ def calibrate(model_config: str, *, gpu: str | None = None, setup: TrainingSetup
               shapes: Sequence[Sequence[int]] = DEFAULT_SHAPES) -> tuple[Any, list[dict]]:
     """Time DEFAULT_SHAPES on this GPU and fit a Calibration (returned with the measurements)."""
     from seqprof.predict.architecture import read_architecture
-    from seqprof.predict.steptime import Work, fit_calibration, model_costs
+    from seqprof.predict.steptime import fit_calibration, model_costs, shipped_calibration
 
     torch = _require_gpu()
     arch = read_architecture(model_config)
@@ -167,9 +167,9 @@ def calibrate(model_config: str, *, gpu: str | None = None, setup: TrainingSetup
     name = gpu or torch.cuda.get_device_name()
     rows = measure(config, setup, shapes)
     costs = model_costs(arch, setup)
-    fitted = [(costs.features(Work.batch(r["rows"], r["length"])), r["seconds"]) for r in rows if r["seconds"]]
+    fitted = [(costs, r["rows"], r["length"], r["seconds"]) for r in rows if r["seconds"]]
     if len(fitted) < 4:
         raise SeqprofError("too few shapes fitted in GPU memory to calibrate", fix="calibrate a smaller model")
     source = (f"measured by seqprof calibrate on {torch.cuda.get_device_name()} with {arch.model_type} "
               f"({Path(model_config).name}), {len(fitted)} shapes, {json.dumps(asdict(setup), default=str)[:200]}")
-    return fit_calibration(fitted, name, source), rows
+    return fit_calibration(fitted, name, source, start=shipped_calibration()), rows

@@ -29,67 +29,56 @@ from seqprof.errors import SeqprofError
 from seqprof.predict.architecture import Architecture
 from seqprof.predict.memory.setup import TrainingSetup
 
-FEATURES = ("micro_batches", "layer_passes", "matmul_flops", "attention_flops", "body_elements",
-            "logits_elements", "optimizer_params")
+HOST_TERMS = ("host_micro_batch", "host_layer_pass", "host_adapter_pass")
+DEVICE_TERMS = ("matmul_flops", "attention_flops", "body_elements", "logits_elements", "adapter_elements")
+STEP_TERMS = ("optimizer_params",)
+FEATURES = HOST_TERMS + DEVICE_TERMS + STEP_TERMS
 NAIVE_MFU = 0.4  # the one utilisation figure the naive baseline divides by
-
-
-@dataclass(frozen=True)
-class Work:
-    """What an epoch (or a step, or one micro batch) computes, summed over its micro batches."""
-
-    micro_batches: float
-    tokens: float  # Σ rows × padded length: every token the GPU computes, padding included
-    attention: float  # Σ rows × attended length²: rows × padded length² for padded or packed rows
-    optimizer_steps: float
-    real_tokens: float = 0.0  # tokens that are data (for tokens/s)
-
-    def __add__(self, other: Work) -> Work:
-        return Work(self.micro_batches + other.micro_batches, self.tokens + other.tokens,
-                    self.attention + other.attention, self.optimizer_steps + other.optimizer_steps,
-                    self.real_tokens + other.real_tokens)
-
-    @classmethod
-    def batch(cls, rows: int, padded_len: int, *, real_tokens: int | None = None, accumulation: int = 1) -> Work:
-        """One micro batch of `rows` sequences padded (or packed) to `padded_len`."""
-        return cls(1, rows * padded_len, rows * padded_len ** 2, 1 / accumulation,
-                   rows * padded_len if real_tokens is None else real_tokens)
+GEMM_FRACTION = 0.8  # a large bf16 GEMM's share of the data-sheet peak (measured 790/989 on the H200)
+# Bytes a logit moves at most across the loss: the bf16 logits, their fp32 copy, log-softmax and its gradient
+# written and read (transformers' ForCausalLMLoss upcasts); a fit may not price the vocabulary higher.
+LOGIT_BYTES = 32
 
 
 @dataclass(frozen=True)
 class ModelCosts:
-    """Per-token and per-row costs of one architecture under one training setup."""
+    """What one micro batch of one architecture under one training setup costs, per unit of its shape."""
 
     layers: int
-    matmul_per_token: float  # FLOPs a computed token costs in the matmuls, forward + backward (+ recompute)
-    attention_per_len2: float  # FLOPs per unit of rows × len² (all layers, forward + backward)
-    body_per_token: float  # elementwise elements a token touches across the layers, all passes
-    logits_per_token: float  # logits elements a token touches (vocab × passes)
-    passes: float  # layer passes per micro batch (forward, backward, recompute, reference forward)
+    passes: float  # layer passes per micro batch: forward, backward (2), recompute, reference forward
+    adapters: int  # LoRA-wrapped linears per layer (each adds its own small kernels to every pass)
+    matmul_per_token: float  # matmul FLOPs a computed token costs, forward + backward (+ recompute, reference)
+    attention_per_len2: float  # attention FLOPs per unit of rows x attended length², all layers and passes
+    body_per_token: float  # elements a token's activations touch across the layers and passes (bandwidth)
+    logits_per_token: float  # logits elements a token touches (vocab x passes of the loss)
+    adapter_per_token: float  # activation elements the LoRA branches read and write, all layers and passes
     trainable_params: int
 
-    def features(self, work: Work) -> dict[str, float]:
-        return {"micro_batches": work.micro_batches, "layer_passes": work.micro_batches * self.layers * self.passes,
-                "matmul_flops": work.tokens * self.matmul_per_token,
-                "attention_flops": work.attention * self.attention_per_len2,
-                "body_elements": work.tokens * self.body_per_token,
-                "logits_elements": work.tokens * self.logits_per_token,
-                "optimizer_params": work.optimizer_steps * self.trainable_params}
+    def host(self) -> dict[str, float]:
+        """The per-micro-batch host terms (kernel launches, Python): the same for every shape."""
+        return {"host_micro_batch": 1.0, "host_layer_pass": self.layers * self.passes,
+                "host_adapter_pass": self.layers * self.passes * self.adapters}
 
-    def flops(self, work: Work) -> float:
-        f = self.features(work)
-        return f["matmul_flops"] + f["attention_flops"]
+    def device(self, tokens, attention) -> dict[str, object]:
+        """The GPU terms of micro batches of `tokens` computed tokens and `attention` rows x len² (arrays ok)."""
+        return {"matmul_flops": tokens * self.matmul_per_token, "attention_flops": attention * self.attention_per_len2,
+                "body_elements": tokens * self.body_per_token, "logits_elements": tokens * self.logits_per_token,
+                "adapter_elements": tokens * self.adapter_per_token}
+
+    def flops(self, tokens, attention):
+        return tokens * self.matmul_per_token + attention * self.attention_per_len2
 
 
 def model_costs(arch: Architecture, setup: TrainingSetup) -> ModelCosts:
-    """The terms above for `arch` trained as `setup` says (per sequence of the micro batch; DPO's
-    chosen and rejected rows are rows of the work, so they are counted by the caller's shapes)."""
+    """The terms above for `arch` trained as `setup` says (a DPO micro batch's chosen and rejected rows are
+    both rows of its shape)."""
     from seqprof.predict.memory.activations import step_context
 
     full = not (setup.adapter or setup.load_in_4bit or setup.load_in_8bit)
-    per_layer_matmul = sum(lin.d_in * lin.d_out * lin.count for lin in arch.layer_linears())
+    linears = arch.layer_linears()
+    per_layer_matmul = sum(lin.d_in * lin.d_out * lin.count for lin in linears)
     if arch.is_moe:  # a token passes through its top-k experts only
-        per_expert = sum(lin.d_in * lin.d_out for lin in arch.layer_linears() if lin.count > 1)
+        per_expert = sum(lin.d_in * lin.d_out for lin in linears if lin.count > 1)
         per_layer_matmul -= (arch.num_experts - arch.num_experts_per_tok) * per_expert
     body = 2.0 * arch.num_layers * per_layer_matmul
     head = 2.0 * arch.vocab_size * arch.hidden_size
@@ -100,32 +89,55 @@ def model_costs(arch: Architecture, setup: TrainingSetup) -> ModelCosts:
     attn_fwd = 2.0 * arch.num_layers * arch.num_heads * arch.head_dim  # QKᵀ and PV, causal half, 2 FLOPs a MAC
     attention = attn_fwd * (1 + 2.5 + gc + reference)  # the flash backward does 2.5x the forward's matmuls
     passes = 1 + 2 + gc + reference
-    trainable = arch.param_count()
+    trainable, adapters, adapter_width = arch.param_count(), 0, 0
     if not full:
-        cx = step_context(arch, setup)
-        trainable = arch.num_layers * sum(setup.lora_r * (lin.d_in + lin.d_out) * lin.count
-                                          for lin in arch.layer_linears() if lin.name in cx.targets)
-    return ModelCosts(layers=arch.num_layers, matmul_per_token=matmul, attention_per_len2=attention,
-                      body_per_token=float(arch.num_layers * arch.hidden_size * passes),
-                      logits_per_token=float(arch.vocab_size * (2 + reference)), passes=passes,
+        targets = step_context(arch, setup).targets
+        wrapped = [lin for lin in linears if lin.name in targets]
+        adapters = sum(lin.count for lin in wrapped)
+        adapter_width = sum((lin.d_in + lin.d_out) * lin.count for lin in wrapped)
+        trainable = arch.num_layers * setup.lora_r * adapter_width
+    return ModelCosts(layers=arch.num_layers, passes=passes, adapters=adapters, matmul_per_token=matmul,
+                      attention_per_len2=attention, body_per_token=float(arch.num_layers * arch.hidden_size * passes),
+                      logits_per_token=float(arch.vocab_size * (2 + reference)),
+                      adapter_per_token=float(arch.num_layers * adapter_width * (passes - reference)),
                       trainable_params=trainable)
 
 
 @dataclass(frozen=True)
 class Calibration:
-    """Seconds per unit of each FEATURES term on one GPU, and where the figures come from."""
+    """Seconds per unit of each term on one GPU, and where the figures come from.
+
+    A micro batch takes max(host, device): the GPU runs behind the Python that launches its kernels, so a
+    small batch costs the launches and a large one its FLOPs and bytes (measured: a 0.6B model's step is
+    flat at ~95 ms up to ~5k tokens). Each optimizer step adds its parameter traffic."""
 
     gpu: str
     seconds_per_unit: Mapping[str, float]
     source: str  # "measured on ..." or "analytic: ..."
     measured: bool
 
-    def seconds(self, costs: ModelCosts, work: Work) -> float:
-        f = costs.features(work)
-        return sum(self.seconds_per_unit.get(name, 0.0) * value for name, value in f.items())
+    def host_seconds(self, costs: ModelCosts) -> float:
+        return sum(self.seconds_per_unit.get(k, 0.0) * v for k, v in costs.host().items())
+
+    def micro_batch_seconds(self, costs: ModelCosts, rows, padded, attention=None):
+        """Seconds of micro batches of `rows` x `padded` tokens (numpy arrays or numbers); `attention` is
+        Σ attended length² per batch when it is not rows x padded² (varlen packing)."""
+        import numpy as np
+
+        rows, padded = np.asarray(rows, dtype=np.float64), np.asarray(padded, dtype=np.float64)
+        att = rows * padded ** 2 if attention is None else np.asarray(attention, dtype=np.float64)
+        device = sum(self.seconds_per_unit.get(k, 0.0) * v for k, v in costs.device(rows * padded, att).items())
+        return np.maximum(self.host_seconds(costs), device)
+
+    def optimizer_seconds(self, costs: ModelCosts) -> float:
+        return self.seconds_per_unit.get("optimizer_params", 0.0) * costs.trainable_params
+
+    def step_seconds(self, costs: ModelCosts, rows: int, padded: int) -> float:
+        """One optimizer step of one micro batch (what `seqprof calibrate` times)."""
+        return float(self.micro_batch_seconds(costs, rows, padded)) + self.optimizer_seconds(costs)
 
     def to_dict(self) -> dict:
-        return {"kind": "seqprof.calibration", "version": 1, "gpu": self.gpu, "measured": self.measured,
+        return {"kind": "seqprof.calibration", "version": 2, "gpu": self.gpu, "measured": self.measured,
                 "source": self.source, "seconds_per_unit": dict(self.seconds_per_unit)}
 
     @classmethod
@@ -158,7 +170,7 @@ GPU_SPEEDS: Mapping[str, tuple[float, float]] = {
     "MI325X 256GB": (1307e12, 6.0e12),
 }
 _COMPUTE_TERMS = ("matmul_flops", "attention_flops")
-_MEMORY_TERMS = ("body_elements", "logits_elements", "optimizer_params")
+_MEMORY_TERMS = ("body_elements", "logits_elements", "adapter_elements", "optimizer_params")
 MEASURED_GPU = "H200 141GB"
 
 
@@ -201,19 +213,45 @@ def calibration_for(gpu: str, path: str | Path | None = None) -> Calibration:
                               f"({flops / 1e12:.0f} T) and memory bandwidth ({bandwidth / 1e12:.2f} TB/s)")
 
 
-def naive_step_seconds(costs: ModelCosts, work: Work, gpu: str = MEASURED_GPU) -> float:
+def naive_seconds(costs: ModelCosts, rows, padded, gpu: str = MEASURED_GPU):
     """The data-sheet baseline: every matmul and attention FLOP at NAIVE_MFU of the GPU's peak."""
-    return costs.flops(work) / (GPU_SPEEDS[gpu][0] * NAIVE_MFU)
-
-
-def fit_calibration(rows: list[tuple[dict[str, float], float]], gpu: str, source: str) -> Calibration:
-    """Non-negative least squares on relative error: each measurement (features, seconds) weighs the same."""
     import numpy as np
-    from scipy.optimize import nnls
 
-    a = np.array([[f[name] / seconds for name in FEATURES] for f, seconds in rows], dtype=np.float64)
-    scale = a.max(axis=0)
-    scale[scale == 0] = 1.0
-    coef, _ = nnls(a / scale, np.ones(len(rows)))
-    return Calibration(gpu=gpu, seconds_per_unit={n: float(c / s) for n, c, s in zip(FEATURES, coef, scale)},
+    rows, padded = np.asarray(rows, dtype=np.float64), np.asarray(padded, dtype=np.float64)
+    return costs.flops(rows * padded, rows * padded ** 2) / (GPU_SPEEDS[gpu][0] * NAIVE_MFU)
+
+
+def physical_bounds(gpu: str) -> tuple[dict[str, float], dict[str, float]]:
+    """What a fit may not claim: matmuls faster than a large bf16 GEMM runs on the GPU (GEMM_FRACTION of
+    its data-sheet peak; 8192³ ran at ~790 of 989 TFLOP/s on the H200). Without the bound a fit on a few model
+    widths trades matmul FLOPs (∝ width²) for the per-token terms (∝ width) and would extrapolate wrong to
+    wider models; with it the width-linear terms carry what narrow models lose (small GEMMs, elementwise).
+    Likewise the logits may cost at most LOGIT_BYTES of bandwidth an element."""
+    flops, bandwidth = GPU_SPEEDS.get(gpu, (None, None))
+    low = {"matmul_flops": 1 / (GEMM_FRACTION * flops), "attention_flops": 1 / (GEMM_FRACTION * flops)} if flops \
+        else {}
+    high = {"logits_elements": LOGIT_BYTES / bandwidth} if bandwidth else {}
+    return low, high
+
+
+def fit_calibration(measured: list[tuple[ModelCosts, int, int, float]], gpu: str, source: str,
+                    start: Calibration | None = None) -> Calibration:
+    """Least squares on relative error over measured steps (costs, rows, padded length, seconds), every
+    seconds-per-unit kept >= 0, starting from `start` (a prior) when given."""
+    import numpy as np
+    from scipy.optimize import least_squares
+
+    guess = np.array([(start.seconds_per_unit.get(n, 0.0) if start else 0.0) or 1e-12 for n in FEATURES])
+    scale = guess.copy()
+    low, high = physical_bounds(gpu)
+    lower = np.array([low.get(n, 0.0) for n in FEATURES]) / scale
+    upper = np.array([high.get(n, np.inf) for n in FEATURES]) / scale
+    x0 = np.clip(np.ones(len(FEATURES)), lower * 1.0001, np.where(np.isfinite(upper), upper * 0.9999, np.inf))
+
+    def residuals(x):
+        cal = Calibration(gpu, dict(zip(FEATURES, x * scale)), source, True)
+        return np.array([cal.step_seconds(c, r, n) / t - 1 for c, r, n, t in measured])
+
+    fit = least_squares(residuals, x0, bounds=(lower, upper), x_scale="jac")
+    return Calibration(gpu=gpu, seconds_per_unit={n: float(v) for n, v in zip(FEATURES, fit.x * scale)},
                        source=source, measured=True)
