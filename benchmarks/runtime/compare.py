@@ -25,8 +25,8 @@ from seqprof.predict.memory.setup import TrainingSetup  # noqa: E402
 from seqprof.predict.steptime import Calibration, fit_calibration, model_costs, naive_seconds  # noqa: E402
 
 
-def load(measured: Path):
-    plan = json.loads((HERE / "scenarios.json").read_text())
+def load(measured: Path, plan_name: str = "scenarios.json"):
+    plan = json.loads((HERE / plan_name).read_text())
     times: dict[tuple[str, int, int], float] = {}
     for line in measured.read_text().splitlines():
         row = json.loads(line)
@@ -44,18 +44,26 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("measured", type=Path)
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--plan", default="scenarios.json",
+                    help="scenarios_fresh.json: judge the shipped calibration on the fresh holdout (no fit)")
     args = ap.parse_args()
-    plan, times, costs = load(args.measured)
+    plan, times, costs = load(args.measured, args.plan)
     fit_rows = [(costs[name][0], r, n, times[(name, r, n)])
                 for name, shapes in plan["fit"].items() for r, n in shapes if (name, r, n) in times]
     prior = Calibration.from_dict(json.loads((HERE / "prior.json").read_text()))
-    fitted = fit_calibration(fit_rows, "H200 141GB",
+    if not fit_rows:  # the fresh plan has no fit grid: judge what ships
+        from seqprof.predict.steptime import shipped_calibration
+
+        fitted = shipped_calibration()
+    else:
+        fitted = fit_calibration(fit_rows, "H200 141GB",
                              f"measured on an NVIDIA H200 by benchmarks/runtime/harness.py: {len(fit_rows)} steps "
-                             f"of {len(plan['fit'])} setups (benchmarks/runtime/measured_h200.jsonl)", start=prior)
+                                 f"of {len(plan['fit'])} setups (benchmarks/runtime/measured_h200.jsonl)", start=prior)
     print("fitted seconds per unit:", {k: f"{v:.3g}" for k, v in fitted.seconds_per_unit.items()})
     fit_err = [abs(fitted.step_seconds(costs[n][0], r, L) / times[(n, r, L)] - 1)
                for n, shapes in plan["fit"].items() for r, L in shapes if (n, r, L) in times]
-    print(f"fit set: {len(fit_err)} steps, median |error| {statistics.median(fit_err):.1%}, max {max(fit_err):.1%}")
+    if fit_err:
+        print(f"fit set: {len(fit_err)} steps, median |error| {statistics.median(fit_err):.1%}, max {max(fit_err):.1%}")
     errors = {"fitted": [], "prior": [], "naive": []}
     ranks = {"fitted": [0, 0], "naive": [0, 0]}
     print("\n| setup | distribution | strategy | measured epoch s | fitted | prior | naive |")

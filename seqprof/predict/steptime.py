@@ -144,7 +144,7 @@ class Calibration:
     def from_dict(cls, data: Mapping, path: str = "<calibration>") -> Calibration:
         try:
             units = {name: float(data["seconds_per_unit"].get(name, 0.0)) for name in FEATURES}
-            if data.get("kind") != "seqprof.calibration" or any(v < 0 or v != v for v in units.values()):
+            if data.get("kind") != "seqprof.calibration" or not all(0 <= v < float("inf") for v in units.values()):
                 raise ValueError
             return cls(gpu=str(data["gpu"]), seconds_per_unit=units, source=str(data.get("source", path)),
                        measured=bool(data.get("measured", True)))
@@ -241,7 +241,8 @@ def fit_calibration(measured: list[tuple[ModelCosts, int, int, float]], gpu: str
     import numpy as np
     from scipy.optimize import least_squares
 
-    guess = np.array([(start.seconds_per_unit.get(n, 0.0) if start else 0.0) or 1e-12 for n in FEATURES])
+    start = start or shipped_calibration()  # from far off, max(host, device) leaves the host terms no gradient
+    guess = np.array([start.seconds_per_unit.get(n, 0.0) or 1e-12 for n in FEATURES])
     scale = guess.copy()
     low, high = physical_bounds(gpu)
     lower = np.array([low.get(n, 0.0) for n in FEATURES]) / scale
