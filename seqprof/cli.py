@@ -218,15 +218,37 @@ def tokenizers() -> None:
               help="Simulated epochs per random strategy (mean and spread).")
 @click.option("--workers", "-j", type=click.IntRange(1, 512), default=1, show_default=True,
               help="Processes counting raw DATA (as for analyze).")
-def buckets(source, num_buckets, batch_size, token_budget, max_seq_length, tokenizer, fmt, seed, epochs, workers):
+@click.option("--config", "config", type=click.Path(dir_okay=False),
+              help="Training config: with --gpu, each strategy's step and epoch time (micro batch, length, LoRA, "
+                   "checkpointing, accumulation, GPUs from it unless given here).")
+@click.option("--gpu", help="GPU to time the strategies on (H200, H100, A100, B200, DGX Spark, ...).")
+@click.option("--model-config", type=click.Path(), help="The model's config.json, when not found locally.")
+@click.option("--calibration", type=click.Path(dir_okay=False),
+              help="A `seqprof calibrate` file for your GPU (default: measured H200, scaled for others).")
+def buckets(source, num_buckets, batch_size, token_budget, max_seq_length, tokenizer, fmt, seed, epochs, workers,
+            config, gpu, model_config, calibration):
     """Solve padding-optimal bucket boundaries and compare every batching strategy on them."""
     import json
 
     from seqprof.batching.buckets import build_bucket_report, histogram_from_source
 
+    timer = None
+    if config or gpu:
+        if not (config and gpu):
+            raise click.UsageError("timing the strategies needs both --config and --gpu")
+        from seqprof.config.read import read_plan
+        from seqprof.predict.runtime import epoch_timer
+
+        plan = read_plan(config)
+        if batch_size is None and token_budget is None and plan.get("micro_batch_size"):
+            batch_size = int(plan.get("micro_batch_size"))
+        if max_seq_length is None and plan.get("max_seq_length"):
+            max_seq_length = int(plan.get("max_seq_length"))
+        timer = epoch_timer(plan, gpu=gpu, model_config=model_config, calibration=calibration,
+                            micro_batch_size=batch_size, max_seq_length=max_seq_length)
     hist = histogram_from_source(source, tokenizer=tokenizer, workers=workers)
     report = build_bucket_report(hist, num_buckets, batch_size=batch_size, token_budget=token_budget,
-                                 max_seq_length=max_seq_length, seed=seed, epochs=epochs)
+                                 max_seq_length=max_seq_length, seed=seed, epochs=epochs, timer=timer)
     if fmt == "json":
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:
@@ -234,7 +256,8 @@ def buckets(source, num_buckets, batch_size, token_budget, max_seq_length, token
 
         from seqprof.render.buckets_text import bucket_report_renderable
 
-        Console().print(bucket_report_renderable(report), crop=False)  # the paste lines stay whole
+        wide = None if sys.stdout.isatty() else 140  # piped or captured: room for the timed columns
+        Console(width=wide).print(bucket_report_renderable(report), crop=False)  # the paste lines stay whole
 
 
 # --- lint ------------------------------------------------------------------------------------------------

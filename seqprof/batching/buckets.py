@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from seqprof.batching.simulate import BUCKETED, Simulation, StrategyResult, simulate
+from seqprof.batching.simulate import BUCKETED, BatchTimer, Simulation, StrategyResult, simulate
 from seqprof.dataset.histogram import LengthHistogram
 from seqprof.dataset.recommend import recommend_max_seq_length
 from seqprof.errors import SeqprofError
@@ -272,6 +272,7 @@ class BucketReport:
     buckets: tuple[BucketStats, ...]
     methods: tuple[BoundaryChoice, ...]
     simulation: Simulation
+    timing: str | None = None  # what the strategies' seconds assume (setup, GPU, calibration), when timed
 
     def to_dict(self) -> dict[str, Any]:
         sim = self.simulation.to_dict()
@@ -293,13 +294,15 @@ class BucketReport:
             "buckets": [b.to_dict() for b in self.buckets],
             "boundary_methods": {m.method: m.to_dict() for m in self.methods},
             "strategies": strategies,
+            "timing": self.timing,
         }
 
 
 def build_bucket_report(hist: LengthHistogram, num_buckets: int, *, batch_size: int | None = None,
                         token_budget: int | None = None, max_seq_length: int | None = None,
-                        seed: int = 0, epochs: int = 4) -> BucketReport:
-    """Solve the boundaries, score the heuristics beside them, and simulate every strategy."""
+                        seed: int = 0, epochs: int = 4, timer: BatchTimer | None = None) -> BucketReport:
+    """Solve the boundaries, score the heuristics beside them, and simulate every strategy (timed, with a
+    timer: seqprof.predict.runtime.EpochTimer)."""
     _check_settings(hist, num_buckets, batch_size, token_budget, max_seq_length)
     if batch_size is None and token_budget is None:
         batch_size = DEFAULT_BATCH_SIZE
@@ -319,7 +322,7 @@ def build_bucket_report(hist: LengthHistogram, num_buckets: int, *, batch_size: 
         methods.append(BoundaryChoice(method, tuple(bounds), padded, real / (real + padded) if real else 1.0))
     boundaries = list(methods[0].boundaries)
     sim = simulate(hist, max_seq_length=max_seq_length, boundaries=boundaries, batch_size=batch_size,
-                   token_budget=token_budget, seed=seed, epochs=epochs)
+                   token_budget=token_budget, seed=seed, epochs=epochs, timer=timer)
     buckets = _bucket_stats(hist, boundaries, max_seq_length, batch_size)
     if batch_size is not None:
         expected = sum(b.real_tokens + b.expected_batch_padding for b in buckets)
@@ -333,7 +336,8 @@ def build_bucket_report(hist: LengthHistogram, num_buckets: int, *, batch_size: 
     return BucketReport(num_buckets=num_buckets, batch_size=batch_size, token_budget=token_budget,
                         max_seq_length=max_seq_length, boundaries=tuple(boundaries),
                         padding_efficiency=efficiency, padding_efficiency_method=how,
-                        buckets=tuple(buckets), methods=tuple(methods), simulation=sim)
+                        buckets=tuple(buckets), methods=tuple(methods), simulation=sim,
+                        timing=timer.describe() if timer is not None else None)
 
 
 def _with_exact_cost(result: StrategyResult, computed: float, fixed_computed: float) -> StrategyResult:

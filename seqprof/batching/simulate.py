@@ -12,8 +12,8 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -231,6 +231,18 @@ def _capped_counts(hist: LengthHistogram, cap: int) -> np.ndarray:
 
 # ---- the simulation ----------------------------------------------------------------------------------
 
+class BatchTimer(Protocol):
+    """Prices an epoch's micro batches (seqprof.predict.runtime.EpochTimer; batching knows no model)."""
+
+    def epoch_seconds(self, rows: np.ndarray, padded: np.ndarray) -> float:
+        """Wall seconds of micro batches of rows[i] x padded[i] tokens, optimizer steps included."""
+
+    def optimizer_steps(self, micro_batches: float) -> float:
+        """Optimizer steps (per GPU) those micro batches make."""
+
+    def describe(self) -> str:
+        """What the seconds assume, in words (setup, GPU, calibration)."""
+
 @dataclass(frozen=True)
 class StrategyResult:
     """One strategy's cost per epoch; figures are means over seeded epochs where order is random."""
@@ -251,6 +263,10 @@ class StrategyResult:
     epochs: int
     # set when the figures above are an exact expectation: the Monte Carlo mean they replaced
     padding_efficiency_simulated: float | None = None
+    # with a BatchTimer (a model, a setup and a GPU): the epoch's wall time and what follows from it
+    epoch_seconds: float | None = None
+    step_seconds: float | None = None  # mean seconds per optimizer step over the epoch
+    tokens_per_second: float | None = None  # real (unpadded) tokens per second
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -280,7 +296,8 @@ class Simulation:
 def simulate(hist: LengthHistogram, *, max_seq_length: int, boundaries: Sequence[int],
              batch_size: int | None = None, token_budget: int | None = None,
              seed: int = 0, epochs: int = 4, strategies: Sequence[str] = STRATEGIES,
-             max_rows: int = MAX_SIMULATED_ROWS, mega_batch_size: int | None = None) -> Simulation:
+             max_rows: int = MAX_SIMULATED_ROWS, mega_batch_size: int | None = None,
+             timer: BatchTimer | None = None) -> Simulation:
     """Run the strategies on the histogram's rows (truncated to max_seq_length) for seeded epochs.
 
     `mega_batch_size` is the batch group_by_length groups megabatches by (transformers' Trainer passes
@@ -343,13 +360,51 @@ def simulate(hist: LengthHistogram, *, max_seq_length: int, boundaries: Sequence
         if name == PACKING:
             results[name] = _packing_result(hist, max_seq_length, real, fixed_rows, fixed_computed,
                                             np.random.default_rng([seed, stream]), epochs, max_rows)
+            packs = round(results[name].computed_tokens / max_seq_length)
+            results[name] = _timed(results[name], timer, *_full_batches(packs, fixed_rows, max_seq_length))
             continue
         runs = [runners[name](np.random.default_rng([seed, stream, epoch])) for epoch in range(epochs)]
         results[name] = _summarise(name, lengths, real, runs, fixed_computed, scale)
+        if timer is not None:
+            if name == FIXED:
+                shapes = _full_batches(rows, fixed_rows, max_seq_length)
+            else:
+                shapes = _batch_shapes(lengths, runs, scale.rows)
+            results[name] = _timed(results[name], timer, *shapes)
     return Simulation(rows=rows, simulated_rows=len(lengths), real_tokens=real,
                       truncated_rows=hist.count_above(max_seq_length), max_seq_length=max_seq_length,
                       batch_size=batch_size, token_budget=token_budget, seed=seed, epochs=epochs,
                       strategies=results)
+
+
+def _full_batches(sequences: int, per_batch: int, length: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """Every batch `per_batch` sequences of `length` tokens (the last one short)."""
+    full, last = divmod(sequences, per_batch)
+    rows = np.full(full + (1 if last else 0), per_batch, dtype=np.int64)
+    if last:
+        rows[-1] = last
+    return rows, np.full(rows.size, length, dtype=np.int64), 1.0
+
+
+def _batch_shapes(lengths: np.ndarray, runs: list, row_scale: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """Rows and padded length (the batch's longest row) of every batch of every simulated epoch, and the
+    factor from those epochs to one epoch of the whole dataset."""
+    rows, padded = [], []
+    for order, starts, _ in runs:
+        ordered = lengths[order]
+        rows.append(np.diff(np.append(starts, len(ordered))))
+        padded.append(np.maximum.reduceat(ordered, starts))
+    return np.concatenate(rows), np.concatenate(padded), row_scale / len(runs)
+
+
+def _timed(result: StrategyResult, timer: BatchTimer | None, rows: np.ndarray, padded: np.ndarray,
+           factor: float) -> StrategyResult:
+    if timer is None or not rows.size:
+        return result
+    seconds = timer.epoch_seconds(rows, padded) * factor
+    steps = timer.optimizer_steps(rows.size * factor)
+    return replace(result, epoch_seconds=seconds, step_seconds=seconds / steps if steps else None,
+                   tokens_per_second=result.real_tokens / seconds if seconds else None)
 
 
 @dataclass(frozen=True)
