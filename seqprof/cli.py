@@ -285,8 +285,10 @@ def buckets(source, num_buckets, batch_size, token_budget, max_seq_length, token
 @click.option("--html", type=click.Path(dir_okay=False), help="Also write a self-contained HTML report.")
 @click.option("--workers", "-j", type=click.IntRange(1, 512), default=1, show_default=True,
               help="Processes counting raw --data (as for analyze).")
+@click.option("--gpu-price", type=click.FloatRange(0, 1e6, min_open=True), metavar="USD_PER_HOUR",
+              help="Price of one GPU-hour, for the run's cost (also [tool.seqprof] gpu-price).")
 def lint(configs, data, profile_path, tokenizer, dialect, gpu, gpu_memory, world_size, model_config, fmt, fail_on,
-         exit_zero, select, ignore, html, workers):
+         exit_zero, select, ignore, html, workers, gpu_price):
     """Lint training CONFIGS: what will waste or break the run, on which line, and the fix."""
     from seqprof.lint.run import LintOptions, exit_code, lint_paths
     from seqprof.render.lint_output import render
@@ -296,7 +298,7 @@ def lint(configs, data, profile_path, tokenizer, dialect, gpu, gpu_memory, world
     options = LintOptions(data=data, profile=profile_path, tokenizer=tokenizer, dialect=dialect, gpu=gpu,
                           gpu_memory=gpu_memory, world_size=world_size, model_config=model_config,
                           select=tuple(select),
-                          ignore=tuple(ignore), fail_on=fail_on, workers=workers)
+                          ignore=tuple(ignore), fail_on=fail_on, workers=workers, gpu_price=gpu_price)
     if html:
         from seqprof.lint.run import lint_inputs
         from seqprof.outputs import check_output

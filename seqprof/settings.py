@@ -20,7 +20,7 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 YAML_NAMES = (".seqprof.yaml", ".seqprof.yml")
-KNOWN_KEYS = ("select", "ignore", "severity", "gpu", "gpu-memory", "tokenizer", "rule-dirs", "fail-on")
+KNOWN_KEYS = ("select", "ignore", "severity", "gpu", "gpu-memory", "gpu-price", "tokenizer", "rule-dirs", "fail-on")
 _CODE_PREFIX = re.compile(r"^(ALL|SP\d{0,3})$")
 
 
@@ -36,6 +36,7 @@ class LintSettings:
     tokenizer: str | None = None
     rule_dirs: tuple[str, ...] = ()  # absolute paths
     fail_on: str | None = None
+    gpu_price: float | None = None  # USD per GPU-hour, for the run's cost
     source: str | None = None  # the file these came from, None for built-in defaults
 
     def is_enabled(self, code: str) -> bool:
@@ -51,7 +52,8 @@ class LintSettings:
 
     def with_overrides(self, *, select: Iterable[str] | None = None, ignore: Iterable[str] = (),
                        gpu: str | None = None, gpu_memory: str | None = None,
-                       tokenizer: str | None = None, fail_on: str | None = None) -> LintSettings:
+                       tokenizer: str | None = None, fail_on: str | None = None,
+                       gpu_price: float | None = None) -> LintSettings:
         """Command-line values win: --select replaces the file's list, --ignore adds to it."""
         changes: dict[str, Any] = {}
         if select:
@@ -59,7 +61,7 @@ class LintSettings:
         if ignore:
             changes["ignore"] = self.ignore + tuple(_check_codes(list(ignore), "--ignore", None, None))
         for name, value in (("gpu", gpu), ("gpu_memory", gpu_memory), ("tokenizer", tokenizer),
-                            ("fail_on", fail_on)):
+                            ("fail_on", fail_on), ("gpu_price", gpu_price)):
             if value is not None:
                 changes[name] = value
         if gpu is not None and gpu_memory is None:
@@ -198,6 +200,11 @@ def _from_mapping(raw: Mapping[str, Any], path: Path, line_of) -> LintSettings:
             if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
                 raise SeqprofError("rule-dirs must be a list of directories", path=str(path), line=line)
             values["rule_dirs"] = tuple(str((path.parent / v).resolve()) for v in items)
+        elif key == "gpu-price":
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1e6:
+                raise SeqprofError("gpu-price must be a positive number (USD per GPU-hour)", path=str(path),
+                                   line=line, fix="e.g. gpu-price = 3.5")
+            values["gpu_price"] = float(value)
         elif key == "fail-on":
             if value not in SEVERITIES:
                 raise SeqprofError(f"fail-on must be one of {', '.join(SEVERITIES)}", path=str(path), line=line)

@@ -349,10 +349,6 @@ def test_fit_recovers_a_known_calibration(prior):
     assert_reproduces(fit, truth, grid)
 
 
-@pytest.mark.xfail(strict=True, reason="fit_calibration without `start` begins every term at 1e-12 s/unit; the host "
-                                       "terms then sit ~9 orders of magnitude under the device terms, max(host, "
-                                       "device) gives them zero gradient, and least_squares stops with ~96% error "
-                                       "even on the steps it was fitted to (host_micro_batch stays 1e-12)")
 def test_fit_without_a_prior_recovers_a_known_calibration():
     truth, grid, measured = synthetic_steps()
     fit = fit_calibration(measured, "H200 141GB", "synthetic refit")
@@ -422,9 +418,6 @@ def test_from_dict_rejects_damaged_calibrations(damage):
         Calibration.from_dict(data, path="cal.json")
 
 
-@pytest.mark.xfail(strict=True, reason="Calibration.from_dict only rejects negative and NaN figures: an infinite "
-                                       "seconds-per-unit (JSON `Infinity`, which json.loads accepts) is taken and "
-                                       "every prediction becomes inf")
 def test_from_dict_rejects_infinite_figures():
     data = json.loads(json.dumps(valid_dict()).replace(str(TRUE_UNITS["body_elements"]), "Infinity"))
     assert data["seconds_per_unit"]["body_elements"] == math.inf

@@ -164,7 +164,7 @@ def _environment():
 
     env = ImmutableSandboxedEnvironment(undefined=StrictUndefined, autoescape=False, trim_blocks=True,
                                         lstrip_blocks=True)
-    env.filters.update(pct=_pct, num=_num, times=_times, plural=_plural)
+    env.filters.update(pct=_pct, num=_num, times=_times, plural=_plural, duration=_duration)
     return env
 
 
@@ -177,6 +177,12 @@ def _num(value: float, digits: int = 0) -> str:
     if isinstance(value, float) and digits:
         return f"{value:,.{digits}f}"
     return f"{round(value):,}"
+
+
+def _duration(seconds: float) -> str:
+    from seqprof.predict.runtime import format_duration
+
+    return format_duration(seconds)
 
 
 def _times(value: float, digits: int = 1) -> str:

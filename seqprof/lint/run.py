@@ -38,6 +38,7 @@ class LintOptions:
     ignore: tuple[str, ...] = ()
     fail_on: str | None = None
     workers: int = 1  # processes counting --data (as analyze --workers)
+    gpu_price: float | None = None  # USD per GPU-hour (else settings' gpu-price)
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,7 @@ def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions
             found_settings[folder] = find_settings(folder)
         settings = found_settings[folder].with_overrides(
             select=options.select or None, ignore=options.ignore, gpu=options.gpu, gpu_memory=options.gpu_memory,
-            tokenizer=options.tokenizer, fail_on=options.fail_on)
+            tokenizer=options.tokenizer, fail_on=options.fail_on, gpu_price=options.gpu_price)
         rules = rule_sets.get(settings.rule_dirs)
         if rules is None:
             rules = rule_sets[settings.rule_dirs] = load_rules(settings.rule_dirs)
@@ -168,7 +169,8 @@ def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions
         needs_sim = any(r.uses("sim") for r in rules if settings.is_enabled(r.code))
         needs_memory = any(r.category == "memory" for r in rules if settings.is_enabled(r.code))
         facts = build_facts(plan, profile, gpu=gpu, world_size=options.world_size, simulate=needs_sim,
-                            model_config=options.model_config, estimate_memory=needs_memory)
+                            model_config=options.model_config, estimate_memory=needs_memory,
+                            gpu_price=settings.gpu_price)
         report = lint_plan(plan, facts, rules, settings, text=_read_text(path))
         return replace(report, notes=notes) if notes else report
 

@@ -85,3 +85,13 @@ def _with_length(plan: Any, length: int) -> Any:
     settings = dict(plan.settings)
     settings["max_seq_length"] = Setting(value=length, key=None, file=None, line=None, source="command line")
     return replace(plan, settings=settings)
+
+
+def format_duration(seconds: float | None) -> str:
+    """5.1 d, 23.6 h, 34 min, 45 s: the unit a person plans in."""
+    if seconds is None:
+        return "n/a"
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:.1f} {unit}"
+    return f"{seconds:.0f} s"

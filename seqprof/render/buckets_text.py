@@ -9,6 +9,7 @@ from rich.text import Text
 
 from seqprof.batching.buckets import BucketReport
 from seqprof.batching.simulate import BUCKETED, FIXED, RANDOM, SORTED
+from seqprof.predict.runtime import format_duration
 
 
 def bucket_report_renderable(report: BucketReport) -> Group:
@@ -36,7 +37,7 @@ def _strategy_table(report: BucketReport) -> Table:
         table.add_column(col, justify="left" if col == "strategy" else "right", no_wrap=True)
     for name, s in sim.strategies.items():
         spread = f"±{s.padding_efficiency_std:.1%}" if s.padding_efficiency_std else ""
-        times = (f"{s.step_seconds:.2f}" if s.step_seconds else "n/a", duration(s.epoch_seconds),
+        times = (f"{s.step_seconds:.2f}" if s.step_seconds else "n/a", format_duration(s.epoch_seconds),
                  _short(s.tokens_per_second or 0)) if timed else ()
         table.add_row(
             name, f"{s.padding_efficiency:.1%}{spread}", _short(s.padded_tokens), f"{s.batches:,.0f}",
@@ -51,16 +52,6 @@ def _strategy_table(report: BucketReport) -> Table:
                      + (f" s/step, epoch, tok/s (real tokens): {report.timing}." if timed else ""))
     table.caption_justify = "left"
     return table
-
-
-def duration(seconds: float | None) -> str:
-    """1.2 h, 34 min, 45 s, 5.1 d: the unit a person plans in."""
-    if seconds is None:
-        return "n/a"
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= 2 * size:
-            return f"{seconds / size:.1f} {unit}"
-    return f"{seconds:.0f} s"
 
 
 def _times(ratio: float) -> str:

@@ -80,13 +80,21 @@ def to_json(result: LintResult) -> dict[str, Any]:
     """DESIGN.md contract: findings[{code, severity, message, file, line, key}] (plus fix, rule)."""
     return {
         "findings": [f.to_dict() for f in result.findings],
-        "files": [{"path": r.path, "dialect": r.dialect, "suppressed": r.suppressed} for r in result.files],
+        "files": [{"path": r.path, "dialect": r.dialect, "suppressed": r.suppressed, "run": _run(r)}
+                  for r in result.files],
+        "run": _run(result.files[0]) if len(result.files) == 1 else None,
         "skipped": [{"reason": reason, "codes": list(codes)} for reason, codes in result.skipped.items()],
         "data": result.data_source,
         "data_tokenizer": result.data_tokenizer,
         "errors": list(result.errors),
         "notes": [{"file": r.path, "note": n} for r in result.files for n in r.notes],
     }
+
+
+def _run(report: Any) -> dict[str, Any] | None:
+    """The run's steps, hours and cost on the named GPU (None without a GPU, data or the model's config.json)."""
+    time = report.facts.time if report.facts is not None else None
+    return time.to_dict() if time is not None else None
 
 
 # --- SARIF 2.1.0 ------------------------------------------------------------------------------

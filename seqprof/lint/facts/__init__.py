@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from seqprof.config.plan import Plan, Setting
@@ -20,6 +20,7 @@ from seqprof.lint.facts.memory import (
     memory_inputs,
 )
 from seqprof.lint.facts.run import RunFacts, optimizer_steps_per_epoch, run_facts
+from seqprof.lint.facts.time import TimeFacts, time_facts
 from seqprof.lint.facts.simulation import (
     DEFAULT_NUM_BUCKETS,
     PACKING_KEYS,
@@ -49,6 +50,13 @@ class Facts:
     drafter: DrafterFacts | None = None  # drafter plans: the logits over the token budget
     architecture: Any = None  # seqprof.predict.architecture.Architecture, None when no config.json was found
     memory_reason: str | None = None  # why `memory` is None (no config.json, a drafter plan, ...)
+    lazy_time: Lazy | None = field(default=None, repr=False)  # hours on the GPU (TimeFacts), on first use
+    time_reason: str | None = None  # why there is no time: no --gpu, no data, no config.json, ...
+
+    @property
+    def time(self) -> TimeFacts | None:
+        """The run's hours on the GPU (None without a GPU, data or the model's config.json)."""
+        return self.lazy_time.get() if self.lazy_time is not None else None
 
     @property
     def sim(self) -> SimFacts | None:
@@ -62,7 +70,7 @@ class Facts:
             "setting": _Values(self.setting), "flags": _Values(self.flags), "data": self.data,
             "run": self.run, "sim": self.lazy_sim, "memory": self.memory, "gpu": self.gpu,
             "diagnostics": self.plan.diagnostics, "packing_key": self.packing_key,
-            "keys": _Values(self.keys), "drafter": self.drafter,
+            "keys": _Values(self.keys), "drafter": self.drafter, "time": self.lazy_time,
         }
 
     @property
@@ -103,7 +111,8 @@ class _Values:
 
 def build_facts(plan: Plan, profile: Profile | None = None, *, gpu: GpuFacts | None = None,
                 world_size: int | None = None, simulate: bool = True, memory: Any = None,
-                model_config: str | None = None, estimate_memory: bool = True) -> Facts:
+                model_config: str | None = None, estimate_memory: bool = True,
+                gpu_price: float | None = None) -> Facts:
     """Compute every fact once; facts that need data are None without a profile.
 
     `simulate=False` skips the strategy simulation when no enabled rule reads it. `memory` is a
@@ -116,17 +125,44 @@ def build_facts(plan: Plan, profile: Profile | None = None, *, gpu: GpuFacts | N
     flags = config_flags(plan)
     data = data_facts(plan, profile) if profile is not None else None
     run = run_facts(plan, cfg, data)
-    lazy_sim = None
-    if simulate and profile is not None and can_simulate(cfg, profile, data):
-        lazy_sim = Lazy(lambda: simulation(plan, cfg, profile, data))
+    timer, time_reason = _timer(plan, gpu, profile, model_config, world_size)
+    lazy_sim = lazy_time = None
+    if (simulate or timer is not None) and profile is not None and can_simulate(cfg, profile, data):
+        lazy_sim = Lazy(lambda: simulation(plan, cfg, profile, data, timer=timer))
+        if timer is not None:
+            lazy_time = Lazy(lambda: time_facts(run, lazy_sim.get(), timer, recommended=data.recommended,
+                                                price=gpu_price))
     packing_key = PACKING_KEYS.get(plan.dialect) if cfg.get("trainer") in PACKING_TRAINERS else None
     mem = MemoryInputs()
     if memory is not None or estimate_memory:
         mem = memory_inputs(plan, memory=memory, model_config=model_config, gpu=gpu, world_size=world_size)
     return Facts(plan=plan, cfg=cfg, setting=dict(plan.settings), flags=flags, data=data, run=run,
                  lazy_sim=lazy_sim, memory=mem.check, gpu=gpu, profile=profile, packing_key=packing_key,
-                 drafter=mem.drafter, architecture=mem.architecture, memory_reason=mem.reason)
+                 drafter=mem.drafter, architecture=mem.architecture, memory_reason=mem.reason,
+                 lazy_time=lazy_time, time_reason=time_reason)
+
+
+def _timer(plan: Plan, gpu: GpuFacts | None, profile: Profile | None, model_config: str | None,
+           world_size: int | None) -> tuple[Any, str | None]:
+    """The plan's EpochTimer on the named GPU, or (None, why not)."""
+    if gpu is None:
+        return None, "no GPU: pass --gpu NAME"
+    if profile is None:
+        return None, "no data: pass --data DATA or --profile profile.json"
+    from seqprof.errors import SeqprofError
+    from seqprof.predict.gpus import GPU_MEMORY_MIB
+    from seqprof.predict.runtime import epoch_timer
+
+    if gpu.name not in GPU_MEMORY_MIB:
+        return None, f"no speed figures for {gpu.name}: name the card with --gpu"
+    try:
+        timer = epoch_timer(plan, gpu=gpu.name, model_config=model_config)
+    except SeqprofError as exc:
+        return None, exc.message
+    if world_size:
+        timer = replace(timer, world_size=world_size)
+    return timer, None
 
 
 __all__ = ["DEFAULT_NUM_BUCKETS", "NEAR_GPU_LIMIT", "SIM_EPOCHS", "DataFacts", "DrafterFacts", "Facts", "GpuFacts",
-           "Lazy", "Loc", "MemoryCheck", "RunFacts", "SimFacts", "build_facts", "gpu_facts", "optimizer_steps_per_epoch"]
+           "Lazy", "Loc", "MemoryCheck", "RunFacts", "SimFacts", "TimeFacts", "build_facts", "gpu_facts", "optimizer_steps_per_epoch"]

@@ -67,7 +67,8 @@ def can_simulate(cfg: Mapping[str, Any], profile: Profile, data: DataFacts) -> b
                                                                                           data.recommended))
 
 
-def simulation(plan: Plan, cfg: Mapping[str, Any], profile: Profile, data: DataFacts) -> SimFacts:
+def simulation(plan: Plan, cfg: Mapping[str, Any], profile: Profile, data: DataFacts, *,
+               timer: Any = None) -> SimFacts:
     """Solve bucket boundaries and simulate every strategy under the plan's batch and length cap."""
     from seqprof.batching.buckets import DEFAULT_BATCH_SIZE, optimal_boundaries
     from seqprof.batching.simulate import simulate as run_simulation
@@ -80,7 +81,8 @@ def simulation(plan: Plan, cfg: Mapping[str, Any], profile: Profile, data: DataF
     cap = data.cap or data.recommended
     boundaries = optimal_boundaries(profile.sequence, DEFAULT_NUM_BUCKETS, cap)
     simulation = run_simulation(profile.sequence, max_seq_length=cap, boundaries=boundaries, batch_size=batch_size,
-                                token_budget=token_budget, epochs=SIM_EPOCHS, mega_batch_size=mega_batch)
+                                token_budget=token_budget, epochs=SIM_EPOCHS, mega_batch_size=mega_batch,
+                                timer=timer)
     packing_key = PACKING_KEYS.get(plan.dialect) if cfg.get("trainer") in PACKING_TRAINERS else None
     results = simulation.strategies
     current = current_strategy(cfg)
