@@ -287,8 +287,10 @@ def buckets(source, num_buckets, batch_size, token_budget, max_seq_length, token
               help="Processes counting raw --data (as for analyze).")
 @click.option("--gpu-price", type=click.FloatRange(0, 1e6, min_open=True), metavar="USD_PER_HOUR",
               help="Price of one GPU-hour, for the run's cost (also [tool.seqprof] gpu-price).")
+@click.option("--calibration", type=click.Path(dir_okay=False),
+              help="A `seqprof calibrate` file for your GPU (default: measured H200, scaled for others).")
 def lint(configs, data, profile_path, tokenizer, dialect, gpu, gpu_memory, world_size, model_config, fmt, fail_on,
-         exit_zero, select, ignore, html, workers, gpu_price):
+         exit_zero, select, ignore, html, workers, gpu_price, calibration):
     """Lint training CONFIGS: what will waste or break the run, on which line, and the fix."""
     from seqprof.lint.run import LintOptions, exit_code, lint_paths
     from seqprof.render.lint_output import render
@@ -298,7 +300,8 @@ def lint(configs, data, profile_path, tokenizer, dialect, gpu, gpu_memory, world
     options = LintOptions(data=data, profile=profile_path, tokenizer=tokenizer, dialect=dialect, gpu=gpu,
                           gpu_memory=gpu_memory, world_size=world_size, model_config=model_config,
                           select=tuple(select),
-                          ignore=tuple(ignore), fail_on=fail_on, workers=workers, gpu_price=gpu_price)
+                          ignore=tuple(ignore), fail_on=fail_on, workers=workers, gpu_price=gpu_price,
+                          calibration=calibration)
     if html:
         from seqprof.lint.run import lint_inputs
         from seqprof.outputs import check_output
@@ -373,3 +376,29 @@ def memory(config, model_config, gpu, gpu_memory, dialect, fmt):
         raise click.UsageError("give --gpu or --gpu-memory, not both")
     facts = memory_report(config, model_config=model_config, gpu=gpu, gpu_memory=gpu_memory, dialect=dialect)
     click.echo(json.dumps(memory_json(facts), indent=2) if fmt == "json" else format_memory(facts), nl=False)
+
+
+@main.command()
+@click.option("--model-config", required=True, type=click.Path(),
+              help="The model's config.json (or its folder): a randomly initialised copy is timed, nothing downloaded.")
+@click.option("--gpu-name", help="Name the calibration for this GPU (default: what CUDA reports).")
+@click.option("--lora", is_flag=True, help="Time LoRA steps (adapters on q_proj, v_proj) instead of a full fine-tune.")
+@click.option("--gradient-checkpointing", is_flag=True, help="Time with gradient checkpointing on.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), default="seqprof-calibration.json", show_default=True,
+              help="Where to write the calibration (pass it to buckets/lint with --calibration).")
+def calibrate(model_config, gpu_name, lora, gradient_checkpointing, output):
+    """Time real training steps on this GPU (~1-2 min) and fit the step-time model to them (needs seqprof[calibrate])."""
+    import json
+
+    from seqprof.outputs import check_output, write_output
+    from seqprof.predict.calibrate import calibrate as run_calibration
+    from seqprof.predict.memory.setup import TrainingSetup
+
+    check_output(output, "--output", inputs=[model_config])
+    setup = TrainingSetup(adapter="lora" if lora else None, gradient_checkpointing=gradient_checkpointing)
+    calibration, rows = run_calibration(model_config, gpu=gpu_name, setup=setup)
+    for row in rows:
+        seconds = "out of memory" if row.get("oom") else f"{row['seconds'] * 1e3:,.1f} ms"
+        click.echo(f"  {row['rows']:>3} x {row['length']:>5} tokens: {seconds}", err=True)
+    write_output(output, json.dumps({**calibration.to_dict(), "measurements": rows}, indent=1) + "\n", "--output")
+    click.echo(f"seqprof: wrote {output} ({calibration.gpu}); use it with --calibration {output}", err=True)

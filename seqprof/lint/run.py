@@ -39,6 +39,7 @@ class LintOptions:
     fail_on: str | None = None
     workers: int = 1  # processes counting --data (as analyze --workers)
     gpu_price: float | None = None  # USD per GPU-hour (else settings' gpu-price)
+    calibration: str | None = None  # a `seqprof calibrate` file for the GPU (else the shipped one, scaled)
 
 
 @dataclass(frozen=True)
@@ -170,7 +171,7 @@ def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions
         needs_memory = any(r.category == "memory" for r in rules if settings.is_enabled(r.code))
         facts = build_facts(plan, profile, gpu=gpu, world_size=options.world_size, simulate=needs_sim,
                             model_config=options.model_config, estimate_memory=needs_memory,
-                            gpu_price=settings.gpu_price)
+                            gpu_price=settings.gpu_price, calibration=options.calibration)
         report = lint_plan(plan, facts, rules, settings, text=_read_text(path))
         return replace(report, notes=notes) if notes else report
 

@@ -161,10 +161,20 @@ def calibrate(model_config: str, *, gpu: str | None = None, setup: TrainingSetup
     arch = read_architecture(model_config)
     from pathlib import Path
 
+    from seqprof.inputs import MiB, read_input_text
+
     p = Path(model_config)
-    config = json.loads((p / "config.json" if p.is_dir() else p).read_text())
+    config = json.loads(read_input_text(p / "config.json" if p.is_dir() else p, what="model config.json", limit=8 * MiB))
+    if "num_hidden_layers" not in config and isinstance(config.get("text_config"), dict):
+        config = config["text_config"]  # a multimodal config: its language model is what trains
     setup = setup or TrainingSetup()
     name = gpu or torch.cuda.get_device_name()
+    try:  # the table's name ("NVIDIA H200" -> "H200 141GB"): its data-sheet figures bound the fit
+        from seqprof.predict.gpus import gpu_memory_bytes
+
+        name = gpu_memory_bytes(name)[0]
+    except SeqprofError:
+        pass  # a GPU seqprof has no figures for: fitted without bounds, under the name given
     rows = measure(config, setup, shapes)
     costs = model_costs(arch, setup)
     fitted = [(costs, r["rows"], r["length"], r["seconds"]) for r in rows if r["seconds"]]

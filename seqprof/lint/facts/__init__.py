@@ -112,7 +112,7 @@ class _Values:
 def build_facts(plan: Plan, profile: Profile | None = None, *, gpu: GpuFacts | None = None,
                 world_size: int | None = None, simulate: bool = True, memory: Any = None,
                 model_config: str | None = None, estimate_memory: bool = True,
-                gpu_price: float | None = None) -> Facts:
+                gpu_price: float | None = None, calibration: str | None = None) -> Facts:
     """Compute every fact once; facts that need data are None without a profile.
 
     `simulate=False` skips the strategy simulation when no enabled rule reads it. `memory` is a
@@ -125,7 +125,7 @@ def build_facts(plan: Plan, profile: Profile | None = None, *, gpu: GpuFacts | N
     flags = config_flags(plan)
     data = data_facts(plan, profile) if profile is not None else None
     run = run_facts(plan, cfg, data)
-    timer, time_reason = _timer(plan, gpu, profile, model_config, world_size)
+    timer, time_reason = _timer(plan, gpu, profile, model_config, world_size, calibration)
     lazy_sim = lazy_time = None
     if (simulate or timer is not None) and profile is not None and can_simulate(cfg, profile, data):
         lazy_sim = Lazy(lambda: simulation(plan, cfg, profile, data, timer=timer))
@@ -143,7 +143,7 @@ def build_facts(plan: Plan, profile: Profile | None = None, *, gpu: GpuFacts | N
 
 
 def _timer(plan: Plan, gpu: GpuFacts | None, profile: Profile | None, model_config: str | None,
-           world_size: int | None) -> tuple[Any, str | None]:
+           world_size: int | None, calibration: str | None) -> tuple[Any, str | None]:
     """The plan's EpochTimer on the named GPU, or (None, why not)."""
     if gpu is None:
         return None, "no GPU: pass --gpu NAME"
@@ -156,7 +156,7 @@ def _timer(plan: Plan, gpu: GpuFacts | None, profile: Profile | None, model_conf
     if gpu.name not in GPU_MEMORY_MIB:
         return None, f"no speed figures for {gpu.name}: name the card with --gpu"
     try:
-        timer = epoch_timer(plan, gpu=gpu.name, model_config=model_config)
+        timer = epoch_timer(plan, gpu=gpu.name, model_config=model_config, calibration=calibration)
     except SeqprofError as exc:
         return None, exc.message
     if world_size:
