@@ -210,6 +210,7 @@ def _strategies_of(buckets: Any) -> Any:
 def _strategies_view(strategies: Any, current: str | None = None) -> list[dict] | None:
     if not strategies:
         return None
+    from seqprof.predict.runtime import format_duration
     items = list(strategies.items()) if isinstance(strategies, Mapping) else \
         [(_get(s, "name", "strategy", default=f"strategy {i + 1}"), s) for i, s in enumerate(strategies)]
     rows = []
@@ -217,7 +218,9 @@ def _strategies_view(strategies: Any, current: str | None = None) -> list[dict] 
         eff = _get(s, "padding_efficiency")
         rows.append({"key": str(name), "name": _label(str(name)), "padding_efficiency": None if eff is None else float(eff),
                      "padded_tokens": _get(s, "padded_tokens"), "batches": _get(s, "batches"),
-                     "speedup": _get(s, "speedup_vs_fixed"),
+                     "speedup": _get(s, "speedup_vs_fixed"), "epoch_seconds": _get(s, "epoch_seconds"),
+                     "epoch_time": format_duration(_get(s, "epoch_seconds")) if _get(s, "epoch_seconds") else None,
+                     "tokens_per_second": _get(s, "tokens_per_second"),
                      "similarity": _get(s, "consecutive_similarity"), "repeated": _get(s, "repeated_batches"),
                      "diversity": _get(s, "diversity"), "note": _get(s, "description", "note"),
                      "current": current is not None and str(name) == current})
