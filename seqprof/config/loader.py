@@ -6,10 +6,9 @@ file is only *composed* into a node graph with marks (by libyaml's C composer th
 when it is there, else ruamel.yaml's pure-Python one; both use YAML 1.1 resolution) and this
 module builds plain Python values from the nodes itself:
 
-- tags never construct objects: the standard YAML tags (str/int/float/bool/null) are
-  honoured, any other tag (``!!python/object:...``, ``!Ref``) is read as the plain
-  string/list/mapping it contains and reported as ``ConfigDiagnostic(kind="unloadable_tag")``
-  (the frameworks' ``yaml.safe_load`` refuses it, so the run would not start);
+- tags never construct objects: the tags ``yaml.safe_load`` builds are honoured; any other tag
+  (``!!python/object:...``, ``!Ref``) is a SeqprofError at its line, since the frameworks'
+  ``yaml.safe_load`` refuses it and the run would not start;
 - aliases are expanded, but the expanded size is computed first over the node graph
   (linear time) and a file that would expand past ``MAX_EXPANDED_NODES`` is a SeqprofError;
 - a duplicate key is a ``ConfigDiagnostic(kind="duplicate_key")`` naming both lines, and
@@ -249,10 +248,11 @@ class _Builder:
     def build(self, node: Any, prefix: str) -> Any:
         tag = str(node.tag) if node.tag is not None else ""
         if tag and tag.removeprefix(_TAG) not in _SAFE_TAGS:
-            self.diagnostics.append(ConfigDiagnostic(
-                kind="unloadable_tag", key=prefix or "(top level)", file=self.path, line=node.start_mark.line + 1,
-                message=f"the value is tagged {tag.replace(_TAG, '!!')}, which yaml.safe_load cannot construct",
-                suggestion=tag.replace(_TAG, "!!")))
+            shown = tag.replace(_TAG, "!!")
+            raise SeqprofError(f"'{prefix or '(top level)'}' is tagged {shown}, which yaml.safe_load (what the "
+                               "trainer reads its config with) cannot construct: the run would stop before training",
+                               path=self.path, line=node.start_mark.line + 1,
+                               fix=f"remove the {shown} tag and write the plain value")
         if node.id == "scalar":
             return _scalar(node)
         if node.id == "sequence":

@@ -43,12 +43,12 @@ class Setting:
 class ConfigDiagnostic:
     """Something the reader noticed about the file itself (not a rule verdict yet)."""
 
-    kind: str  # unknown_key | deprecated_key | renamed_key | duplicate_key | unloadable_tag | invalid_value
+    kind: str  # unknown_key | deprecated_key | renamed_key | duplicate_key | invalid_value
     key: str
     file: str
     line: int
     message: str
-    suggestion: str | None = None  # did-you-mean / replacement key; unloadable_tag: the tag
+    suggestion: str | None = None  # did-you-mean / replacement key
     other_line: int | None = None  # duplicate_key: the first occurrence
 
 
