@@ -1,19 +1,18 @@
 """Step time: seconds per optimizer step from the architecture, the training setup and the batch shapes.
 
-Step time is not proportional to padded tokens. A micro batch costs
-- a floor: the kernels every layer launches whatever the batch (`layer_passes`), and a fixed host cost;
-- its matmuls, linear in the tokens computed: ≈ 2·P FLOPs a token forward, 2·P more for the input
-  gradients, 2·P more for the weight gradients of a full fine-tune (a LoRA backward skips those of the
-  frozen weights), 2·P again to recompute the forward under gradient checkpointing, and one more forward of a
-  DPO reference model;
-- attention, quadratic in each row's attended length: Σ rows·len² · heads · head_dim;
-- memory-bound elementwise work (norms, activations, residuals; the fp32 logits and the loss), linear in
-  tokens but priced by bandwidth, not FLOP/s;
+Step time is not proportional to padded tokens. A micro batch takes max(host, device):
+- host: the kernels every layer (and every LoRA branch) launches in each pass, whatever the batch; the GPU
+  runs behind this Python, so a small batch costs its launches;
+- device: its matmuls, linear in the tokens computed (≈ 2·P FLOPs a token forward, 2·P more for the input
+  gradients, 2·P more for the weight gradients of a full fine-tune — a LoRA backward skips those of the
+  frozen weights —, 2·P again to recompute under gradient checkpointing, one more forward of a reference
+  model); attention, quadratic in each row's attended length (Σ rows·len² · heads · head_dim); and
+  width-linear per-token work, the logits and the LoRA branches' traffic, priced by bandwidth;
 and each optimizer step reads and writes every trainable parameter's states.
 
 The seconds per unit of each term (a `Calibration`) are measured on a GPU (`seqprof calibrate`,
 benchmarks/runtime/): the H200's ships with seqprof. Other GPUs get the H200's scaled by their data-sheet peak
-FLOP/s and memory bandwidth, marked "analytic". The naive baseline (`naive_step_seconds`) is what a data sheet
+FLOP/s and memory bandwidth, marked "analytic". The naive baseline (`naive_seconds`) is what a data sheet
 alone gives: all FLOPs over peak × one MFU.
 """
 
@@ -27,7 +26,7 @@ from pathlib import Path
 
 from seqprof.errors import SeqprofError
 from seqprof.predict.architecture import Architecture
-from seqprof.predict.memory.setup import TrainingSetup
+from seqprof.predict.memory.setup import REFERENCE_FREE, TrainingSetup
 
 HOST_TERMS = ("host_micro_batch", "host_layer_pass", "host_adapter_pass")
 DEVICE_TERMS = ("matmul_flops", "attention_flops", "body_elements", "logits_elements", "adapter_elements")
@@ -83,7 +82,8 @@ def model_costs(arch: Architecture, setup: TrainingSetup) -> ModelCosts:
     body = 2.0 * arch.num_layers * per_layer_matmul
     head = 2.0 * arch.vocab_size * arch.hidden_size
     gc = 1.0 if setup.gradient_checkpointing else 0.0
-    reference = 1.0 if setup.trainer == "dpo" and setup.reference in ("model", "lora_base") else 0.0
+    reference = 1.0 if (setup.is_preference and setup.trainer not in REFERENCE_FREE
+                        and setup.reference in ("model", "lora_base")) else 0.0
     backward = 2.0 if full else 1.0  # input gradients always; weight gradients only for trained weights
     matmul = body * (1 + backward + gc + reference) + head * (1 + backward + reference)
     attn_fwd = 2.0 * arch.num_layers * arch.num_heads * arch.head_dim  # QKᵀ and PV, causal half, 2 FLOPs a MAC
