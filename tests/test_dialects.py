@@ -333,9 +333,12 @@ def test_trl_dpo_inferred_and_its_deprecations(tmp_path: Path) -> None:
     assert set(dep) == {"max_prompt_length"} and "0.28" in dep["max_prompt_length"].message
     assert plan.get("max_prompt_length") == 256 and plan.get("micro_batch_size") == 4
     assert plan.get("learning_rate") == 1e-6 and "dpo_config.py" in plan.setting("learning_rate").source
-    # the same keys read as KTO: max_prompt_length is not deprecated there
+    # the same keys read as KTO: KTOConfig had max_prompt_length in 0.28 and TRL 1.16's has not (keys regenerated
+    # from trl 1.16.0): a removal named with both versions, not an unknown key
     kto = read_plan(cfg, dialect="trl_kto")
-    assert kto.get("trainer") == "kto" and not [d for d in kto.diagnostics if d.kind != "unknown_key"]
+    assert kto.get("trainer") == "kto"
+    assert [(d.kind, d.key) for d in kto.diagnostics] == [("deprecated_key", "max_prompt_length")]
+    assert "TRL 0.28" in kto.diagnostics[0].message and "1.16" in kto.diagnostics[0].message
 
 
 def test_trl_peft_and_quantization(tmp_path: Path) -> None:
@@ -608,3 +611,22 @@ def test_detect_dialect_takes_a_path_a_mapping_or_a_loaded_config(tmp_path: Path
     cfg = _write(tmp_path, "a.yaml", "base_model: m\nsequence_len: 1024\nmicro_batch_size: 2\n")
     assert detect_dialect(cfg) == detect_dialect(str(cfg)) == "axolotl"
     assert detect_dialect(load_config(cfg)) == detect_dialect(load_config(cfg).data) == "axolotl"
+
+
+def test_trl_read_by_evidence_and_its_recipes_keys_are_notes_not_typos(tmp_path: Path) -> None:
+    """Issue 13: a TRL config without dataset_name is TRL; GRPO keys name GRPO (not DPO, whose deprecations
+    would then be false); keys alignment-handbook/open-r1 read are SP407 notes; a near miss stays SP401."""
+    plain = read_plan(_write(tmp_path, "plain.yaml", "model_name_or_path: Qwen/Qwen2.5-0.5B\nmax_length: 2048\n"
+                                                     "per_device_train_batch_size: 4\nbf16: true\n"))
+    assert plain.dialect == "trl" and plain.get("max_seq_length") == 2048
+    grpo = read_plan(_write(tmp_path, "grpo.yaml", "model_name_or_path: m\ndataset_name: d\nnum_generations: 8\n"
+                                                   "beta: 0.0\nmax_completion_length: 1024\nuse_vllm: true\n"
+                                                   "num_processes: 7\n"))
+    assert grpo.get("trainer") == "grpo" and grpo.diagnostics == ()
+    recipe = read_plan(_write(tmp_path, "r.yaml", "model_name_or_path: m\ndataset_name: d\nmax_length: 512\n"
+                                                  "chat_template: '{{ messages }}'\ndataset_configs: [all]\n"
+                                                  "learnig_rate: 2e-5\nmy_flag: 1\ntorch_dtype: bfloat16\n"))
+    kinds = {d.key: (d.kind, d.suggestion) for d in recipe.diagnostics}
+    assert kinds == {"chat_template": ("unread_key", None), "dataset_configs": ("unread_key", None),
+                     "learnig_rate": ("unknown_key", "learning_rate"), "my_flag": ("unread_key", None),
+                     "torch_dtype": ("deprecated_key", "dtype")}

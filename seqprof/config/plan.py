@@ -43,7 +43,7 @@ class Setting:
 class ConfigDiagnostic:
     """Something the reader noticed about the file itself (not a rule verdict yet)."""
 
-    kind: str  # unknown_key | deprecated_key | renamed_key | duplicate_key | invalid_value
+    kind: str  # unknown_key | deprecated_key | renamed_key | duplicate_key | invalid_value | unread_key
     key: str
     file: str
     line: int

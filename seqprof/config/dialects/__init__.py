@@ -25,6 +25,7 @@ UNKNOWN = "unknown"
 ALIASES: Mapping[str, tuple[str, str | None]] = {
     "transformers": ("hf", None), "hf_trainer": ("hf", None), "huggingface": ("hf", None),
     "trl_sft": ("trl", "sft"), "trl_dpo": ("trl", "dpo"), "trl_kto": ("trl", "kto"), "trl_orpo": ("trl", "orpo"),
+    "trl_grpo": ("trl", "grpo"),
     "llama_factory": ("llamafactory", None), "llamafactory_v0": ("llamafactory", None),
     "auto-antislop": ("auto_antislop", None), "antislop": ("auto_antislop", None),
     "llama-factory": ("llamafactory", None), "llama-factory-v1": ("llamafactory_v1", None),

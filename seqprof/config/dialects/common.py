@@ -123,13 +123,17 @@ class Builder:
 # ---------------------------------------------------------------- key checks
 
 def check_keys(cfg: LoadedConfig, space: Keyspace, *, section: str = "",
-               dialect_label: str = "") -> list[ConfigDiagnostic]:
-    """Unknown, renamed and deprecated keys at one level (*section* is a dotted prefix or '')."""
+               dialect_label: str = "", scripts_read_extra: bool = False) -> list[ConfigDiagnostic]:
+    """Unknown, renamed and deprecated keys at one level (*section* is a dotted prefix or '').
+
+    `scripts_read_extra`: the config feeds a parser the user's own script may extend (TRL recipes with their
+    own ScriptArguments, HF scripts with ModelArguments/DataArguments), so a key that is no near miss of a
+    known one is not certainly wrong: it is an `unread_key` (SP407, info), not an `unknown_key` (SP401)."""
     mapping = cfg.get(section) if section else cfg.data
     if not isinstance(mapping, Mapping):
         return []
     out: list[ConfigDiagnostic] = []
-    names = space.all_names()
+    names = space.known  # suggest what works today, never a renamed or deprecated key
     where = f" in '{section}'" if section else ""
     label = dialect_label or "this framework"
     for key in mapping:
@@ -154,8 +158,10 @@ def check_keys(cfg: LoadedConfig, space: Keyspace, *, section: str = "",
             guess = did_you_mean(str(key), names)
             hint = f"; did you mean '{guess}'?" if guess else ""
             out.append(ConfigDiagnostic(
-                kind="unknown_key", key=dotted, file=cfg.path, line=line,
-                message=f"'{key}' is not a key {label} reads{where}{hint}",
+                kind="unread_key" if scripts_read_extra and not guess else "unknown_key", key=dotted,
+                file=cfg.path, line=line,
+                message=(f"'{key}' is not a field of {label}'s own argument classes{where}"
+                         if scripts_read_extra and not guess else f"'{key}' is not a key {label} reads{where}{hint}"),
                 suggestion=guess))
     return out
 

@@ -163,5 +163,5 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     apply_training_arguments(b)
     b.default("padding", "longest", "the Trainer's default collator (DataCollatorWithPadding) pads each "
                                     "batch to its longest row")
-    b.diagnostics.extend(check_keys(cfg, keyspace(), dialect_label=LABEL))
+    b.diagnostics.extend(check_keys(cfg, keyspace(), dialect_label=LABEL, scripts_read_extra=True))
     return b.result()

@@ -28,6 +28,7 @@ adapter-name keys; DPO ``padding_value`` removed in 0.26 (huggingface/trl#4607, 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from functools import cache
 from typing import Any
 
@@ -47,11 +48,11 @@ from seqprof.config.loader import LoadedConfig
 
 NAME = "trl"
 LABEL = "TRL"
-VARIANTS = ("sft", "dpo", "kto", "orpo")
+VARIANTS = ("sft", "dpo", "kto", "orpo", "grpo")
 
 SFT_RENAMED = {"max_seq_length": Moved("max_length", "deprecated in TRL 0.16 and removed from SFTConfig in "
                                                      "0.20 (huggingface/trl#3912)")}
-_DPO_028 = "deprecated in TRL 0.28 and slated for removal in 0.29 (huggingface/trl#4969)"
+_DPO_028 = "deprecated in TRL 0.28 and removed in 0.29 (huggingface/trl#4969, #3906)"
 DPO_DEPRECATED = {
     "max_prompt_length": Moved(None, _DPO_028 + "; filter over-long prompts from the dataset instead"),
     "max_completion_length": Moved("max_length", _DPO_028),
@@ -68,8 +69,51 @@ DPO_DEPRECATED = {
     "tools": Moved(None, _DPO_028 + "; pass tools in the dataset"),
 }
 DPO_RENAMED = {"padding_value": Moved("pad_token", "removed from DPOConfig in TRL 0.26 (huggingface/trl#4607)")}
+# Fields of TRL 0.28's configs that TRL 1.16's no longer have (keys/trl_configs.json, regenerated from 1.16):
+# a config pinned to an older TRL still sets them, so they are removals to name, not unknown keys.
+_GONE = "a field of TRL 0.28's configs that TRL 1.16 no longer has: fine while trl is pinned below the release " \
+        "that removed it, ignored (TRL's scripts) or refused (the `trl` CLI) after"
+REMOVED_AFTER_028 = {
+    "use_liger": Moved("use_liger_kernel", "an old SFTConfig field; transformers' TrainingArguments names it "
+                                           "use_liger_kernel, and TRL 1.16 has no use_liger"),
+    "torch_dtype": Moved("dtype", "ModelConfig renamed it in TRL 0.23 and removed it in 0.27 (huggingface/trl#4000, "
+                                  "#4651)"),
+    "max_prompt_length": Moved(None, _GONE + " (DPOConfig: 0.29, huggingface/trl#3906)"),
+    **{key: Moved(None, _GONE) for key in (
+        "base_model_attribute_name", "force_use_ref_model", "gradient_checkpointing_use_reentrant",
+        "label_pad_token_id", "model_adapter_name", "ref_adapter_name", "ref_model_init_kwargs", "reference_free",
+        "rpo_alpha", "tools", "use_liger_loss", "use_logits_to_keep")},
+}
+# Keys the recipe layers built on TRL read through their own dataclasses: alignment-handbook (ModelArguments,
+# DataArguments, its SFTConfig/DPOConfig subclasses) and open-r1 (src/open_r1/configs.py: SFTConfig/GRPOConfig
+# subclasses and GRPOScriptArguments). Not TRL fields, but not typos either: SP407 notes, never a did-you-mean.
+RECIPE_KEYS = frozenset({
+    # alignment-handbook
+    "dataset_mixer", "dataset_splits", "dataset_configs", "preprocessing_num_workers", "truncation_side",
+    "auto_insert_empty_system_msg", "text_column", "use_flash_attention_2", "hub_model_revision",
+    # open-r1
+    "benchmarks", "callbacks", "chat_template", "system_prompt", "overwrite_hub_revision", "push_to_hub_revision",
+    "wandb_entity", "wandb_project", "wandb_run_group", "wandb_log_unique_prompts", "reward_funcs",
+    "cosine_min_value_wrong", "cosine_max_value_wrong", "cosine_min_value_correct", "cosine_max_value_correct",
+    "cosine_max_len", "repetition_n_grams", "repetition_max_penalty", "code_language", "code_eval_test_batch_size",
+    "code_eval_scoring_mode", "parallel_code_exec_per_proc", "dataset_prompt_column", "max_completion_len",
+    "soft_punish_cache", "e2b_router_url", "morph_router_url", "code_provider", "ioi_provider", "enforce_same_language",
+})
+RECIPES = "alignment-handbook and open-r1 recipes read it through their own arguments"
+# `trl sft|dpo|grpo ... --config x.yaml` hands keys no dataclass takes to `accelerate launch`
+# (trl/cli/commands/training.py), so accelerate's launch options are keys of a TRL YAML too.
+ACCELERATE_LAUNCH_KEYS = frozenset({
+    "num_processes", "num_machines", "machine_rank", "main_process_ip", "main_process_port", "config_file",
+    "accelerate_config", "mixed_precision", "dynamo_backend", "gpu_ids", "same_network", "rdzv_backend",
+    "deepspeed_config_file", "zero_stage", "fsdp_config", "use_deepspeed", "use_fsdp", "num_cpu_threads_per_process",
+})
 
 # keys that point at one trainer (TRL's CLI names the trainer, the YAML does not)
+GRPO_KEYS = frozenset({
+    "num_generations", "use_vllm", "vllm_mode", "vllm_gpu_memory_utilization", "reward_weights", "reward_funcs",
+    "num_iterations", "scale_rewards", "mask_truncated_completions", "log_completions", "num_completions_to_print",
+    "generation_batch_size", "steps_per_generation", "vllm_server_host", "vllm_server_port", "epsilon_high",
+})
 KTO_KEYS = frozenset({"desirable_weight", "undesirable_weight"})
 PREFERENCE_KEYS = frozenset({
     "beta", "ref_model_init_kwargs", "precompute_ref_log_probs", "precompute_ref_batch_size", "reference_free",
@@ -108,25 +152,38 @@ def keyspace(trainer: str) -> Keyspace:
     deprecated: dict[str, Moved] = dict(base.deprecated)
     deprecated.pop("gradient_checkpointing", None)  # TRL's configs still define it (default True)
     renamed.update(SFT_RENAMED)
+    deprecated.update({k: v for k, v in REMOVED_AFTER_028.items() if k not in trl_fields()})
     if trainer in ("dpo",):
         deprecated.update(DPO_DEPRECATED)
         renamed.update(DPO_RENAMED)
-    known = (base.known | trl_fields() | {"gradient_checkpointing"}) - set(renamed) - set(deprecated)
+    known = (base.known | trl_fields() | {"gradient_checkpointing"} | ACCELERATE_LAUNCH_KEYS) \
+        - set(renamed) - set(deprecated)
     return Keyspace(known=frozenset(known), renamed=renamed, deprecated=deprecated)
 
 
 def detect(data: Mapping[str, Any]) -> int:
+    """TRL by evidence: one of its distinctive keys, or `model_name_or_path` (ModelConfig) beside keys that only
+    TRL's configs define (`max_length`, `beta`, `num_generations`, ...), with or without `dataset_name`."""
     strong = sum(3 for k in data if k in STRONG_KEYS)
-    if not strong and not ({"model_name_or_path", "dataset_name"} <= set(data)):
+    evidence = {k for k in data if k in trl_only_fields()}
+    if not strong and not ("model_name_or_path" in data and ("dataset_name" in data or evidence)):
         return 0
     weak = sum(1 for k in data if k in WEAK_KEYS)
     base = sum(1 for k in data if k in hf.training_argument_fields())
-    return strong + weak + base
+    return strong + weak + base + len(evidence)
+
+
+@cache
+def trl_only_fields() -> frozenset[str]:
+    """Fields of TRL's trainer configs that TrainingArguments does not have."""
+    return trl_fields() - hf.training_argument_fields() - {"model_name_or_path"}
 
 
 def infer_trainer(data: Mapping[str, Any]) -> tuple[str, str]:
     """(trainer, why) from the keys of a TRL YAML."""
     keys = set(data)
+    if keys & GRPO_KEYS:  # before DPO: GRPO configs set beta and max_completion_length too
+        return "grpo", "inferred from " + ", ".join(sorted(keys & GRPO_KEYS)) + " (GRPOConfig keys)"
     if keys & KTO_KEYS:
         return "kto", "inferred from " + ", ".join(sorted(keys & KTO_KEYS)) + " (KTOConfig keys)"
     pref = keys & PREFERENCE_KEYS
@@ -198,5 +255,7 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     hf.apply_training_arguments(b, source=SOURCE_SFT if trainer == "sft" else SOURCE_DPO)
     if trainer == "kto" and as_bool(b.raw("use_liger_loss")) is True:
         b.derived("fused_loss", "liger", "use_liger_loss")
-    b.diagnostics.extend(check_keys(cfg, keyspace(trainer), dialect_label=LABEL))
+    found = check_keys(cfg, keyspace(trainer), dialect_label=LABEL, scripts_read_extra=True)
+    b.diagnostics.extend(replace(d, kind="unread_key", suggestion=None, message=f"'{d.key}' is not a TRL field; {RECIPES}.")
+                         if d.kind == "unknown_key" and d.key in RECIPE_KEYS else d for d in found)
     return b.result()
