@@ -1,8 +1,11 @@
-"""TRL configs (``trl sft|dpo|kto|orpo --config x.yaml``): TrainingArguments plus TRL's own keys.
+"""TRL configs (``trl sft|dpo|grpo|... --config x.yaml``): TrainingArguments plus TRL's own keys.
 
-Keys: TrainingArguments (see seqprof.config.dialects.hf) plus the fields of SFTConfig, DPOConfig,
-KTOConfig, ORPOConfig, ModelConfig and ScriptArguments (committed list, keys/trl_configs.json,
-read from TRL's sources; the TRL CLI also accepts ``env``).
+Keys: TrainingArguments (see seqprof.config.dialects.hf) plus the fields of every trainer config trl 1.16
+ships (SFT, DPO, KTO, ORPO, CPO, GRPO, RLOO, online DPO, reward, GKD, distillation), ModelConfig,
+ScriptArguments and the scripts' own argument classes (keys/trl_configs.json, generated from the installed
+classes by scripts/gen_dialect_keys.py --only trl); the TRL CLI also accepts ``env`` and hands keys no class
+takes to ``accelerate launch`` (so its launch options are keys too). A key no class has is a note (SP407),
+not a typo, unless it is a near miss of one: recipes (alignment-handbook, open-r1) extend the parsers.
 
 A TRL YAML does not name its trainer (it is the CLI sub-command), so the trainer kind is
 inferred from the keys (KTO weights -> kto, preference keys -> dpo, otherwise sft) unless the
@@ -16,7 +19,7 @@ Defaults that differ from TrainingArguments (trl/trainer/sft_config.py, dpo_conf
   sequences longer than max_length are truncated;
 - DPO: max_length 1024, learning_rate 1e-6, max_prompt_length 512 (the old default TRL 0.28
   keeps while the key is deprecated), truncation_mode "keep_end";
-- KTO/ORPO: max_length 1024, max_prompt_length 512.
+- KTO/ORPO: max_length 1024 (max_prompt_length 512 in TRL 0.28; gone from KTOConfig in 1.16).
 
 Version renames reported: SFTConfig ``max_seq_length`` -> ``max_length`` (deprecated in
 0.16, removed in 0.20; huggingface/trl#3912); DPOConfig ``max_prompt_length`` and
