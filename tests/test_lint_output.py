@@ -209,3 +209,16 @@ def test_configs_that_could_not_be_linted_are_reported_in_every_format():
     assert to_json(result)["errors"] == list(result.errors)
     assert "1 config could not be linted" in render_text(result)
     assert to_sarif(sample_result())["runs"][0]["invocations"][0]["executionSuccessful"] is True
+
+
+def test_each_file_says_which_dialect_and_trainer_it_was_read_as(tmp_path):
+    """Issue 13: text, JSON and SARIF name the dialect and (TRL) the trainer with the keys that decided it."""
+    config = tmp_path / "grpo.yaml"
+    config.write_text("model_name_or_path: m\ndataset_name: d\nnum_generations: 8\nuse_vllm: true\n")
+    runner = CliRunner()
+    text = runner.invoke(main, ["lint", str(config)]).output
+    assert f"Read {config} as TRL (grpo: inferred from num_generations, use_vllm (GRPOConfig keys))." in text
+    as_json = json.loads(runner.invoke(main, ["lint", str(config), "--format", "json"]).output)
+    assert as_json["files"][0]["dialect"] == "trl" and as_json["files"][0]["trainer"] == "grpo"
+    sarif = json.loads(runner.invoke(main, ["lint", str(config), "--format", "sarif"]).output)
+    assert sarif["runs"][0]["properties"]["files"][0]["trainer"] == "grpo"

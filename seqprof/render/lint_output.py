@@ -55,6 +55,9 @@ def render_text(result: LintResult) -> str:
     elif n_files > len(undetected):  # a file whose framework is unknown was barely checked: no "passed" for it
         n_checked = n_files - len(undetected)
         out.append(f"All checks passed ({n_checked} file{'s' if n_checked != 1 else ''}).")
+    for report in result.files:
+        if report.dialect != "unknown":
+            out.append(f"Read {report.path} as {read_as(report)}.")
     for report in undetected:
         out.append(f"No training framework detected in {report.path}: only file-level checks ran (pass --dialect)")
     if result.errors:
@@ -80,7 +83,7 @@ def to_json(result: LintResult) -> dict[str, Any]:
     """DESIGN.md contract: findings[{code, severity, message, file, line, key}] (plus fix, rule)."""
     return {
         "findings": [f.to_dict() for f in result.findings],
-        "files": [{"path": r.path, "dialect": r.dialect, "suppressed": r.suppressed, "run": _run(r)}
+        "files": [{"path": r.path, "dialect": r.dialect, **_trainer(r), "suppressed": r.suppressed, "run": _run(r)}
                   for r in result.files],
         "run": _run(result.files[0]) if len(result.files) == 1 else None,
         "skipped": [{"reason": reason, "codes": list(codes)} for reason, codes in result.skipped.items()],
@@ -89,6 +92,28 @@ def to_json(result: LintResult) -> dict[str, Any]:
         "errors": list(result.errors),
         "notes": [{"file": r.path, "note": n} for r in result.files for n in r.notes],
     }
+
+
+def _trainer(report: Any) -> dict[str, Any]:
+    """The trainer the dialect read the file for, and why (TRL: inferred from its keys), when it says."""
+    setting = report.facts.plan.setting("trainer") if report.facts is not None else None
+    if setting is None:
+        return {"trainer": None, "trainer_source": None}
+    return {"trainer": setting.value, "trainer_source": setting.key or setting.source.removeprefix("default: ")}
+
+
+def read_as(report: Any) -> str:
+    """'TRL (grpo; inferred from num_generations, use_vllm (GRPOConfig keys))': what the file was read as."""
+    from seqprof.config.dialects import module
+
+    try:
+        label = module(report.dialect).LABEL
+    except (ImportError, AttributeError):
+        label = report.dialect
+    trainer = _trainer(report)
+    if trainer["trainer"] is None:
+        return label
+    return f"{label} ({trainer['trainer']}: {trainer['trainer_source']})"
 
 
 def _run(report: Any) -> dict[str, Any] | None:
@@ -120,6 +145,7 @@ def to_sarif(result: LintResult) -> dict[str, Any]:
                 "toolExecutionNotifications": [{"level": "error", "message": {"text": e}} for e in result.errors],
             }],
             "results": [_sarif_result(f, index) for f in result.findings],
+            "properties": {"files": [{"path": r.path, "dialect": r.dialect, **_trainer(r)} for r in result.files]},
         }],
     }
 
