@@ -22,3 +22,4 @@ def test_wheel_ships_rules_reports_and_default_dataset(tmp_path):
     assert templates and {f"seqprof/reports/{n}" for n in templates} <= names
     assert "seqprof/assets/python_docs_chat.jsonl" in names
     assert any(n.startswith("seqprof/config/dialects/keys/") for n in names)
+    assert "seqprof/predict/calibrations/h200.json" in names  # the measured H200 step-time calibration
