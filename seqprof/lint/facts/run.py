@@ -23,8 +23,8 @@ class RunFacts:
     examples_per_step: int
     steps_per_epoch: int | None
     epochs: float | None
-    estimated_steps: int
-    steps_source: str  # max_steps | data
+    estimated_steps: int | None  # None: the config alone (no data, no max_steps) says saving is off
+    steps_source: str  # max_steps | data | config
     save_strategy: str | None
     checkpoint_every: int | None  # optimizer steps between saves; None when it never saves mid-run
     first_checkpoint: int | None
@@ -50,6 +50,12 @@ def run_facts(plan: Plan, cfg: Mapping[str, Any], data: DataFacts | None) -> Run
         estimated, source = max_steps, "max_steps"
     elif steps_per_epoch is not None and epochs is not None:
         estimated, source = max(1, math.ceil(steps_per_epoch * epochs)), "data"
+    elif checkpoint_interval(cfg, None, 0)[0] == "no" and epochs is not None and epochs >= 2:
+        # no length, but the config alone shows no checkpoint is ever written over several epochs
+        return RunFacts(rows=None, micro_batch_size=micro, gradient_accumulation_steps=accum, world_size=world,
+                        examples_per_step=micro * accum * world, steps_per_epoch=None, epochs=epochs,
+                        estimated_steps=None, steps_source="config", save_strategy="no", checkpoint_every=None,
+                        first_checkpoint=None, mid_run_checkpoint=False)
     else:
         return None
     strategy, every, known = checkpoint_interval(cfg, steps_per_epoch, estimated)
