@@ -29,6 +29,7 @@ from seqprof.batching.simulate import (  # noqa: E402
     pack_bfd,
 )
 from seqprof.dataset.histogram import LengthHistogram  # noqa: E402
+from seqprof.dataset.profile import Profile  # noqa: E402
 from seqprof.predict.calibrate import DEFAULT_SHAPES  # noqa: E402
 from seqprof.predict.memory.setup import TrainingSetup  # noqa: E402
 
@@ -57,28 +58,24 @@ SAMPLED_BATCHES = 6
 STRATEGY_NAMES = ("fixed_padding", "random_shuffle", "sorted_static", "bucketed_shuffle", "packing_bfd")
 
 
+def _paper_histogram(name: str) -> LengthHistogram:
+    """One of the packing paper's published histograms (tests/data/reference/packing_paper.json)."""
+    paper = json.loads((ROOT / "tests" / "data" / "reference" / "packing_paper.json").read_text())
+    return LengthHistogram.from_mapping({i + 1: int(c) for i, c in enumerate(paper[name]["counts"]) if c})
+
+
 def distributions() -> dict[str, tuple[LengthHistogram, int, dict]]:
     """name -> (histogram, max_seq_length, batching): the embedded chat dataset under Qwen3's tokenizer (its
     saved profile) and the packing paper's Wikipedia histogram."""
-    paper = json.loads((ROOT / "tests" / "data" / "reference" / "packing_paper.json").read_text())
-    wiki = paper["wikipedia"]
-    wiki_hist = LengthHistogram.from_mapping({i + 1: int(c) for i, c in enumerate(wiki["counts"]) if c})
-    chat = json.loads((HERE / "python_docs_chat_qwen3.json").read_text())
-    chat_hist = LengthHistogram.from_mapping({int(k): v for k, v in chat["sequence"]["histogram"].items()})
-    return {"python_docs_chat": (chat_hist, 2048, {"batch_size": 8}),
-            "wikipedia_packing_paper": (wiki_hist, 512, {"token_budget": 16384})}
+    return {"python_docs_chat": (Profile.load(HERE / "python_docs_chat_qwen3.json").sequence, 2048, {"batch_size": 8}),
+            "wikipedia_packing_paper": (_paper_histogram("wikipedia"), 512, {"token_budget": 16384})}
 
 
 def fresh_distributions() -> dict[str, tuple[LengthHistogram, int, dict]]:
     """The packing paper's SQuAD histogram, and long multi-turn chats (benchmarks/corpora.py, seed 7) under
     Qwen3's tokenizer."""
-    paper = json.loads((ROOT / "tests" / "data" / "reference" / "packing_paper.json").read_text())
-    squad = paper["squad_1_1"]
-    squad_hist = LengthHistogram.from_mapping({i + 1: int(c) for i, c in enumerate(squad["counts"]) if c})
-    chat = json.loads((HERE / "stdlib_chat_qwen3.json").read_text())
-    chat_hist = LengthHistogram.from_mapping({int(k): v for k, v in chat["sequence"]["histogram"].items()})
-    return {"squad_packing_paper": (squad_hist, 384, {"batch_size": 16}),
-            "stdlib_long_chats": (chat_hist, 4096, {"token_budget": 8192})}
+    return {"squad_packing_paper": (_paper_histogram("squad_1_1"), 384, {"batch_size": 16}),
+            "stdlib_long_chats": (Profile.load(HERE / "stdlib_chat_qwen3.json").sequence, 4096, {"token_budget": 8192})}
 
 
 def strategy_batches(hist: LengthHistogram, max_len: int, cut: dict, seed: int) -> dict[str, dict]:

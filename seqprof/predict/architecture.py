@@ -141,12 +141,20 @@ def _count(value: Any, key: str, source: str, *, zero_ok: bool = False) -> int:
                        path=source or None, fix="pass the model's own config.json with --model-config")
 
 
+def text_model_config(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The language model's part of a config.json: a multimodal config's text_config (with the top level's
+    tie_word_embeddings), else the config itself."""
+    if "num_hidden_layers" not in cfg and isinstance(cfg.get("text_config"), Mapping):
+        text = {**cfg["text_config"]}
+        text.setdefault("tie_word_embeddings", cfg.get("tie_word_embeddings"))
+        return text
+    return cfg
+
+
 def architecture_from_config(cfg: Mapping[str, Any], source: str = "") -> Architecture:
     """A parsed config.json (dict) -> Architecture; multimodal configs are read from their text_config."""
     top = cfg
-    if "num_hidden_layers" not in cfg and isinstance(cfg.get("text_config"), Mapping):
-        cfg = {**cfg["text_config"]}
-        cfg.setdefault("tie_word_embeddings", top.get("tie_word_embeddings"))
+    cfg = text_model_config(cfg)
     model_type = str(cfg.get("model_type") or top.get("model_type") or "unknown")
     required = {"num_hidden_layers": ("num_hidden_layers", "n_layer", "num_layers"),
                 "hidden_size": ("hidden_size", "n_embd", "d_model"),
@@ -187,6 +195,12 @@ def architecture_from_config(cfg: Mapping[str, Any], source: str = "") -> Archit
 
 def read_architecture(path: str | os.PathLike[str]) -> Architecture:
     """Read config.json (a file, or a directory holding one) into an Architecture."""
+    cfg, source = read_model_config(path)
+    return architecture_from_config(cfg, source=source)
+
+
+def read_model_config(path: str | os.PathLike[str]) -> tuple[Mapping[str, Any], str]:
+    """config.json (a file, or a directory holding one) as a dict, bounded and validated, and its path."""
     p = Path(path)
     if p.is_dir():
         p = p / "config.json"
@@ -204,7 +218,7 @@ def read_architecture(path: str | os.PathLike[str]) -> Architecture:
                            fix="pass the model's own config.json") from None
     if not isinstance(cfg, Mapping):
         raise SeqprofError("config.json is not a JSON object", path=str(p), fix="pass the model's own config.json")
-    return architecture_from_config(cfg, source=str(p))
+    return cfg, str(p)
 
 
 def _hub_cache_dirs() -> list[Path]:

@@ -14,6 +14,7 @@ import statistics
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 from seqprof.errors import SeqprofError
@@ -154,19 +155,13 @@ def measure(config: Mapping[str, Any], setup: TrainingSetup, shapes: Iterable[Se
 def calibrate(model_config: str, *, gpu: str | None = None, setup: TrainingSetup | None = None,
               shapes: Sequence[Sequence[int]] = DEFAULT_SHAPES) -> tuple[Any, list[dict]]:
     """Time DEFAULT_SHAPES on this GPU and fit a Calibration (returned with the measurements)."""
-    from seqprof.predict.architecture import read_architecture
+    from seqprof.predict.architecture import architecture_from_config, read_model_config, text_model_config
     from seqprof.predict.steptime import fit_calibration, model_costs, shipped_calibration
 
     torch = _require_gpu()
-    arch = read_architecture(model_config)
-    from pathlib import Path
-
-    from seqprof.inputs import MiB, read_input_text
-
-    p = Path(model_config)
-    config = json.loads(read_input_text(p / "config.json" if p.is_dir() else p, what="model config.json", limit=8 * MiB))
-    if "num_hidden_layers" not in config and isinstance(config.get("text_config"), dict):
-        config = config["text_config"]  # a multimodal config: its language model is what trains
+    top, config_path = read_model_config(model_config)
+    arch = architecture_from_config(top, source=config_path)
+    config = text_model_config(top)  # a multimodal config: its language model is what trains
     setup = setup or TrainingSetup()
     name = gpu or torch.cuda.get_device_name()
     try:  # the table's name ("NVIDIA H200" -> "H200 141GB"): its data-sheet figures bound the fit

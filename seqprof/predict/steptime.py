@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
@@ -174,6 +175,7 @@ _MEMORY_TERMS = ("body_elements", "logits_elements", "adapter_elements", "optimi
 MEASURED_GPU = "H200 141GB"
 
 
+@cache
 def shipped_calibration() -> Calibration:
     """The H200 calibration measured for seqprof (benchmarks/runtime/)."""
     text = (resources.files("seqprof") / "predict" / "calibrations" / "h200.json").read_text()
