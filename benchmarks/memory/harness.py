@@ -42,7 +42,7 @@ _pkg = types.ModuleType("seqprof")
 _pkg.__path__ = [str(ROOT / "seqprof")]
 sys.modules.setdefault("seqprof", _pkg)
 
-from scenarios import CONFIGS, HOLDOUT, SCENARIOS, Scenario  # noqa: E402
+from scenarios import HOLDOUT, ISSUE14, SCENARIOS, Scenario  # noqa: E402
 
 from seqprof.predict.architecture import architecture_from_config  # noqa: E402
 from seqprof.predict.memory import TrainingSetup, estimate_memory  # noqa: E402
@@ -52,7 +52,7 @@ WARMUP_STEPS, MEASURED_STEPS = 1, 2
 
 def tiny(sc: Scenario) -> tuple[dict, TrainingSetup]:
     """The CPU dry-run version: 2 layers, widths / 8 (same head_dim and GQA ratio), short sequences."""
-    cfg = json.loads((CONFIGS / f"{sc.arch}.json").read_text())
+    cfg = sc.config()
     cfg["num_hidden_layers"] = 2
     head_dim = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
     ratio = cfg["num_attention_heads"] // cfg["num_key_value_heads"]
@@ -141,7 +141,10 @@ def _build(cfg: dict, s: TrainingSetup, device: str):
         if device != "cpu":
             torch.cuda.empty_cache()
     model.train()
-    if s.gradient_checkpointing:
+    if quant and s.kbit_upcast:  # as axolotl and older TRL set QLoRA up: fp32 upcasts, input grads, checkpointing
+        from peft import prepare_model_for_kbit_training
+        model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=s.gradient_checkpointing)
+    elif s.gradient_checkpointing:
         model.gradient_checkpointing_enable()
     ref = None
     if s.adapter or quant:
@@ -259,7 +262,7 @@ def measure(sc: Scenario, device: str, cpu_tiny: bool) -> dict:
     if cpu_tiny:
         cfg, s = tiny(sc)
     else:
-        cfg, s = json.loads((CONFIGS / f"{sc.arch}.json").read_text()), sc.setup
+        cfg, s = sc.config(), sc.setup
     tracker = _LiveBytes() if device == "cpu" else None
     if tracker:
         tracker.mode.__enter__()
@@ -372,7 +375,7 @@ def measure(sc: Scenario, device: str, cpu_tiny: bool) -> dict:
 
 
 def _child(sc_name: str, device: str, cpu_tiny: bool, path: str) -> None:
-    sc = next(s for s in SCENARIOS + HOLDOUT if s.name == sc_name)
+    sc = next(s for s in SCENARIOS + HOLDOUT + ISSUE14 if s.name == sc_name)
     try:
         res = measure(sc, device, cpu_tiny)
     except Exception as exc:  # noqa: BLE001 - an OOM or a missing wheel is a result, not a crash
@@ -408,7 +411,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     device = "cpu" if args.cpu_tiny else "cuda"
-    pool = HOLDOUT if args.set == "holdout" else SCENARIOS
+    pool = {"holdout": HOLDOUT, "issue14": ISSUE14}.get(args.set, SCENARIOS)
     names = args.only.split(",") if args.only else [s.name for s in pool]
     start = time.time()
     table = {"command": " ".join(["python3", "benchmarks/memory/harness.py"] + sys.argv[1:]),
@@ -421,7 +424,7 @@ def run(args: argparse.Namespace) -> int:
         if time.time() - start > args.deadline:
             table["results"].append({"name": name, "skipped": "deadline"})
             continue
-        sc = next(s for s in SCENARIOS + HOLDOUT if s.name == name)
+        sc = next(s for s in SCENARIOS + HOLDOUT + ISSUE14 if s.name == name)
         path = out / f"scenario_{len(table['results']):02d}.json"
         proc = ctx.Process(target=_child, args=(name, device, args.cpu_tiny, str(path)))
         proc.start()
@@ -466,7 +469,7 @@ def main() -> int:
     r.add_argument("--deadline", type=float, default=480.0, help="start no new scenario after this many seconds")
     r.add_argument("--timeout", type=float, default=float(os.environ.get("HARNESS_TIMEOUT", 150)), help="per scenario")
     r.add_argument("--table", default="measured_h200.json")
-    r.add_argument("--set", choices=("main", "holdout"), default="main")
+    r.add_argument("--set", choices=("main", "holdout", "issue14"), default="main")
     r.add_argument("--commit", default="", help="the seqprof commit whose predictions are recorded")
     args = ap.parse_args()
     return run(args)

@@ -5,10 +5,11 @@ Shared by the GPU harness (harness.py), which runs them, and by tests/test_memor
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from seqprof.predict.architecture import Architecture, read_architecture
+from seqprof.predict.architecture import Architecture, architecture_from_config
 from seqprof.predict.memory import TrainingSetup
 
 CONFIGS = Path(__file__).resolve().parent / "configs"
@@ -20,13 +21,21 @@ class Scenario:
     arch: str  # configs/<arch>.json
     setup: TrainingSetup
     why: str = ""
+    layers: int | None = None  # the published config with fewer decoder layers (a MoE that fits one GPU)
+
+    def config(self) -> dict:
+        """The config.json values the harness builds the model from."""
+        cfg = json.loads((CONFIGS / f"{self.arch}.json").read_text())
+        if self.layers:
+            cfg["num_hidden_layers"] = self.layers
+        return cfg
 
     def architecture(self) -> Architecture:
-        return read_architecture(CONFIGS / f"{self.arch}.json")
+        return architecture_from_config(self.config(), source=str(CONFIGS / f"{self.arch}.json"))
 
 
-def _s(name: str, arch: str, why: str, **kw) -> Scenario:
-    return Scenario(name, arch, TrainingSetup(**kw), why)
+def _s(name: str, arch: str, why: str, layers: int | None = None, **kw) -> Scenario:
+    return Scenario(name, arch, TrainingSetup(**kw), why, layers)
 
 
 ALL = ("all-linear",)
@@ -94,7 +103,7 @@ SCENARIOS: tuple[Scenario, ...] = (
 
 
 def by_name(name: str) -> Scenario:
-    for sc in SCENARIOS + HOLDOUT:
+    for sc in SCENARIOS + HOLDOUT + ISSUE14:
         if sc.name == name:
             return sc
     raise KeyError(name)
@@ -136,4 +145,29 @@ HOLDOUT: tuple[Scenario, ...] = (
     _s("holdout_qwen3-1.7b_lora32_all_drop_gc_b8_s2048", "qwen3-1.7b", "LoRA dropout 0.1 with checkpointing",
        micro_batch_size=8, seq_len=2048, adapter="lora", lora_r=32, lora_targets=ALL, lora_dropout=0.1,
        gradient_checkpointing=True),
+)
+
+
+# Issue 14, predicted and committed before the run (measured_h200_issue14.json records the commit): MoE with
+# transformers 5's fused experts (grouped_mm), a shared expert, LoRA and QLoRA on a MoE, and QLoRA prepared the
+# way peft's prepare_model_for_kbit_training does it (unquantised parameters upcast to fp32).
+QL = dict(adapter="lora", load_in_4bit=True, lora_targets=ALL, gradient_checkpointing=True, kbit_upcast=True)
+ISSUE14: tuple[Scenario, ...] = (
+    _s("moe_qwen3-30b-a3b-8l_full_bf16_b1_s4096", "qwen3-30b-a3b", "Qwen3-30B-A3B layers (128 experts, top-8), "
+       "8 of 48, full FT", layers=8, micro_batch_size=1, seq_len=4096),
+    _s("moe_qwen3-30b-a3b-8l_full_bf16_gc_b2_s2048", "qwen3-30b-a3b", "the same with checkpointing, 2 x 2K",
+       layers=8, micro_batch_size=2, seq_len=2048, gradient_checkpointing=True),
+    _s("moe_qwen3-30b-a3b_lora16_all_gc_b1_s4096", "qwen3-30b-a3b", "all 48 layers, LoRA all-linear: peft reaches "
+       "attention only (fused experts)", micro_batch_size=1, seq_len=4096, adapter="lora", lora_targets=ALL,
+       gradient_checkpointing=True),
+    _s("moe_qwen1.5-moe-12l_full_bf16_gc_b2_s2048", "qwen1.5-moe-a2.7b", "60 experts top-4 + a gated shared "
+       "expert, 12 of 24 layers, full FT", layers=12, micro_batch_size=2, seq_len=2048, gradient_checkpointing=True),
+    _s("moe_qwen3-30b-a3b_qlora16_prep_b1_s2048", "qwen3-30b-a3b", "QLoRA on a MoE: experts stay bf16",
+       micro_batch_size=1, seq_len=2048, **QL),
+    _s("qlora_prep_llama3.1-8b_r16_all_b1_s4096", "llama3.1-8b", "prepare_model_for_kbit_training, 4,000 tokens",
+       micro_batch_size=1, seq_len=4096, **QL),
+    _s("qlora_prep_llama3.1-8b_r16_all_b1_s1280", "llama3.1-8b", "the same at 1,280 tokens",
+       micro_batch_size=1, seq_len=1280, **QL),
+    _s("qlora_prep_qwen3-8b_r16_all_b2_s2048", "qwen3-8b", "prepared QLoRA, qk-norm model, 2 x 2K",
+       micro_batch_size=2, seq_len=2048, **QL),
 )

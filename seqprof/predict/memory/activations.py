@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from seqprof.errors import SeqprofError
 from seqprof.predict.architecture import Architecture, Linear
 from seqprof.predict.memory.allocator import Allocator, Block, SavedForBackward
+from seqprof.predict.memory.moe import moe_backward, moe_forward
 from seqprof.predict.memory.setup import _TARGET_ALIASES, PRECISIONS, TrainingSetup
 
 
@@ -28,6 +29,7 @@ class StepContext:
     targets: frozenset[str]
     lb: int  # LoRA adapter bytes
     backend: str  # flash | efficient | math | eager
+    mm: int = 2  # bytes of a quantised matmul's compute dtype (bitsandbytes casts its input to it and back)
 
 
 ACT, LOG = "activations", "logits"
@@ -38,8 +40,15 @@ def lora_targets(setup: TrainingSetup, arch: Architecture) -> frozenset[str]:
     for t in setup.lora_targets:
         key = str(t).strip()
         names.update(_TARGET_ALIASES.get(key.lower(), (key.split(".")[-1],)))
-    known = {lin.name for lin in arch.layer_linears()}
-    return frozenset(names & known)
+    return frozenset(lin.name for lin in lora_targetable(arch) if lin.name.split(".")[-1] in names)
+
+
+def lora_targetable(arch: Architecture) -> tuple[Linear, ...]:
+    """The nn.Linear modules of a layer, which peft's LoRA can wrap: not transformers 5's fused experts
+    (3-D parameters) nor a MoE router (a parameter of its own module), both of which layer_linears lists."""
+    if not arch.is_moe:
+        return arch.layer_linears()
+    return tuple(lin for lin in arch.layer_linears() if lin.count == 1 and lin.name != "gate")
 
 
 def attention_backend(arch: Architecture, setup: TrainingSetup, compute_bytes: int) -> str:
@@ -92,9 +101,17 @@ def linear(sim: Allocator, g: SavedForBackward, x: Block | None, cx: StepContext
     if cx.autocast and x_bytes != c:
         xin = sim.new(ACT, c * d_in * n)  # autocast casts the activation for every matmul
     quant = cx.s.load_in_4bit or cx.s.load_in_8bit
-    if quant:
-        sim.spike(ACT, c * d_in * d_out * lin.count)  # the dequantised weight of the 4-bit/8-bit matmul
-    out = sim.new(ACT, c * d_out * n)
+    if quant and cx.mm != c:  # fp32 activations (prepare_model_for_kbit_training): x.to(compute dtype),
+        xc = sim.new(ACT, cx.mm * d_in * n)  # the matmul in it, and the output cast back
+        sim.spike(ACT, cx.mm * d_in * d_out * lin.count)
+        oc = sim.new(ACT, cx.mm * d_out * n)
+        sim.drop(xc)
+        out = sim.new(ACT, c * d_out * n)
+        sim.drop(oc)
+    else:
+        if quant:
+            sim.spike(ACT, c * d_in * d_out * lin.count)  # the dequantised weight of the 4-bit/8-bit matmul
+        out = sim.new(ACT, c * d_out * n)
     if cx.full:
         g.save(lin.name, xin)  # kept for the weight's gradient
     if lin.name in cx.targets and not cx.full:
@@ -115,8 +132,8 @@ def linear(sim: Allocator, g: SavedForBackward, x: Block | None, cx: StepContext
         bs = sim.new(ACT, lb * d_out * n)  # * scaling
         sim.drop(b, a)
         if quant:
-            conv = sim.new(ACT, c * d_out * n)  # output.to(expected dtype), then result + output
-            sim.drop(bs)
+            conv = sim.new(ACT, c * d_out * n) if lb != c else sim.ref(bs)  # output.to(expected dtype), then
+            sim.drop(bs)  # result + output
             res = sim.new(ACT, c * d_out * n)
             sim.drop(conv, out)
             out = res
@@ -193,6 +210,24 @@ def mlp_width(a: Architecture) -> int:
     return a.intermediate_size
 
 
+def mlp_forward(sim: Allocator, g: SavedForBackward, cx: StepContext, lins: dict[str, Linear], y: Block | None,
+                xb: int, prefix: str, f: int) -> Block | None:
+    """A gated MLP (act(gate(y)) * up(y), then down) on `y` (not consumed); `prefix` names a shared expert's."""
+    n, c = cx.n, cx.c
+    gate = replace(lins.get(prefix + "gate_proj", lins[prefix + "up_proj"]), d_out=f, count=1)
+    up = replace(lins[prefix + "up_proj"], d_out=f, count=1)
+    gt = linear(sim, g, y, cx, gate, xb)
+    u = linear(sim, g, y, cx, up, xb)
+    sg = sim.new(ACT, c * f * n)  # act_fn(gate)
+    g.save(prefix + "act", gt)
+    pr = sim.new(ACT, c * f * n)  # act * up
+    g.save(prefix + "mul", sg, u)
+    sim.drop(gt, sg, u)
+    dn = linear(sim, g, pr, cx, replace(lins[prefix + "down_proj"], d_in=f, count=1), c)
+    sim.drop(pr)
+    return dn
+
+
 def layer_forward(sim: Allocator, cx: StepContext, x: Block | None, x_rg: bool, keep: bool) -> tuple[Block | None, SavedForBackward]:
     """One decoder layer's forward; keep=False (no_grad, or a checkpoint's first pass) keeps nothing."""
     a, n, c = cx.arch, cx.n, cx.c
@@ -241,19 +276,23 @@ def layer_forward(sim: Allocator, cx: StepContext, x: Block | None, x_rg: bool, 
     sim.drop(att_out)
     y2 = rmsnorm(sim, g, "norm2", x1, cx, h, 1, True, cx.full, xb)
     if a.is_moe:
-        g.save_new("router", ACT, (4 + c) * a.num_experts * n)
-    gate = replace(lins.get("gate_proj", lins["up_proj"]), d_out=f, count=1)
-    up = replace(lins["up_proj"], d_out=f, count=1)
-    gt = linear(sim, g, y2, cx, gate, xb)
-    u = linear(sim, g, y2, cx, up, xb)
-    sim.drop(y2)
-    sg = sim.new(ACT, c * f * n)  # act_fn(gate)
-    g.save("act", gt)
-    pr = sim.new(ACT, c * f * n)  # act * up
-    g.save("mul", sg, u)
-    sim.drop(gt, sg, u)
-    dn = linear(sim, g, pr, cx, replace(lins["down_proj"], d_in=f, count=1), c)
-    sim.drop(pr)
+        dn = moe_forward(sim, g, n, c, h, a.num_experts, a.num_experts_per_tok, a.moe_intermediate_size
+                         or a.intermediate_size, cx.full, y2)
+        if a.shared_expert_intermediate_size:
+            shared = mlp_forward(sim, g, cx, lins, y2, xb, "shared_expert.", a.shared_expert_intermediate_size)
+            if "shared_expert_gate" in lins:  # sigmoid(shared_expert_gate(x)) * shared: keeps both factors
+                gated = sim.new(ACT, c * h * n)
+                g.save("shared_gate", shared)
+                g.save_new("shared_gate", ACT, 2 * c * n)
+                sim.drop(shared)
+                shared = gated
+            total = sim.new(ACT, c * h * n)  # routed + shared
+            sim.drop(dn, shared)
+            dn = total
+        sim.drop(y2)
+    else:
+        dn = mlp_forward(sim, g, cx, lins, y2, xb, "", f)
+        sim.drop(y2)
     x2 = sim.new(ACT, xb * h * n)  # residual add
     sim.drop(dn, x1)
     return x2, g
@@ -274,7 +313,7 @@ def layer_backward(sim: Allocator, cx: StepContext, g: SavedForBackward, persist
             sim.new("gradients", nbytes)  # lives until zero_grad(set_to_none=True) after the step
 
     def linear_back(name: str, d_in: int, d_out: int) -> None:
-        count = lins[name].count if name in lins else 1
+        count = 1  # a dense or shared-expert linear (fused experts: seqprof.predict.memory.moe)
         if cx.full:
             if cx.autocast:
                 sim.spike("gradients", c * d_in * d_out * count)  # bf16 grad of the cast weight
@@ -283,7 +322,9 @@ def layer_backward(sim: Allocator, cx: StepContext, g: SavedForBackward, persist
             sim.spike(ACT, cx.lb * (d_in + d_out) * n)  # through lora_B, lora_A and the cast back
             param_grad(cx.lb * cx.s.lora_r * (d_in + d_out))
         if cx.s.load_in_4bit or cx.s.load_in_8bit:
-            sim.spike(ACT, c * d_in * d_out * count)  # dequantised weight for the input gradient
+            sim.spike(ACT, cx.mm * d_in * d_out * count)  # dequantised weight for the input gradient
+            if cx.mm != c:
+                sim.spike(ACT, cx.mm * (d_in + d_out) * n)  # the gradient cast to the compute dtype and back
         g.release(name)
 
     def norm_back(name: str, dim: int) -> None:
@@ -292,22 +333,38 @@ def layer_backward(sim: Allocator, cx: StepContext, g: SavedForBackward, persist
             param_grad(gb * dim)
         g.release(name)
 
-    gp = sim.new(ACT, c * f * n)
-    linear_back("down_proj", f, h)
-    gs, gu = sim.new(ACT, c * f * n), sim.new(ACT, c * f * n)
-    sim.drop(gp)
-    g.release("mul")
-    gg = sim.new(ACT, c * f * n)
-    sim.drop(gs)
-    g.release("act")
-    gy_u = sim.new(ACT, xb * h * n)
-    linear_back("up_proj", h, f)
-    sim.drop(gu)
-    gy_g = sim.new(ACT, xb * h * n)
-    linear_back("gate_proj", h, f)
-    sim.drop(gg, gy_u)
+    def mlp_back(prefix: str, width: int) -> Block | None:
+        """The gated MLP's backward; returns its input gradient (summed into the residual's by the caller)."""
+        gp = sim.new(ACT, c * width * n)
+        linear_back(prefix + "down_proj", width, h)
+        gs, gu = sim.new(ACT, c * width * n), sim.new(ACT, c * width * n)
+        sim.drop(gp)
+        g.release(prefix + "mul")
+        gg = sim.new(ACT, c * width * n)
+        sim.drop(gs)
+        g.release(prefix + "act")
+        gy_u = sim.new(ACT, xb * h * n)
+        linear_back(prefix + "up_proj", h, width)
+        sim.drop(gu)
+        gy_g = sim.new(ACT, xb * h * n)
+        linear_back(prefix + "gate_proj", h, width)
+        sim.drop(gg, gy_u)
+        return gy_g
+
     if a.is_moe:
-        g.release("router")
+        gy_g = None
+        if a.shared_expert_intermediate_size:
+            gsh = None
+            if "shared_expert_gate" in lins:
+                gsh = sim.new(ACT, c * h * n)  # d(shared) = grad * sigmoid(gate)
+                sim.spike(ACT, c * h * n)  # d(gate) = (grad * shared).sum(-1)
+                g.release("shared_gate")
+            gy_g = mlp_back("shared_expert.", a.shared_expert_intermediate_size)
+            sim.drop(gsh)
+        moe_backward(sim, g, n, c, h, a.num_experts, a.num_experts_per_tok,
+                     a.moe_intermediate_size or a.intermediate_size, cx.full, param_grad, gb)
+    else:
+        gy_g = mlp_back("", f)
     norm_back("norm2", h)
     gx1 = sim.new(ACT, xb * h * n)
     sim.drop(gy_g, gx1)  # added into the residual gradient
@@ -354,8 +411,12 @@ def step_context(arch: Architecture, s: TrainingSetup) -> StepContext:
                                "or all-linear")
     autocast = full and s.master_weights_fp32 and c == 2  # (LoRA over fp32 weights: weights in fp32, the
     pc = 4 if (s.master_weights_fp32 or c == 4) else c     # activations counted as plain bf16; not measured)
+    mm = c
+    if quant and s.kbit_upcast:  # peft's prepare_model_for_kbit_training: every unquantised parameter in fp32,
+        c = pc = 4               # so the embedding output, norms, residual stream, attention and logits are fp32
     return StepContext(arch=arch, s=s, n=s.tokens, seqs=s.sequences, c=c, pc=pc, autocast=autocast, full=full,
-                targets=targets, lb=4 if (s.lora_fp32 or c == 4) else c, backend=attention_backend(arch, s, c))
+                targets=targets, lb=4 if (s.lora_fp32 or c == 4) else c, backend=attention_backend(arch, s, c),
+                mm=mm)
 
 
 def saved_per_layer(cx: StepContext) -> int:

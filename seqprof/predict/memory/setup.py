@@ -66,6 +66,7 @@ class TrainingSetup:
     load_in_4bit: bool = False
     load_in_8bit: bool = False
     double_quant: bool = True
+    kbit_upcast: bool = False  # 4/8-bit: peft's prepare_model_for_kbit_training upcast the unquantised params to fp32
     optimizer: str = "adamw_torch_fused"  # transformers' default with torch >= 2.8
     gradient_checkpointing: bool = False
     attn_implementation: str = "sdpa"
