@@ -42,7 +42,7 @@ _pkg = types.ModuleType("seqprof")
 _pkg.__path__ = [str(ROOT / "seqprof")]
 sys.modules.setdefault("seqprof", _pkg)
 
-from scenarios import HOLDOUT, ISSUE14, SCENARIOS, Scenario  # noqa: E402
+from scenarios import HOLDOUT, ISSUE14, ISSUE14_HOLDOUT, SCENARIOS, Scenario  # noqa: E402
 
 from seqprof.predict.architecture import architecture_from_config  # noqa: E402
 from seqprof.predict.memory import TrainingSetup, estimate_memory  # noqa: E402
@@ -375,7 +375,7 @@ def measure(sc: Scenario, device: str, cpu_tiny: bool) -> dict:
 
 
 def _child(sc_name: str, device: str, cpu_tiny: bool, path: str) -> None:
-    sc = next(s for s in SCENARIOS + HOLDOUT + ISSUE14 if s.name == sc_name)
+    sc = next(s for s in SCENARIOS + HOLDOUT + ISSUE14 + ISSUE14_HOLDOUT if s.name == sc_name)
     try:
         res = measure(sc, device, cpu_tiny)
     except Exception as exc:  # noqa: BLE001 - an OOM or a missing wheel is a result, not a crash
@@ -411,7 +411,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     device = "cpu" if args.cpu_tiny else "cuda"
-    pool = {"holdout": HOLDOUT, "issue14": ISSUE14}.get(args.set, SCENARIOS)
+    pool = {"holdout": HOLDOUT, "issue14": ISSUE14, "issue14_holdout": ISSUE14_HOLDOUT}.get(args.set, SCENARIOS)
     names = args.only.split(",") if args.only else [s.name for s in pool]
     start = time.time()
     table = {"command": " ".join(["python3", "benchmarks/memory/harness.py"] + sys.argv[1:]),
@@ -424,7 +424,7 @@ def run(args: argparse.Namespace) -> int:
         if time.time() - start > args.deadline:
             table["results"].append({"name": name, "skipped": "deadline"})
             continue
-        sc = next(s for s in SCENARIOS + HOLDOUT + ISSUE14 if s.name == name)
+        sc = next(s for s in SCENARIOS + HOLDOUT + ISSUE14 + ISSUE14_HOLDOUT if s.name == name)
         path = out / f"scenario_{len(table['results']):02d}.json"
         proc = ctx.Process(target=_child, args=(name, device, args.cpu_tiny, str(path)))
         proc.start()
@@ -469,7 +469,7 @@ def main() -> int:
     r.add_argument("--deadline", type=float, default=480.0, help="start no new scenario after this many seconds")
     r.add_argument("--timeout", type=float, default=float(os.environ.get("HARNESS_TIMEOUT", 150)), help="per scenario")
     r.add_argument("--table", default="measured_h200.json")
-    r.add_argument("--set", choices=("main", "holdout", "issue14"), default="main")
+    r.add_argument("--set", choices=("main", "holdout", "issue14", "issue14_holdout"), default="main")
     r.add_argument("--commit", default="", help="the seqprof commit whose predictions are recorded")
     args = ap.parse_args()
     return run(args)

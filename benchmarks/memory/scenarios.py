@@ -103,7 +103,7 @@ SCENARIOS: tuple[Scenario, ...] = (
 
 
 def by_name(name: str) -> Scenario:
-    for sc in SCENARIOS + HOLDOUT + ISSUE14:
+    for sc in SCENARIOS + HOLDOUT + ISSUE14 + ISSUE14_HOLDOUT:
         if sc.name == name:
             return sc
     raise KeyError(name)
@@ -170,4 +170,20 @@ ISSUE14: tuple[Scenario, ...] = (
        micro_batch_size=1, seq_len=1280, **QL),
     _s("qlora_prep_qwen3-8b_r16_all_b2_s2048", "qwen3-8b", "prepared QLoRA, qk-norm model, 2 x 2K",
        micro_batch_size=2, seq_len=2048, **QL),
+)
+
+# Predicted and committed after the ISSUE14 run had fixed LoRA on fused experts; measured once, never fitted.
+ISSUE14_HOLDOUT: tuple[Scenario, ...] = (
+    _s("holdout14_qwen1.5-moe_lora16_all_gc_b2_s2048", "qwen1.5-moe-a2.7b", "all 24 layers, LoRA all-linear on "
+       "60 fused experts + shared expert", micro_batch_size=2, seq_len=2048, adapter="lora", lora_targets=ALL,
+       gradient_checkpointing=True),
+    _s("holdout14_qwen3-30b-a3b_lora8_qv_down_b1_s2048", "qwen3-30b-a3b", "LoRA r8 q,v + expert down_proj, no "
+       "checkpointing: every layer keeps its merged expert weights", micro_batch_size=1, seq_len=2048,
+       adapter="lora", lora_r=8, lora_targets=("q_proj", "v_proj", "down_proj")),
+    _s("holdout14_qwen3-30b-a3b-8l_full_bf16_gc_b4_s4096_foreach", "qwen3-30b-a3b", "MoE full FT, 16K tokens, "
+       "foreach AdamW", layers=8, micro_batch_size=4, seq_len=4096, gradient_checkpointing=True,
+       optimizer="adamw_torch"),
+    _s("holdout14_qlora_prep_llama3.2-3b_r32_qv_b4_s2048", "llama3.2-3b", "prepared QLoRA, tied embeddings in "
+       "fp32, q,v", micro_batch_size=4, seq_len=2048, adapter="lora", load_in_4bit=True, lora_r=32,
+       lora_targets=("q_proj", "v_proj"), gradient_checkpointing=True, kbit_upcast=True),
 )

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from seqprof.errors import SeqprofError
 from seqprof.predict.architecture import Architecture, Linear
 from seqprof.predict.memory.allocator import Allocator, Block, SavedForBackward
-from seqprof.predict.memory.moe import moe_backward, moe_forward
+from seqprof.predict.memory.moe import EXPERT_LORA_TYPES, EXPERT_TARGETS, expert_lora, moe_backward, moe_forward
 from seqprof.predict.memory.setup import _TARGET_ALIASES, PRECISIONS, TrainingSetup
 
 
@@ -40,7 +40,13 @@ def lora_targets(setup: TrainingSetup, arch: Architecture) -> frozenset[str]:
     for t in setup.lora_targets:
         key = str(t).strip()
         names.update(_TARGET_ALIASES.get(key.lower(), (key.split(".")[-1],)))
-    return frozenset(lin.name for lin in lora_targetable(arch) if lin.name.split(".")[-1] in names)
+        if key.lower() in ("all-linear", "all_linear", "all"):
+            names.add("gate")  # peft's all-linear reaches a MoE router too
+    every = any(str(t).strip().lower() in ("all-linear", "all_linear", "all") for t in setup.lora_targets)
+    found = {lin.name for lin in lora_targetable(arch) if every or lin.name.split(".")[-1] in names}
+    if arch.is_moe and arch.model_type in EXPERT_LORA_TYPES:  # peft maps v4 names onto fused expert parameters
+        found |= {EXPERT_TARGETS[name] for name in names if name in EXPERT_TARGETS}
+    return frozenset(found)
 
 
 def lora_targetable(arch: Architecture) -> tuple[Linear, ...]:
@@ -277,7 +283,7 @@ def layer_forward(sim: Allocator, cx: StepContext, x: Block | None, x_rg: bool, 
     y2 = rmsnorm(sim, g, "norm2", x1, cx, h, 1, True, cx.full, xb)
     if a.is_moe:
         dn = moe_forward(sim, g, n, c, h, a.num_experts, a.num_experts_per_tok, a.moe_intermediate_size
-                         or a.intermediate_size, cx.full, y2)
+                         or a.intermediate_size, cx.full, y2, merged_bytes=expert_lora(cx)[1])
         if a.shared_expert_intermediate_size:
             shared = mlp_forward(sim, g, cx, lins, y2, xb, "shared_expert.", a.shared_expert_intermediate_size)
             if "shared_expert_gate" in lins:  # sigmoid(shared_expert_gate(x)) * shared: keeps both factors
@@ -361,8 +367,10 @@ def layer_backward(sim: Allocator, cx: StepContext, g: SavedForBackward, persist
                 g.release("shared_gate")
             gy_g = mlp_back("shared_expert.", a.shared_expert_intermediate_size)
             sim.drop(gsh)
+        lora_params, merged = expert_lora(cx)
         moe_backward(sim, g, n, c, h, a.num_experts, a.num_experts_per_tok,
-                     a.moe_intermediate_size or a.intermediate_size, cx.full, param_grad, gb)
+                     a.moe_intermediate_size or a.intermediate_size, cx.full, param_grad, gb,
+                     merged_bytes=merged, lora_grad_bytes=cx.lb * lora_params)
     else:
         gy_g = mlp_back("", f)
     norm_back("norm2", h)

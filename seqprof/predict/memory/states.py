@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from seqprof.predict.architecture import Architecture
 from seqprof.predict.memory.activations import StepContext, lora_targetable
+from seqprof.predict.memory.moe import expert_lora
 from seqprof.predict.memory.setup import OPTIMIZERS, TrainingSetup
 
 
@@ -25,8 +26,8 @@ def weight_bytes(arch: Architecture, cx: StepContext) -> dict[str, int]:
         lin_bytes = lin_params * pc
     lora = 0
     if s.adapter and not cx.full:
-        lora = arch.num_layers * sum(s.lora_r * (lin.d_in + lin.d_out) * lin.count
-                                     for lin in quantised if lin.name in cx.targets)
+        lora = arch.num_layers * (sum(s.lora_r * (lin.d_in + lin.d_out) * lin.count
+                                      for lin in quantised if lin.name in cx.targets) + expert_lora(cx)[0])
     other_bytes = cx.c if (s.load_in_4bit or s.load_in_8bit) else pc  # embeddings, norms, biases stay unquantised
     return {"base": int(lin_bytes + (bias_params + other) * other_bytes), "lora_params": lora, "lora": lora * cx.lb}
 
