@@ -71,7 +71,10 @@ def _brute_force_count(cfg: dict) -> int:
     return total
 
 
-@pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.json")), ids=lambda p: p.stem)
+DENSE = sorted(p for p in CONFIGS.glob("*.json") if "num_experts" not in json.loads(p.read_text()))
+
+
+@pytest.mark.parametrize("path", DENSE, ids=lambda p: p.stem)
 def test_param_count_equals_tensor_listing(path):
     cfg = json.loads(path.read_text())
     assert read_architecture(path).param_count() == _brute_force_count(cfg)
@@ -146,3 +149,20 @@ def test_gpu_sizes():
         gpu_memory_bytes("Voodoo 5")
     with pytest.raises(SeqprofError):
         parse_memory_size("lots")
+
+
+def _measured_counts():
+    tables = sorted((CONFIGS.parent).glob("measured_h200*.json"))
+    for table in tables:
+        for r in json.loads(table.read_text())["results"]:
+            if isinstance(r.get("params_counted"), int) and "lora" not in r["name"]:
+                yield r
+
+
+@pytest.mark.parametrize("result", list(_measured_counts()), ids=lambda r: r["name"])
+def test_param_count_equals_the_model_built_on_the_h200(result):
+    """sum(p.numel()) of the model transformers built on the GPU (benchmarks/memory/harness.py), MoE included."""
+    import sys
+    sys.path.insert(0, str(CONFIGS.parent))
+    from scenarios import by_name
+    assert by_name(result["name"]).architecture().param_count() == result["params_counted"]

@@ -85,11 +85,18 @@ def setup_from_plan(plan: Any) -> tuple[TrainingSetup, tuple[str, ...]]:
     elif raw.get("ref_model") or raw.get("ref_model_name_or_path"):
         reference = "model"
     zero = get("zero_stage")
+    # axolotl runs peft's prepare_model_for_kbit_training on a 4/8-bit model (every unquantised parameter upcast
+    # to fp32); TRL >= 1.0's trainers call get_peft_model alone (trl/trainer/sft_trainer.py), so no upcast there.
+    kbit_upcast = (load4 or load8) and plan.dialect == "axolotl"
+    if kbit_upcast:
+        notes.append("4-bit base prepared as axolotl does (peft's prepare_model_for_kbit_training): embeddings, "
+                     "norms and lm_head upcast to fp32, activations and logits in fp32")
     setup = TrainingSetup(
         micro_batch_size=int(get("micro_batch_size") or 1), seq_len=int(seq), precision=precision,
         master_weights_fp32=master_fp32,
         adapter=adapter, lora_r=int(get("lora_r") or 16), lora_targets=tuple(str(t) for t in (targets or ())),
         lora_dropout=float(get("lora_dropout") or 0.0), load_in_4bit=load4, load_in_8bit=load8 and not load4,
+        kbit_upcast=kbit_upcast,
         optimizer=optimizer, gradient_checkpointing=_checkpointing(get("gradient_checkpointing")),
         attn_implementation=attn, loss=loss, trainer=trainer,
         reference=reference, zero_stage=int(zero) if zero not in (None, "") else 0, fsdp=bool(get("fsdp")),

@@ -44,7 +44,9 @@ def format_memory(facts: MemoryFacts) -> str:
         # decimal GB as cards are sold (80GB = 80e9 bytes) vs binary GiB: say which budget was checked
         lines.append(f"budget: {facts.gpu_name} = {facts.gpu_bytes:,} bytes = {facts.gpu_bytes / GiB:.2f} GiB")
     lines.append("")
-    lines += [f"note: {n}" for n in (*facts.assumptions, *est.notes)]
+    model_notes = (*getattr(a, "notes", ()), *((f"not modelled: {a.unmodelled}",) if getattr(a, "unmodelled", "")
+                                               else ()))
+    lines += [f"note: {n}" for n in (*model_notes, *facts.assumptions, *est.notes)]
     return "\n".join(lines) + "\n"
 
 

@@ -10,8 +10,10 @@ an H200 (40 scenarios, median error under 0.1%) and tests/test_memory.py holds e
 Measured on one GPU: full fine-tuning (bf16, fp32, fp32 master weights under autocast), LoRA, QLoRA (NF4),
 checkpointing, sdpa (cuDNN/flash/math kernels) and eager attention, HF's loss, chunked CE, Liger's fused
 linear CE, DPO with a reference copy or the adapters-off base, gradient accumulation, foreach/fused AdamW.
+Also measured (issue 14): MoE with fused experts (full, LoRA on the experts, QLoRA with experts left in bf16) and
+QLoRA prepared by peft's prepare_model_for_kbit_training (fp32 upcasts).
 Modelled from the libraries' code but not measured: ZeRO/FSDP sharding, 8-bit weights and optimizers,
-Cut Cross-Entropy, MoE routing (the estimate says so in its notes).
+Cut Cross-Entropy, hybrid linear-attention layers (counted as attention layers; the estimate says so in its notes).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from seqprof.predict.memory.activations import (
 )
 from seqprof.predict.memory.allocator import Allocator, SavedForBackward
 from seqprof.predict.memory.logits import loss_backward, loss_forward
+from seqprof.predict.memory.moe import expert_lora
 from seqprof.predict.memory.setup import (
     ALLOCATOR_OVERHEAD_FRACTION,
     COMPONENT_LABELS,
@@ -187,14 +190,24 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
     if cx.backend in ("math", "eager"):
         notes.append(f"attention: the {cx.backend} kernel keeps s x s score matrices "
                      f"({_gib(4 * cx.seqs * arch.num_heads * s.seq_len ** 2)} per layer in fp32)")
+    kinds = [layer.kind for layer in arch.layers()] if hasattr(arch, "layers") else []
+    linear_layers = sum(1 for k in kinds if "linear" in k)
+    if linear_layers:
+        notes.append(f"hybrid: {linear_layers} of {len(kinds)} layers are linear attention (Gated DeltaNet); their "
+                     "activations are counted as attention layers' (transformers' torch path and the fla / "
+                     "causal-conv1d kernels are not told apart; not measured)")
     if s.loss == "hf" and not s.is_preference:
-        notes.append(f"logits: {n:,} tokens x {V:,} vocab = {_gib(c * V * n)} in {s.precision}, "
+        notes.append(f"logits: {n:,} tokens x {V:,} vocab = {_gib(c * V * n)} in {'fp32' if c == 4 else s.precision}, "
                      f"{_gib(4 * V * n)} again in fp32 inside the loss, twice more for its gradients")
     if s.is_preference:
         notes.append(f"preference training: chosen and rejected in one batch ({cx.seqs} sequences); "
                      f"reference: {s.reference}")
     if arch.is_moe:
-        notes.append("MoE: each token's top-k experts counted as one FFN of their total width (not measured)")
+        notes.append("MoE: router and fused experts as transformers 5's grouped_mm path runs them (tokens x top-k "
+                     "rows; measured on an H200, benchmarks/memory/measured_h200_issue14*.json)")
+        if not full and expert_lora(cx)[0]:
+            notes.append("LoRA reaches the fused experts (peft maps gate_proj/up_proj/down_proj onto gate_up_proj and "
+                         "down_proj): r x experts ranks each, and the merged expert weights are kept for backward")
     if s.load_in_8bit:
         notes.append("8-bit weights: 1 byte per weight plus fp32 row scales (not measured)")
     if s.loss == "cut_cross_entropy":
