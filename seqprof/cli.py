@@ -266,10 +266,15 @@ def buckets(source, num_buckets, batch_size, token_budget, max_seq_length, token
 @main.command()
 @click.argument("configs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--data", help="Dataset (or a saved profile) for the data-aware rules.")
+@click.option("--no-config-data", "no_config_data", is_flag=True,
+              help="Without --data/--profile, do not read the datasets the config names (local files, HF cache).")
 @click.option("--profile", "profile_path", type=click.Path(dir_okay=False),
               help="A profile saved by `seqprof analyze --output` (no tokenizer needed).")
 @click.option("--tokenizer", "-t", help="Tokenizer for --data (as for analyze).")
 @click.option("--dialect", help="Force the config dialect instead of detecting it.")
+@click.option("--versions", metavar="SPEC",
+              help="Framework versions the run uses, e.g. trl==0.19.1,transformers==4.57 (default: the pins in "
+                   "requirements*.txt, pyproject.toml, uv.lock ... beside the config).")
 @click.option("--gpu", help="GPU model for the memory rules (e.g. H100).")
 @click.option("--gpu-memory", help="GPU memory for the memory rules (e.g. 80GB).")
 @click.option("--gpus", "world_size", type=click.IntRange(1), help="GPUs the run uses, when the config does not say.")
@@ -290,18 +295,23 @@ def buckets(source, num_buckets, batch_size, token_budget, max_seq_length, token
 @click.option("--calibration", type=click.Path(dir_okay=False),
               help="A `seqprof calibrate` file for your GPU (default: measured H200, scaled for others).")
 def lint(configs, data, profile_path, tokenizer, dialect, gpu, gpu_memory, world_size, model_config, fmt, fail_on,
-         exit_zero, select, ignore, html, workers, gpu_price, calibration):
+         exit_zero, select, ignore, html, workers, gpu_price, calibration, no_config_data, versions):
     """Lint training CONFIGS: what will waste or break the run, on which line, and the fix."""
     from seqprof.lint.run import LintOptions, exit_code, lint_paths
     from seqprof.render.lint_output import render
 
+    if versions:
+        from seqprof.config.versions import parse_spec
+
+        parse_spec(versions)  # a malformed spec is one error line, before any config is read
+
     if gpu and gpu_memory:
         raise click.UsageError("give --gpu or --gpu-memory, not both")
     options = LintOptions(data=data, profile=profile_path, tokenizer=tokenizer, dialect=dialect, gpu=gpu,
-                          gpu_memory=gpu_memory, world_size=world_size, model_config=model_config,
+                          versions=versions, gpu_memory=gpu_memory, world_size=world_size, model_config=model_config,
                           select=tuple(select),
                           ignore=tuple(ignore), fail_on=fail_on, workers=workers, gpu_price=gpu_price,
-                          calibration=calibration)
+                          calibration=calibration, config_data=not no_config_data)
     if html:
         from seqprof.lint.run import lint_inputs
         from seqprof.outputs import check_output

@@ -338,7 +338,8 @@ def test_trl_dpo_inferred_and_its_deprecations(tmp_path: Path) -> None:
     kto = read_plan(cfg, dialect="trl_kto")
     assert kto.get("trainer") == "kto"
     assert [(d.kind, d.key) for d in kto.diagnostics] == [("deprecated_key", "max_prompt_length")]
-    assert "TRL 0.28" in kto.diagnostics[0].message and "1.16" in kto.diagnostics[0].message
+    # the release comes from the wheels' sources (keys/key_history.json): trl 0.27.0's KTOConfig has no such field
+    assert "trl 0.27" in kto.diagnostics[0].message and "1.16" in kto.diagnostics[0].message
 
 
 def test_trl_peft_and_quantization(tmp_path: Path) -> None:
@@ -417,8 +418,8 @@ log_dir: ${output_dir}/logs
                    "gradient_checkpointing": True, "trainer": "sft"}
     assert plan.setting("max_seq_length").key == "tokenizer.max_seq_len"
     assert plan.setting("max_seq_length").line == 11
-    # torchtune reads log_dir under metric_logger, not at the top level
-    assert [(d.kind, d.key, d.suggestion) for d in plan.diagnostics] == [("unknown_key", "log_dir", None)]
+    # torchtune's recipes read log_dir under metric_logger, not at the top level; a custom recipe may: a note
+    assert [(d.kind, d.key, d.suggestion) for d in plan.diagnostics] == [("unread_key", "log_dir", None)]
 
 
 def test_unsloth_cli_options(tmp_path: Path) -> None:
@@ -457,7 +458,7 @@ def test_axolotl_legacy_attention_flag_and_deepspeed_name(tmp_path: Path) -> Non
     assert plan.get("zero_stage") == 3 and not plan.setting("zero_stage").stated
     assert plan.get("datasets") == ["org/prefs"]
     assert [(d.kind, d.key, d.suggestion) for d in plan.diagnostics] == [
-        ("renamed_key", "flash_attention", "attn_implementation")]
+        ("renamed_key", "flash_attention", "attn_implementation: flash_attention_2")]  # the fix says the value
 
 
 def test_detection_scores_pick_the_specific_framework() -> None:

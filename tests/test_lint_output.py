@@ -218,7 +218,7 @@ def test_each_file_says_which_dialect_and_trainer_it_was_read_as(tmp_path):
     runner = CliRunner()
     text = runner.invoke(main, ["lint", str(config)]).output
     assert f"Read {config} as TRL (grpo: inferred from num_generations, use_vllm (GRPOConfig keys))." in text
-    as_json = json.loads(runner.invoke(main, ["lint", str(config), "--format", "json"]).output)
+    as_json = json.loads(runner.invoke(main, ["lint", str(config), "--format", "json"]).stdout)
     assert as_json["files"][0]["dialect"] == "trl" and as_json["files"][0]["trainer"] == "grpo"
-    sarif = json.loads(runner.invoke(main, ["lint", str(config), "--format", "sarif"]).output)
+    sarif = json.loads(runner.invoke(main, ["lint", str(config), "--format", "sarif"]).stdout)
     assert sarif["runs"][0]["properties"]["files"][0]["trainer"] == "grpo"

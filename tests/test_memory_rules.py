@@ -50,7 +50,7 @@ def no_local_models(tmp_path, monkeypatch):
 def lint(*args: object) -> tuple[int, dict]:
     out = CliRunner().invoke(main, ["lint", *map(str, args), "--format", "json"])
     assert out.exit_code in (0, 1), out.output
-    return out.exit_code, json.loads(out.output)
+    return out.exit_code, json.loads(out.stdout)  # stderr carries the 'lint: ... dataset' lines
 
 
 def memory_json(config: Path, model: str, *args: str) -> dict:

@@ -39,7 +39,7 @@ def run_example(rule, example, tmp_path: Path):
 
     path = tmp_path / example.filename
     path.write_text(example.config)
-    plan = read_plan(str(path), dialect=example.dialect)
+    plan = read_plan(str(path), dialect=example.dialect, versions=example.versions)
     profile = example_profile(example.data, example.recommended) if example.data else None
     from seqprof.lint.facts import gpu_facts
 

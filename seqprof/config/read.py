@@ -22,8 +22,9 @@ def detect_dialect(config: LoadedConfig | Mapping[str, Any] | str | Path) -> str
     return dialects.detect(data)
 
 
-def read_plan(path: str | Path, dialect: str | None = None) -> Plan:
-    """Read the config at *path* into a Plan; *dialect* overrides detection (e.g. 'trl_dpo')."""
+def read_plan(path: str | Path, dialect: str | None = None, versions: str | None = None) -> Plan:
+    """Read the config at *path* into a Plan; *dialect* overrides detection (e.g. 'trl_dpo'); *versions*
+    ('trl==0.19.1,transformers==4.57') overrides the pins found beside the config (seqprof.config.versions)."""
     cfg = load_config(path)
     if dialect:
         name, variant = dialects.resolve(dialect)
@@ -32,7 +33,13 @@ def read_plan(path: str | Path, dialect: str | None = None) -> Plan:
     settings: dict = {}
     found: list[ConfigDiagnostic] = list(cfg.diagnostics)
     if name != dialects.UNKNOWN:
-        result = dialects.module(name).build(cfg, variant)
+        reader = dialects.module(name)
+        if getattr(reader, "USES_PINS", False):  # TRL / transformers: key removals depend on the pinned versions
+            from seqprof.config.versions import parse_spec
+
+            result = reader.build(cfg, variant, pins=parse_spec(versions) if versions else None)
+        else:
+            result = reader.build(cfg, variant)
         settings = result.settings
         found.extend(result.diagnostics)
     found.sort(key=lambda d: (d.file != cfg.path, d.file, d.line, d.key))

@@ -46,6 +46,7 @@ class RuleExample:
     note: str | None = None
     filename: str = "config.yaml"
     model_config: str | None = None  # the model's config.json for memory rules (relative to the rule file)
+    versions: str | None = None  # pinned framework versions, as `seqprof lint --versions` ('trl==0.19.1')
 
 
 @dataclass(frozen=True)
@@ -310,7 +311,8 @@ def _example(raw: Any, path: Path) -> RuleExample:
     return RuleExample(config=str(raw["config"]), dialect=str(raw["dialect"]), data=data,
                        recommended=raw.get("recommended"), gpu=raw.get("gpu"), world_size=raw.get("world_size"),
                        note=raw.get("note"), filename=str(raw.get("filename", "config.yaml")),
-                       model_config=str(path.parent / raw["model_config"]) if raw.get("model_config") else None)
+                       model_config=str(path.parent / raw["model_config"]) if raw.get("model_config") else None,
+                       versions=str(raw["versions"]) if raw.get("versions") else None)
 
 
 def _compile(rule: Rule, env: Any, validate: bool) -> Rule:

@@ -30,6 +30,7 @@ class LintOptions:
     profile: str | None = None
     tokenizer: str | None = None
     dialect: str | None = None
+    versions: str | None = None  # pinned framework versions ('trl==0.19.1,transformers==4.57'), else the files
     gpu: str | None = None
     gpu_memory: str | None = None
     world_size: int | None = None
@@ -40,6 +41,7 @@ class LintOptions:
     workers: int = 1  # processes counting --data (as analyze --workers)
     gpu_price: float | None = None  # USD per GPU-hour (else settings' gpu-price)
     calibration: str | None = None  # a `seqprof calibrate` file for the GPU (else the shipped one, scaled)
+    config_data: bool = True  # without --data/--profile, read the data the config names (seqprof.lint.config_data)
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,10 @@ def lint_inputs(configs: Sequence[str | Path], options: LintOptions) -> list[Pat
             files += list(resolve_source(options.data).files)
         except SeqprofError:
             files.append(Path(options.data))
+    elif options.config_data and options.profile is None:
+        from seqprof.lint.config_data import config_data_files
+
+        files += config_data_files(configs, dialect=options.dialect)
     return files
 
 
@@ -146,25 +152,35 @@ def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions
         if rules is None:
             rules = rule_sets[settings.rule_dirs] = load_rules(settings.rule_dirs)
         all_rules.update({r.code: r for r in rules})
-        plan = read_plan(str(config), dialect=options.dialect)
+        plan = read_plan(str(config), dialect=options.dialect, versions=options.versions)
         tokenizer = settings.tokenizer
-        if raw_data and tokenizer is None:
+        named = None  # the data the config itself names, when neither --data nor --profile is given
+        if options.config_data and options.data is None and options.profile is None:
+            from seqprof.lint.config_data import find_config_data
+
+            named = find_config_data(plan)
+        if (raw_data or (named and named.found)) and tokenizer is None:
             tokenizer = data_tokenizer_for(plan, warn)
-        if tokenizer in failed_profiles:  # the same data failed for an earlier config: do not re-read it
-            raise failed_profiles[tokenizer]
-        if tokenizer not in profiles:
-            try:
-                profiles[tokenizer] = load_lint_profile(options.data, options.profile, tokenizer,
-                                                          workers=options.workers)
-            except SeqprofError as exc:
-                failed_profiles[tokenizer] = exc
-                raise
-        profile = profiles[tokenizer]
+        if named and named.datasets:  # one line per dataset on warn; what cannot be read is skipped, never fatal
+            from seqprof.lint.config_data import profile_config_data
+
+            profile = profile_config_data(named, tokenizer, workers=options.workers, warn=warn)
+        else:
+            if tokenizer in failed_profiles:  # the same data failed for an earlier config: do not re-read it
+                raise failed_profiles[tokenizer]
+            if tokenizer not in profiles:
+                try:
+                    profiles[tokenizer] = load_lint_profile(options.data, options.profile, tokenizer,
+                                                              workers=options.workers)
+                except SeqprofError as exc:
+                    failed_profiles[tokenizer] = exc
+                    raise
+            profile = profiles[tokenizer]
         notes: tuple[str, ...] = ()
         if profile is not None:
             data_source = profile.dataset.path
             data_tokenizer = profile.tokenizer.name
-            if not raw_data:
+            if not raw_data and not named:
                 notes = tokenizer_family_notes(profile.tokenizer.name, plan.get("model"))
         gpu = gpu_facts(settings.gpu, settings.gpu_memory)
         needs_sim = any(r.uses("sim") for r in rules if settings.is_enabled(r.code))

@@ -83,8 +83,8 @@ def to_json(result: LintResult) -> dict[str, Any]:
     """DESIGN.md contract: findings[{code, severity, message, file, line, key}] (plus fix, rule)."""
     return {
         "findings": [f.to_dict() for f in result.findings],
-        "files": [{"path": r.path, "dialect": r.dialect, **_trainer(r), "suppressed": r.suppressed, "run": _run(r)}
-                  for r in result.files],
+        "files": [{"path": r.path, "dialect": r.dialect, **_trainer(r), "versions": _versions(r),
+                   "suppressed": r.suppressed, "run": _run(r)} for r in result.files],
         "run": _run(result.files[0]) if len(result.files) == 1 else None,
         "skipped": [{"reason": reason, "codes": list(codes)} for reason, codes in result.skipped.items()],
         "data": result.data_source,
@@ -100,6 +100,12 @@ def _trainer(report: Any) -> dict[str, Any]:
     if setting is None:
         return {"trainer": None, "trainer_source": None}
     return {"trainer": setting.value, "trainer_source": setting.key or setting.source.removeprefix("default: ")}
+
+
+def _versions(report: Any) -> dict[str, Any] | None:
+    """Per framework, the pinned range and its file:line, or the release assumed without a pin (TRL/hf only)."""
+    plan = report.facts.plan if report.facts is not None else None
+    return plan.get("framework_versions") if plan is not None else None
 
 
 def read_as(report: Any) -> str:
@@ -247,7 +253,8 @@ def render_rule_doc(rule: Rule) -> str:
     out += ["", "Why it matters:", _indent(rule.why), "", "How to fix:", _indent(rule.how_to_fix)]
     for title, examples in (("Passes", rule.passing), ("Fails", rule.failing)):
         for ex in examples:
-            head = f"{title} ({ex.dialect}{', ' + ex.note if ex.note else ''}):"
+            head = f"{title} ({ex.dialect}{', --versions ' + ex.versions if ex.versions else ''}" \
+                   f"{', ' + ex.note if ex.note else ''}):"
             out += ["", head, _indent(ex.config.rstrip())]
             if ex.data:
                 data = ", ".join(f"{n} x {length}" for length, n in sorted(ex.data.items()))
@@ -273,4 +280,6 @@ def _example_dict(ex) -> dict[str, Any]:
         out["data"] = {str(k): v for k, v in sorted(ex.data.items())}
     if ex.note:
         out["note"] = ex.note
+    if ex.versions:
+        out["versions"] = ex.versions
     return out

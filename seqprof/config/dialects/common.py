@@ -26,6 +26,7 @@ class Moved:
 
     replacement: str | None
     why: str
+    value_change: str | None = None  # how the value changes with the new key (a switch that became a choice)
 
 
 @dataclass(frozen=True)
@@ -123,12 +124,17 @@ class Builder:
 # ---------------------------------------------------------------- key checks
 
 def check_keys(cfg: LoadedConfig, space: Keyspace, *, section: str = "",
-               dialect_label: str = "", scripts_read_extra: bool = False) -> list[ConfigDiagnostic]:
-    """Unknown, renamed and deprecated keys at one level (*section* is a dotted prefix or '').
+               dialect_label: str = "", scripts_read_extra: bool = False,
+               removal: Callable[[str], Any] | None = None, assumption: str | None = None) -> list[ConfigDiagnostic]:
+    """Unknown, renamed, deprecated and removed keys at one level (*section* is a dotted prefix or '').
 
     `scripts_read_extra`: the config feeds a parser the user's own script may extend (TRL recipes with their
     own ScriptArguments, HF scripts with ModelArguments/DataArguments), so a key that is no near miss of a
-    known one is not certainly wrong: it is an `unread_key` (SP407, info), not an `unknown_key` (SP401)."""
+    known one is not certainly wrong: it is an `unread_key` (SP407, info), not an `unknown_key` (SP401).
+
+    `removal(key)`: a renamed/deprecated key the newest release lacks, judged against the pinned versions
+    (seqprof.config.versions.Removal): 'error' (every pinned release lacks it) makes it a `removed_key`
+    (SP408), 'warning' names the release that breaks it, 'assumed' (no pin) says which release was assumed."""
     mapping = cfg.get(section) if section else cfg.data
     if not isinstance(mapping, Mapping):
         return []
@@ -141,19 +147,28 @@ def check_keys(cfg: LoadedConfig, space: Keyspace, *, section: str = "",
         line = cfg.line(dotted) or 1
         if mapping[key] is None and (key in space.renamed or key in space.deprecated):
             continue  # an empty old key does nothing, so there is nothing to migrate
-        if key in space.renamed:
-            moved = space.renamed[key]
-            out.append(ConfigDiagnostic(
-                kind="renamed_key", key=dotted, file=cfg.path, line=line,
-                message=f"'{key}' was renamed to '{moved.replacement}': {moved.why}",
-                suggestion=moved.replacement))
-        elif key in space.deprecated:
-            moved = space.deprecated[key]
-            instead = f"; use '{moved.replacement}'" if moved.replacement else ""
-            out.append(ConfigDiagnostic(
-                kind="deprecated_key", key=dotted, file=cfg.path, line=line,
-                message=f"'{key}' is deprecated: {moved.why}{instead}",
-                suggestion=moved.replacement))
+        moved = space.renamed.get(key) or space.deprecated.get(key)
+        if moved is not None:
+            renamed = key in space.renamed
+            gone = removal(str(key)) if removal is not None else None
+            if renamed:
+                message = f"'{key}' was renamed to '{moved.replacement}': {moved.why}"
+            else:
+                instead = f"; use '{moved.replacement}'" if moved.replacement else ""
+                message = f"'{key}' is deprecated: {moved.why}{instead}"
+            if moved.value_change:
+                message += f"; {moved.value_change}"
+            if gone is not None and (gone.verdict != "assumed" or gone.removed_in.split()[-1] not in moved.why):
+                message += f"; {gone.detail}"
+            if gone is not None and gone.verdict == "assumed" and assumption:
+                message += f"; {assumption}"
+            kind = "removed_key" if gone is not None and gone.verdict == "error" else \
+                "unread_key" if gone is not None and gone.verdict == "unknown" else \
+                "renamed_key" if renamed else "deprecated_key"
+            if kind == "removed_key" and not renamed:
+                message = message.replace(f"'{key}' is deprecated: ", f"'{key}' is removed: ", 1)
+            out.append(ConfigDiagnostic(kind=kind, key=dotted, file=cfg.path, line=line, message=message,
+                                        suggestion=moved.replacement, value_change=moved.value_change))
         elif key not in space.known:
             guess = did_you_mean(str(key), names)
             hint = f"; did you mean '{guess}'?" if guess else ""

@@ -18,9 +18,11 @@ Defaults (transformers TrainingArguments, training_args.py):
 Keys transformers 5 renamed or removed are reported (renamed_key/deprecated_key) with the
 replacement and the change that made it: group_by_length -> train_sampling_strategy
 (huggingface/transformers#43138), warmup_ratio -> warmup_steps as a float in [0, 1)
-(#41326, removed in 5.2), evaluation_strategy -> eval_strategy (4.41), overwrite_output_dir
+(#41326), evaluation_strategy -> eval_strategy (4.41), overwrite_output_dir
 (removed in 5), and the aliases the installed version marks deprecated in its own help text
-(gradient_checkpointing -> activation_checkpointing).
+(gradient_checkpointing -> activation_checkpointing). Every other field older releases had is a
+removal too (keys/key_history.json); the release that removed a key comes from that history and
+is an error when every transformers version the project pins lacks it (seqprof.config.versions).
 """
 
 from __future__ import annotations
@@ -43,8 +45,10 @@ from seqprof.config.dialects.common import (
     precision_from_flags,
 )
 from seqprof.config.loader import LoadedConfig
+from seqprof.config.versions import KeyHistory, Pins, assumed, describe_versions, pins_beside
 
 NAME = "hf"
+USES_PINS = True  # read_plan hands build() the version pins (--versions, else the files beside the config)
 LABEL = "transformers' TrainingArguments"
 TA_SOURCE = "transformers TrainingArguments default (training_args.py)"
 
@@ -62,11 +66,13 @@ EXAMPLE_SCRIPT_KEYS = frozenset({
 LEGACY_RENAMED: Mapping[str, Moved] = {
     "group_by_length": Moved("train_sampling_strategy",
                              "transformers 5 folded it into train_sampling_strategy: group_by_length "
-                             "(huggingface/transformers#43138)"),
+                             "(huggingface/transformers#43138)",
+                             value_change="the value changes: 'group_by_length: true' becomes "
+                                          "'train_sampling_strategy: group_by_length'"),
     "warmup_ratio": Moved("warmup_steps",
-                          "deprecated in transformers 5.0 and removed in 5.2; warmup_steps takes a float "
-                          "in [0, 1) as a ratio (huggingface/transformers#41326)"),
-    "evaluation_strategy": Moved("eval_strategy", "renamed in transformers 4.41, the old name removed in 4.46"),
+                          "deprecated in transformers 5.0 (huggingface/transformers#41326)",
+                          value_change="the value stays the ratio: warmup_steps reads a float in [0, 1) as one"),
+    "evaluation_strategy": Moved("eval_strategy", "renamed in transformers 4.41 (the old name was deprecated)"),
     "per_gpu_train_batch_size": Moved("per_device_train_batch_size", "renamed in transformers 3; removed in 5"),
     "per_gpu_eval_batch_size": Moved("per_device_eval_batch_size", "renamed in transformers 3; removed in 5"),
     "no_cuda": Moved("use_cpu", "renamed in transformers 4.34; removed in 5"),
@@ -75,7 +81,7 @@ LEGACY_RENAMED: Mapping[str, Moved] = {
 }
 LEGACY_DEPRECATED: Mapping[str, Moved] = {
     "overwrite_output_dir": Moved(None, "removed from TrainingArguments in transformers 5 (it has no effect)"),
-    "logging_dir": Moved(None, "not a TrainingArguments field in transformers 5 (logs go under output_dir)"),
+    "logging_dir": Moved(None, "deprecated in transformers 5 (logs go under output_dir)"),
     "save_safetensors": Moved(None, "removed in transformers 5, which always saves safetensors"),
     "include_tokens_per_second": Moved("include_num_input_tokens_seen", "removed in transformers 5"),
     "use_mps_device": Moved(None, "removed in transformers 5 (MPS is used automatically)"),
@@ -99,11 +105,20 @@ def deprecated_aliases() -> Mapping[str, Moved]:
             for old, new in aliases.items()}
 
 
-def keyspace() -> Keyspace:
-    """The keys an HF TrainingArguments YAML may hold, with transformers' renames/deprecations."""
+def keyspace(history: KeyHistory | None = None) -> Keyspace:
+    """The keys an HF TrainingArguments YAML may hold, with transformers' renames/deprecations and the fields
+    older releases had (keys/key_history.json)."""
+    history = history or KeyHistory.load()
     aliases = deprecated_aliases()
     known = (training_argument_fields() | EXAMPLE_SCRIPT_KEYS) - frozenset(aliases)
-    return Keyspace(known=known, renamed=LEGACY_RENAMED, deprecated={**LEGACY_DEPRECATED, **aliases})
+    older = history.ever("transformers", ["TrainingArguments"]) - known - set(LEGACY_RENAMED)
+    removed = {k: Moved(None, "a TrainingArguments field of earlier transformers releases") for k in sorted(older)}
+    return Keyspace(known=known, renamed=LEGACY_RENAMED, deprecated={**removed, **LEGACY_DEPRECATED, **aliases})
+
+
+def removal_judge(pins: Pins, history: KeyHistory):
+    """key -> Removal under *pins*, from TrainingArguments' history."""
+    return lambda key: history.removal("transformers", key, ["TrainingArguments"], pins)
 
 
 def detect(data: Mapping[str, Any]) -> int:
@@ -153,9 +168,11 @@ def apply_training_arguments(b: Builder, *, source: str = TA_SOURCE) -> None:
     b.default("save_strategy", "steps", f"save_strategy='steps', {source}")
 
 
-def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
-    """Canonical settings of an HF TrainingArguments YAML."""
+def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = None) -> DialectResult:
+    """Canonical settings of an HF TrainingArguments YAML; keys judged against *pins* (default: files beside it)."""
     b = Builder(cfg)
+    pins = pins if pins is not None else pins_beside(cfg.path)
+    history = KeyHistory.load()
     b.first("model", ["model_name_or_path"])
     b.first("max_seq_length", ["max_seq_length", "block_size"], as_number)
     b.stated("attn_implementation", "attn_implementation")
@@ -163,5 +180,9 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     apply_training_arguments(b)
     b.default("padding", "longest", "the Trainer's default collator (DataCollatorWithPadding) pads each "
                                     "batch to its longest row")
-    b.diagnostics.extend(check_keys(cfg, keyspace(), dialect_label=LABEL, scripts_read_extra=True))
+    b.default("framework_versions", describe_versions(["transformers"], pins, history),
+              "the transformers version keys were judged against (seqprof.config.versions)")
+    b.diagnostics.extend(check_keys(cfg, keyspace(history), dialect_label=LABEL, scripts_read_extra=True,
+                                    removal=removal_judge(pins, history),
+                                    assumption=assumed(["transformers"], pins, history)))
     return b.result()

@@ -1,7 +1,19 @@
 """torchtune recipe config (``tune run <recipe> --config x.yaml``): components named by ``_component_``.
 
-Keys: the top-level keys torchtune's recipes read (recipes/*.py, recipes/configs/); every
-``_component_`` table is passed to that component, so its own keys are not checked here.
+Keys are checked the way torchtune reads them (keys/torchtune_components.json, from
+scripts/gen_torchtune_components.py over torchtune 0.5.0, 0.6.1 and main, and torch.optim):
+- a ``_component_`` node's other keys are the callable's keyword arguments (torchtune/config/
+  _instantiate.py: _instantiate_node; ``tune validate`` binds them to inspect.signature in
+  _validate.py), so a key its signature lacks is a TypeError: unknown_key with did-you-mean; a
+  callable with ``**kwargs``, or one seqprof has no signature for, is not checked;
+- ``${key}`` / ``${a.b}`` / ``${.sibling}`` interpolations (OmegaConf, resolved when the recipe logs
+  the config) read the key they name, so it is used; one naming no key of the file raises
+  InterpolationKeyError: unknown_key ``${name}``; resolvers (``${oc.env:HOME}``) name no key;
+- a top-level key is read by the recipe (``cfg.x`` / ``cfg.get("x")``): one no shipped recipe reads
+  may be read by the user's own recipe, so it is an unread_key note, and a near miss of one they
+  read is an unknown_key.
+Settings are read after interpolation (``lora_alpha: ${.lora_rank}`` is the rank; an ``${oc.env:...}``
+value is unknown, so the default applies), never from the ``${...}`` string itself.
 
 Mapping (recipes/configs/*, torchtune/data/_collate.py):
 - model <- model._component_ (the builder names the architecture, e.g. lora_llama3_2_1b);
@@ -18,35 +30,26 @@ Mapping (recipes/configs/*, torchtune/data/_collate.py):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
+from functools import cache
 from typing import Any
 
 from seqprof.config.dialects.common import (
     Builder,
     DialectResult,
-    Keyspace,
     as_bool,
     as_number,
-    check_keys,
+    did_you_mean,
+    load_keys_file,
     split_list,
 )
 from seqprof.config.loader import LoadedConfig
+from seqprof.config.plan import ConfigDiagnostic
 
 NAME = "torchtune"
 LABEL = "torchtune's recipes"
-
-KNOWN = frozenset("""
-output_dir model tokenizer checkpointer resume_from_checkpoint save_adapter_weights_only dataset dataset_val seed
-shuffle batch_size batch_size_val optimizer lr_scheduler loss epochs max_steps_per_epoch gradient_accumulation_steps
-compile metric_logger log_every_n_steps log_peak_memory_stats log_level device dtype enable_activation_checkpointing
-enable_activation_offloading activation_offloading_use_streams profiler low_cpu_ram optimizer_in_bwd clip_grad_norm
-fsdp_cpu_offload fsdp_reshard_after_forward custom_sharded_layers tensor_parallel_dim tensor_parallel_plan
-data_parallel_shard_dim data_parallel_replicate_dim context_parallel_dim context_parallel_rotate_method ac_mode
-ac_option memory_efficient_fsdp_wrap ref_checkpointer collate_fn run_val_every_n_steps quantizer
-fake_quant_after_n_steps teacher_model teacher_checkpointer kd_loss kd_ratio generation keep_last_n_checkpoints
-enable_async_checkpointing parallelize_plan save_last_epoch_only cudnn_deterministic_mode enable_fp8_training
-fp8_recipe_name cpu_offload seed_everything
-""".split())
 
 CHUNKED_LOSSES = ("CEWithChunkedOutputLoss", "LinearCrossEntropyLoss", "ChunkedCrossEntropy")
 PREFERENCE_LOSSES = ("DPOLoss", "RSOLoss", "SimPOLoss", "IPOLoss")
@@ -66,9 +69,9 @@ def detect(data: Mapping[str, Any]) -> int:
 
 
 def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
-    """Canonical settings of a torchtune recipe config."""
-    b = Builder(cfg)
-    data = cfg.data
+    """Canonical settings of a torchtune recipe config (interpolations resolved as OmegaConf would)."""
+    b = Builder(replace(cfg, data=_resolved(cfg.data)))
+    data = b.cfg.data
     model = _component(data, "model")
     loss = _component(data, "loss")
     if any(name in loss for name in PREFERENCE_LOSSES):
@@ -115,5 +118,226 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     b.stated("datasets", "dataset._component_", lambda v: [v])
     b.default("save_strategy", "epoch", "torchtune recipes save a checkpoint at the end of every epoch")
     b.stated("offload_params", "fsdp_cpu_offload", as_bool)
-    b.diagnostics.extend(check_keys(cfg, Keyspace(known=KNOWN), dialect_label=LABEL))
+    b.diagnostics.extend(check_keys(cfg))
     return b.result()
+
+
+# ---------------------------------------------------------------- keys, as torchtune reads them
+
+def check_keys(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
+    """Component kwargs against signatures, interpolations against the file, top-level keys against recipes."""
+    used, dangling = _interpolations(cfg)
+    return dangling + _component_keys(cfg) + _top_level_keys(cfg, used)
+
+
+@cache
+def _components() -> tuple[Mapping[str, int], tuple[tuple[frozenset[str], bool], ...], frozenset[str]]:
+    """(dotted path -> signature index, signatures as (parameter names, takes **kwargs), keys recipes read)."""
+    data = load_keys_file("torchtune_components")
+    signatures = tuple((frozenset(s["params"]), bool(s["var_kw"])) for s in data["signatures"])
+    read = frozenset(data["library_keys"]).union(*map(frozenset, data["recipe_keys"].values()))
+    return data["paths"], signatures, read
+
+
+def _component_keys(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
+    """A key of a ``_component_`` node that the callable does not take (and it has no ``**kwargs``)."""
+    paths, signatures, _ = _components()
+    out = []
+    for dotted, node in _nodes(cfg.data, ""):
+        if not isinstance(node, Mapping) or "_component_" not in node:
+            continue
+        component = str(node["_component_"])
+        if component not in paths:
+            continue  # the user's own callable, or one from a package seqprof has no signature for
+        params, var_kw = signatures[paths[component]]
+        if var_kw:
+            continue
+        for key in node:
+            if key == "_component_" or key in params:
+                continue
+            where = f"{dotted}.{key}"
+            guess = did_you_mean(str(key), params)
+            hint = f"; did you mean '{guess}'?" if guess else ""
+            out.append(ConfigDiagnostic(
+                kind="unknown_key", key=where, file=cfg.path, line=cfg.line(where) or cfg.line(dotted) or 1,
+                message=(f"'{key}' is not a parameter of {component}: config.instantiate passes it as a keyword "
+                         f"argument, a TypeError{hint}"),
+                suggestion=guess))
+    return out
+
+
+def _top_level_keys(cfg: LoadedConfig, used: set[str]) -> list[ConfigDiagnostic]:
+    """Top-level keys no shipped recipe reads: a note (a custom recipe may read them), or a near-miss typo."""
+    _, _, read = _components()
+    out = []
+    for key in cfg.data:
+        if key in read or key in used:
+            continue
+        guess = did_you_mean(str(key), read)
+        line = cfg.line(str(key)) or 1
+        if guess:
+            out.append(ConfigDiagnostic(
+                kind="unknown_key", key=str(key), file=cfg.path, line=line,
+                message=f"'{key}' is not a key {LABEL} read; did you mean '{guess}'?", suggestion=guess))
+        else:
+            out.append(ConfigDiagnostic(
+                kind="unread_key", key=str(key), file=cfg.path, line=line,
+                message=(f"'{key}' is a top-level key no shipped torchtune recipe reads: keep it if your own "
+                         "recipes read it.")))
+    return out
+
+
+def _nodes(node: Any, dotted: str) -> Iterator[tuple[str, Any]]:
+    """Every value of the config with its dotted path ('dataset.0._component_'), depth first."""
+    if isinstance(node, Mapping):
+        items = ((str(k), v) for k, v in node.items())
+    elif isinstance(node, list):
+        items = ((str(i), v) for i, v in enumerate(node))
+    else:
+        return
+    for k, v in items:
+        path = f"{dotted}.{k}" if dotted else k
+        yield path, v
+        yield from _nodes(v, path)
+
+
+# OmegaConf's grammar (omegaconf/grammar/OmegaConfGrammarParser.g4): a node reference is a dotted key path,
+# with leading dots for a relative one and [i] for an index; anything with 'name:' first is a resolver call.
+_REFERENCE = re.compile(r"\s*(\.*)((?:[\w-]+)(?:\.[\w-]+|\[[^\]]*\])*)?\s*")
+_RESOLVER = re.compile(r"\s*([A-Za-z_][\w.]*)\s*:(.*)", re.S)
+_KEY_RESOLVERS = ("oc.select", "oc.deprecated", "oc.dict.keys", "oc.dict.values")  # their first argument is a key
+
+
+def _interpolations(cfg: LoadedConfig) -> tuple[set[str], list[ConfigDiagnostic]]:
+    """Top-level keys some ``${...}`` reads, and a diagnostic per reference to a key the file lacks."""
+    used: set[str] = set()
+    dangling: list[ConfigDiagnostic] = []
+    for dotted, value in _nodes(cfg.data, ""):
+        if not isinstance(value, str) or "${" not in value:
+            continue
+        for body in _bodies(value):
+            for ref, has_default in _references(body):
+                target = _absolute(ref, dotted)
+                if target is None:
+                    continue
+                used.add(target[0])
+                if has_default or _exists(cfg.data, target):
+                    continue
+                name = ".".join(target)
+                guess = did_you_mean(name, _all_paths(cfg.data))
+                dangling.append(ConfigDiagnostic(
+                    kind="unknown_key", key=f"${{{ref}}}", file=cfg.path, line=cfg.line(dotted) or 1,
+                    message=(f"'{dotted}' interpolates '${{{ref}}}', which names no key of this file: OmegaConf "
+                             "raises InterpolationKeyError when the recipe resolves the config (unless "
+                             f"`tune run` sets {name}=... on its command line)"
+                             + (f"; did you mean '${{{guess}}}'?" if guess else "")),
+                    suggestion=f"${{{guess}}}" if guess else None))
+    return used, dangling
+
+
+def _bodies(text: str) -> Iterator[str]:
+    """The text inside each top-level ``${...}`` of *text* (escaped ``\\${`` skipped)."""
+    i = 0
+    while (start := text.find("${", i)) != -1:
+        if start > 0 and text[start - 1] == "\\":
+            i = start + 2
+            continue
+        depth, j, quote = 1, start + 2, ""
+        while j < len(text) and depth:
+            c = text[j]
+            if quote:
+                quote = "" if c == quote else quote
+            elif c in "'\"":
+                quote = c
+            elif text.startswith("${", j):
+                depth, j = depth + 1, j + 1
+            elif c == "}":
+                depth -= 1
+            j += 1
+        if depth:
+            return  # unterminated: a GrammarParseError in OmegaConf, not a reference to check
+        yield text[start + 2:j - 1]
+        i = j
+
+
+def _references(body: str) -> Iterator[tuple[str, bool]]:
+    """Key references in one interpolation body: (reference, has a default), nested ones included."""
+    if _REFERENCE.fullmatch(body) and body.strip():
+        yield body.strip(), False
+        return
+    m = _RESOLVER.fullmatch(body)
+    if m:
+        name, args = m.group(1), m.group(2)
+        if name in _KEY_RESOLVERS:
+            first, _, rest = args.partition(",")
+            if _REFERENCE.fullmatch(first) and first.strip():
+                yield first.strip(), name == "oc.select" and bool(rest.strip())
+    for inner in _bodies(body):  # ${oc.env:X,${a}} / ${eval:'${a} * ${b}'} / ${a.${b}}: the nested ones
+        yield from _references(inner)
+
+
+def _absolute(ref: str, dotted: str) -> tuple[str, ...] | None:
+    """The absolute key path a reference names, from the path of the value holding it."""
+    m = _REFERENCE.fullmatch(ref)
+    if m is None or not m.group(2):
+        return None
+    parts = [p for p in re.split(r"\.|\[|\]", m.group(2)) if p]
+    dots = len(m.group(1))
+    if not dots:
+        return tuple(parts)
+    parent = dotted.split(".")[:-1]  # the node holding the value
+    up = dots - 1
+    if up > len(parent):
+        return None
+    return tuple(parent[:len(parent) - up] + parts) or None
+
+
+def _exists(data: Any, path: tuple[str, ...]) -> bool:
+    node = data
+    for part in path:
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.lstrip("-").isdigit() and -len(node) <= int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return False
+    return True
+
+
+def _resolved(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The config with every ``${...}`` value replaced by what it names (``lora_alpha: ${.lora_rank}`` is 8),
+    or by None where seqprof cannot know it (an environment variable, a resolver, a dangling key), so a
+    setting read from it is the default, not an unusable string."""
+    def resolve(value: Any, dotted: str, depth: int) -> Any:
+        if isinstance(value, Mapping):
+            return {k: resolve(v, f"{dotted}.{k}" if dotted else str(k), depth) for k, v in value.items()}
+        if isinstance(value, list):
+            return [resolve(v, f"{dotted}.{i}", depth) for i, v in enumerate(value)]
+        if not isinstance(value, str) or "${" not in value or depth > 10:
+            return None if isinstance(value, str) and "${" in value else value
+        bodies = list(_bodies(value))
+        targets = [_absolute(b.strip(), dotted) if _REFERENCE.fullmatch(b) else None for b in bodies]
+        if not bodies or any(t is None or not _exists(data, t) for t in targets):
+            return None
+        found = [resolve(_lookup(data, t), ".".join(t), depth + 1) for t in targets]
+        if value.strip() == f"${{{bodies[0]}}}" and len(bodies) == 1:
+            return found[0]
+        if any(isinstance(f, (Mapping, list)) or f is None for f in found):
+            return None
+        out = value
+        for body, f in zip(bodies, found):
+            out = out.replace(f"${{{body}}}", str(f).lower() if isinstance(f, bool) else str(f), 1)
+        return out
+
+    return resolve(data, "", 0)
+
+
+def _lookup(data: Any, path: tuple[str, ...]) -> Any:
+    node = data
+    for part in path:
+        node = node[part] if isinstance(node, Mapping) else node[int(part)]
+    return node
+
+
+def _all_paths(data: Mapping[str, Any]) -> frozenset[str]:
+    return frozenset(path for path, _ in _nodes(data, ""))

@@ -48,8 +48,11 @@ from seqprof.config.dialects.common import (
     split_list,
 )
 from seqprof.config.loader import LoadedConfig
+from seqprof.config.versions import KeyHistory, Pins, assumed, describe_versions, pins_beside
 
 NAME = "trl"
+USES_PINS = True  # read_plan hands build() the version pins (--versions, else the files beside the config)
+PACKAGES = ("trl", "transformers")
 LABEL = "TRL"
 VARIANTS = ("sft", "dpo", "kto", "orpo", "grpo")
 
@@ -71,22 +74,24 @@ DPO_DEPRECATED = {
     "label_pad_token_id": Moved(None, _DPO_028),
     "tools": Moved(None, _DPO_028 + "; pass tools in the dataset"),
 }
-DPO_RENAMED = {"padding_value": Moved("pad_token", "removed from DPOConfig in TRL 0.26 (huggingface/trl#4607)")}
-# Fields of TRL 0.28's configs that TRL 1.16's no longer have (keys/trl_configs.json, regenerated from 1.16):
-# a config pinned to an older TRL still sets them, so they are removals to name, not unknown keys.
-_GONE = "a field of TRL 0.28's configs that TRL 1.16 no longer has: fine while trl is pinned below the release " \
-        "that removed it, ignored (TRL's scripts) or refused (the `trl` CLI) after"
-REMOVED_AFTER_028 = {
+DPO_RENAMED = {"padding_value": Moved("pad_token", "removed from DPOConfig in TRL 0.26 (huggingface/trl#4607)",
+                                      value_change="pad_token takes the padding token itself, not its id")}
+# Renames out of TRL 0.28's configs that TRL 1.16's lack, with the change that made them. Every other field the
+# older configs had and 1.16 lacks comes from keys/key_history.json (scripts/gen_key_history.py): removals whose
+# severity depends on the trl version the project pins (seqprof.config.versions).
+REMOVED_RENAMED = {
     "use_liger": Moved("use_liger_kernel", "an old SFTConfig field; transformers' TrainingArguments names it "
                                            "use_liger_kernel, and TRL 1.16 has no use_liger"),
     "torch_dtype": Moved("dtype", "ModelConfig renamed it in TRL 0.23 and removed it in 0.27 (huggingface/trl#4000, "
                                   "#4651)"),
-    "max_prompt_length": Moved(None, _GONE + " (DPOConfig: 0.29, huggingface/trl#3906)"),
-    **{key: Moved(None, _GONE) for key in (
-        "base_model_attribute_name", "force_use_ref_model", "gradient_checkpointing_use_reentrant",
-        "label_pad_token_id", "model_adapter_name", "ref_adapter_name", "ref_model_init_kwargs", "reference_free",
-        "rpo_alpha", "tools", "use_liger_loss", "use_logits_to_keep")},
+    "gradient_checkpointing_use_reentrant": Moved(None, "a ScriptArguments field of the TRL scripts; set "
+                                                        "gradient_checkpointing_kwargs: {use_reentrant: ...} instead"),
 }
+# the classes whose history decides a key, per trainer (then these, then every class keys/trl_configs.json lists)
+TRAINER_CLASSES = {"sft": "SFTConfig", "dpo": "DPOConfig", "kto": "KTOConfig", "orpo": "ORPOConfig",
+                   "grpo": "GRPOConfig"}
+ARGUMENT_CLASSES = ("ModelConfig", "ScriptArguments", "GRPOScriptArguments", "RLOOScriptArguments",
+                    "DatasetMixtureConfig")
 # Keys the recipe layers built on TRL read through their own dataclasses: alignment-handbook (ModelArguments,
 # DataArguments, its SFTConfig/DPOConfig subclasses) and open-r1 (src/open_r1/configs.py: SFTConfig/GRPOConfig
 # subclasses and GRPOScriptArguments). Not TRL fields, but not typos either: SP407 notes, never a did-you-mean.
@@ -148,20 +153,54 @@ def trl_fields() -> frozenset[str]:
     return frozenset(k for keys in classes.values() for k in keys)
 
 
-def keyspace(trainer: str) -> Keyspace:
-    """TrainingArguments + TRL keys; the renames that apply to *trainer*."""
-    base = hf.keyspace()
+def keyspace(trainer: str, history: KeyHistory | None = None) -> Keyspace:
+    """TrainingArguments + TRL keys; the renames that apply to *trainer*, and every field older TRL configs had."""
+    history = history or KeyHistory.load()
+    base = hf.keyspace(history)
     renamed: dict[str, Moved] = dict(base.renamed)
     deprecated: dict[str, Moved] = dict(base.deprecated)
     deprecated.pop("gradient_checkpointing", None)  # TRL's configs still define it (default True)
     renamed.update(SFT_RENAMED)
-    deprecated.update({k: v for k, v in REMOVED_AFTER_028.items() if k not in trl_fields()})
+    known_now = trl_fields() | hf.training_argument_fields() | ACCELERATE_LAUNCH_KEYS | RECIPE_KEYS
+    for key, classes in removed_fields(history).items():
+        if key not in known_now and key not in renamed:
+            deprecated.setdefault(key, Moved(None, f"a field of TRL's {', '.join(classes)} in earlier releases"))
+    deprecated.update({k: v for k, v in REMOVED_RENAMED.items() if k not in trl_fields()})
     if trainer in ("dpo",):
         deprecated.update(DPO_DEPRECATED)
         renamed.update(DPO_RENAMED)
     known = (base.known | trl_fields() | {"gradient_checkpointing"} | ACCELERATE_LAUNCH_KEYS) \
         - set(renamed) - set(deprecated)
     return Keyspace(known=frozenset(known), renamed=renamed, deprecated=deprecated)
+
+
+def removed_fields(history: KeyHistory) -> dict[str, list[str]]:
+    """Field -> the trainer configs (and ModelConfig) that had it in some release, per the generated history."""
+    out: dict[str, list[str]] = {}
+    for cls in (*TRAINER_CLASSES.values(), "ModelConfig"):
+        for key in sorted(history.ever("trl", [cls])):
+            out.setdefault(key, []).append(cls)
+    return out
+
+
+def lookup_classes(trainer: str, key: str, history: KeyHistory) -> list[str]:
+    """The TRL classes whose history decides *key*: the trainer's config and the script arguments, else any."""
+    own = [c for c in (TRAINER_CLASSES.get(trainer, "SFTConfig"), *ARGUMENT_CLASSES) if key in history.ever("trl", [c])]
+    if own:
+        return own
+    listed = [c for c in load_keys_file("trl_configs")["classes"] if c != "cli"]
+    return [c for c in listed if key in history.ever("trl", [c])]
+
+
+def removal_judge(trainer: str, pins: Pins, history: KeyHistory):
+    """key -> Removal (seqprof.config.versions) under *pins*: a TRL field by trl's pin, a TrainingArguments one
+    by transformers'."""
+    def judge(key: str):
+        classes = lookup_classes(trainer, key, history)
+        if classes:
+            return history.removal("trl", key, classes, pins)
+        return history.removal("transformers", key, ["TrainingArguments"], pins)
+    return judge
 
 
 def detect(data: Mapping[str, Any]) -> int:
@@ -197,9 +236,11 @@ def infer_trainer(data: Mapping[str, Any]) -> tuple[str, str]:
     return "sft", why
 
 
-def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
-    """Canonical settings of a TRL config."""
+def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = None) -> DialectResult:
+    """Canonical settings of a TRL config; keys judged against *pins* (default: the files beside the config)."""
     b = Builder(cfg)
+    pins = pins if pins is not None else pins_beside(cfg.path)
+    history = KeyHistory.load()
     data = cfg.data
     if variant in VARIANTS:
         trainer, why = variant, "given as the dialect"
@@ -258,7 +299,10 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     hf.apply_training_arguments(b, source=SOURCE_SFT if trainer == "sft" else SOURCE_DPO)
     if trainer == "kto" and as_bool(b.raw("use_liger_loss")) is True:
         b.derived("fused_loss", "liger", "use_liger_loss")
-    found = check_keys(cfg, keyspace(trainer), dialect_label=LABEL, scripts_read_extra=True)
+    b.default("framework_versions", describe_versions(PACKAGES, pins, history),
+              "the trl/transformers versions keys were judged against (seqprof.config.versions)")
+    found = check_keys(cfg, keyspace(trainer, history), dialect_label=LABEL, scripts_read_extra=True,
+                       removal=removal_judge(trainer, pins, history), assumption=assumed(PACKAGES, pins, history))
     b.diagnostics.extend(replace(d, kind="unread_key", suggestion=None, message=f"'{d.key}' is not a TRL field; {RECIPES}.")
                          if d.kind == "unknown_key" and d.key in RECIPE_KEYS else d for d in found)
     return b.result()

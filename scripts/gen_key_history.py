@@ -1,0 +1,226 @@
+"""Regenerate seqprof/config/dialects/keys/key_history.json: when each TRL / transformers config field came and went.
+
+    .venv/bin/python scripts/gen_key_history.py                  # download the wheels, write the file
+    .venv/bin/python scripts/gen_key_history.py --check          # exit 1 if the committed file is stale
+    .venv/bin/python scripts/gen_key_history.py --wheels DIR     # reuse wheels already downloaded to DIR
+
+The released wheels (``pip download --no-deps --only-binary=:all: trl==X``; the last patch of every minor
+release in TRL_VERSIONS / TRANSFORMERS_VERSIONS) are read as zip files and their sources parsed with ``ast``,
+never imported, so one environment covers every version:
+
+- transformers: the ``init`` fields of ``TrainingArguments`` (transformers/training_args.py), what
+  HfArgumentParser turns into keys;
+- trl: every dataclass named in TRL_CLASSES, or ending in ``Config`` and deriving from TrainingArguments,
+  wherever it lives (trl/trainer, trl/experimental), with the fields of its TRL base classes, minus the
+  fields of the newest TrainingArguments (as keys/trl_configs.json, which came from importing the classes).
+
+Per field (and per class, under "versions") the file holds spans ``[first version that has it, first later
+version that lacks it]`` (null: still present) over the version list beside them, so `seqprof lint` knows which
+pinned versions take a key (seqprof/config/versions.py reads it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+OUT = Path(__file__).resolve().parents[1] / "seqprof" / "config" / "dialects" / "keys" / "key_history.json"
+COMMAND = "python scripts/gen_key_history.py"
+
+# last patch of each minor release on PyPI (pip index versions trl / transformers)
+TRL_VERSIONS = (
+    "0.8.6", "0.9.6", "0.10.1", "0.11.4", "0.12.2", "0.13.0", "0.14.0", "0.15.2", "0.16.1", "0.17.0", "0.18.2",
+    "0.19.1", "0.20.0", "0.21.0", "0.22.2", "0.23.1", "0.24.0", "0.25.1", "0.26.2", "0.27.2", "0.28.0", "0.29.1",
+    "1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0", "1.5.1", "1.6.0", "1.7.1", "1.8.0", "1.9.2", "1.10.0", "1.11.0",
+    "1.12.0", "1.13.0", "1.14.2", "1.15.0", "1.16.0",
+)
+TRANSFORMERS_VERSIONS = (
+    "4.36.2", "4.37.2", "4.38.2", "4.39.3", "4.40.2", "4.41.2", "4.42.4", "4.43.4", "4.44.2", "4.45.2", "4.46.3",
+    "4.47.1", "4.48.3", "4.49.0", "4.50.3", "4.51.3", "4.52.4", "4.53.3", "4.54.1", "4.55.4", "4.56.2", "4.57.6",
+    "5.0.0", "5.1.0", "5.2.0", "5.3.0", "5.4.0", "5.5.4", "5.6.2", "5.7.0", "5.8.1", "5.9.0", "5.10.4", "5.11.0",
+    "5.12.1", "5.13.1", "5.14.1", "5.15.1", "5.16.1", "5.17.0", "5.18.0", "5.19.0", "5.20.2", "5.21.1", "5.22.2",
+    "5.23.0", "5.24.0",
+)
+# the argument classes TRL's scripts parse a --config YAML into besides the trainer config
+TRL_CLASSES = ("ModelConfig", "ScriptArguments", "GRPOScriptArguments", "RLOOScriptArguments",
+               "DatasetMixtureConfig")
+
+
+def wheel(package: str, version: str, directory: Path) -> Path:
+    """The wheel of package==version in *directory*, downloaded there first if missing."""
+    stem = package.replace("-", "_")
+    found = sorted(directory.glob(f"{stem}-{version}-*.whl"))
+    if not found:
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q",
+                        f"{package}=={version}", "-d", str(directory)], check=True)
+        found = sorted(directory.glob(f"{stem}-{version}-*.whl"))
+    return found[0]
+
+
+def _decorated_dataclass(node: ast.ClassDef) -> bool:
+    for dec in node.decorator_list:
+        target = dec.func if isinstance(dec, ast.Call) else dec
+        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+        if name == "dataclass":
+            return True
+    return False
+
+
+def _init_false(value: ast.expr | None) -> bool:
+    """``field(init=False, ...)``: not a constructor argument, so not a key HfArgumentParser reads."""
+    return isinstance(value, ast.Call) and any(
+        k.arg == "init" and isinstance(k.value, ast.Constant) and k.value.value is False for k in value.keywords)
+
+
+def _fields(node: ast.ClassDef, *, init_only: bool) -> list[str]:
+    out = []
+    for stmt in node.body:
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            if "ClassVar" in ast.unparse(stmt.annotation) or (init_only and _init_false(stmt.value)):
+                continue
+            out.append(stmt.target.id)
+    return out
+
+
+def _base_names(node: ast.ClassDef, aliases: Mapping[str, str]) -> list[str]:
+    names = []
+    for base in node.bases:
+        name = base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", None)
+        if name:
+            names.append(aliases.get(name, name))
+    return names
+
+
+def training_arguments_fields(whl: Path) -> set[str]:
+    """The init fields of TrainingArguments in one transformers wheel."""
+    with zipfile.ZipFile(whl) as z:
+        tree = ast.parse(z.read("transformers/training_args.py"))
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == "TrainingArguments":
+            return set(_fields(node, init_only=True))
+    raise SystemExit(f"{whl.name}: no TrainingArguments class")
+
+
+def trl_class_fields(whl: Path, newest_ta: set[str]) -> dict[str, set[str]]:
+    """Fields per TRL config/argument class in one trl wheel (TRL bases resolved by name, newest TA fields off)."""
+    defs: list[tuple[str, list[str], list[str], bool]] = []  # name, bases, own fields, is a dataclass
+    with zipfile.ZipFile(whl) as z:
+        for name in z.namelist():
+            if not (name.startswith("trl/") and name.endswith(".py")) or "vllm_serve" in name:
+                continue  # `trl vllm-serve` has a ScriptArguments of its own, not read from a training config
+            try:
+                tree = ast.parse(z.read(name))
+            except SyntaxError:
+                continue
+            aliases = {a.asname: a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                       for a in n.names if a.asname}
+            for node in tree.body:
+                if isinstance(node, ast.ClassDef):
+                    defs.append((node.name, _base_names(node, aliases), _fields(node, init_only=False),
+                                 _decorated_dataclass(node)))
+    by_name: dict[str, list[tuple[list[str], list[str], bool]]] = {}
+    for name, bases, own, is_dc in defs:
+        by_name.setdefault(name, []).append((bases, own, is_dc))
+
+    def resolve(name: str, seen: frozenset[str]) -> tuple[set[str], bool]:
+        """(fields, derives from TrainingArguments) of every definition of *name*, merged."""
+        fields: set[str] = set()
+        is_args = False
+        for bases, own, is_dc in by_name.get(name, ()):
+            if is_dc:
+                fields |= set(own)
+            for base in bases:
+                if base == "TrainingArguments":
+                    is_args = True
+                elif base in by_name and base not in seen:
+                    f, a = resolve(base, seen | {base})
+                    fields |= f
+                    is_args = is_args or a
+        return fields, is_args
+
+    out = {}
+    for name in sorted(by_name):
+        fields, is_args = resolve(name, frozenset({name}))
+        dataclass_somewhere = any(is_dc for _, _, is_dc in by_name[name]) or bool(fields)
+        if name in TRL_CLASSES or (name.endswith("Config") and is_args and dataclass_somewhere):
+            out[name] = fields - newest_ta
+    return out
+
+
+def intervals(versions: Iterable[str], present: Mapping[str, set[str]]) -> dict[str, list[list[str | None]]]:
+    """field -> [[first version with it, first later version without it (None: still there)], ...]."""
+    out: dict[str, list[list[str | None]]] = {}
+    for version in versions:
+        fields = present.get(version, set())
+        for name in sorted(fields | set(out)):
+            spans = out.setdefault(name, [])
+            open_span = bool(spans) and spans[-1][1] is None
+            if name in fields and not open_span:
+                spans.append([version, None])
+            elif name not in fields and open_span:
+                spans[-1][1] = version
+    return {name: spans for name, spans in sorted(out.items())}
+
+
+def build(wheels: Path) -> dict:
+    ta_by_version = {v: training_arguments_fields(wheel("transformers", v, wheels)) for v in TRANSFORMERS_VERSIONS}
+    newest_ta = ta_by_version[TRANSFORMERS_VERSIONS[-1]]
+    trl_by_version = {v: trl_class_fields(wheel("trl", v, wheels), newest_ta) for v in TRL_VERSIONS}
+    class_names = sorted({c for classes in trl_by_version.values() for c in classes})
+    trl_classes = {}
+    for cls in class_names:
+        present = {v: trl_by_version[v][cls] for v in TRL_VERSIONS if cls in trl_by_version[v]}
+        trl_classes[cls] = {"versions": intervals(TRL_VERSIONS, {v: {"*"} for v in present})["*"],
+                            "fields": intervals(TRL_VERSIONS, present)}
+    return {
+        "command": COMMAND,
+        "source": "released wheels (pip download --no-deps), sources parsed with ast; per field: "
+                  "[first version that has it, first later version that lacks it (null: still present)]",
+        "transformers": {"versions": list(TRANSFORMERS_VERSIONS), "classes": {
+            "TrainingArguments": {"versions": [[TRANSFORMERS_VERSIONS[0], None]],
+                                  "fields": intervals(TRANSFORMERS_VERSIONS, ta_by_version)}}},
+        "trl": {"versions": list(TRL_VERSIONS), "classes": trl_classes,
+                "note": f"TRL fields minus transformers {TRANSFORMERS_VERSIONS[-1]} TrainingArguments fields"},
+    }
+
+
+def render(data: dict) -> str:
+    """One field per line: small, and a diff shows which key moved."""
+    text = json.dumps(data, indent=1)
+    # fold every list of plain values, then every list of such lists, onto one line
+    text = re.sub(r"\[\s+([^\[\]{}]*?)\s+\]", lambda m: "[" + re.sub(r",\s+", ", ", m.group(1)) + "]", text)
+    return re.sub(r"\[\s+(\[[^\[\]]*\](?:,\s+\[[^\[\]]*\])*)\s+\]",
+                  lambda m: "[" + re.sub(r",\s+", ", ", m.group(1)) + "]", text) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare instead of writing")
+    parser.add_argument("--wheels", type=Path, help="folder of downloaded wheels (default: a temporary one)")
+    args = parser.parse_args(argv)
+    if args.wheels:
+        args.wheels.mkdir(parents=True, exist_ok=True)
+        data = build(args.wheels)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            data = build(Path(tmp))
+    if args.check:
+        if not OUT.exists() or json.loads(OUT.read_text()) != data:
+            print(f"stale: {OUT} (run {COMMAND})")
+            return 1
+        return 0
+    OUT.write_text(render(data))
+    print(f"wrote {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,486 @@
+"""The framework versions a project pins, read from the files beside its config (or given as --versions).
+
+Whether a key is an error or a warning depends on the version that will run it: TRL removed SFTConfig's
+``max_seq_length`` in 0.20, so a config pinned to trl==0.19 still works and one pinned to trl>=0.20 does not.
+The pins come from the files a project installs from, found in the config's folder and each parent up to the
+repository root (a folder holding .git) or MAX_LEVELS folders up:
+
+- requirements*.txt (pip's format: ``-r``/``-c`` includes, extras, markers, ``==``/``>=,<``/``~=``);
+- pyproject.toml ([project] dependencies and optional-dependencies, [dependency-groups],
+  [tool.poetry.dependencies] with poetry's ``^``/``~``);
+- uv.lock / poetry.lock ([[package]] name/version: an exact version, which wins over every range);
+- environment.yml (conda dependencies, ``trl=0.19`` meaning 0.19.*, and its ``pip:`` list);
+- setup.py (``install_requires=[...]`` when it is a literal list).
+
+A file that cannot be parsed is skipped with a note; it never stops the lint. ``--versions`` (parse_spec)
+overrides the files, and a bad one is a SeqprofError.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from seqprof.errors import SeqprofError
+
+PACKAGES = ("trl", "transformers", "axolotl", "llamafactory", "torchtune")
+ALIASES = {"llama-factory": "llamafactory"}
+MAX_LEVELS = 4  # parent folders searched above the config's own when no .git marks the root
+MAX_PIN_FILE_BYTES = 4 * 1024 * 1024
+_REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*\(?\s*([^;()@]*?)\s*\)?\s*(?:;.*)?$")
+_URL_REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*@\s*\S+")
+_CONDA = re.compile(r"^\s*(?:[\w.-]+::)?([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*?)\s*$")
+
+
+@dataclass(frozen=True)
+class Pin:
+    """One constraint on a package: a PEP 440 specifier ('' allows any version) and the file:line it came from."""
+
+    package: str
+    specifier: str
+    source: str
+    exact: bool = False  # a lock file's resolved version
+    vcs: bool = False  # `trl @ git+https://...@c04e84c`: a commit, not a release seqprof can place
+
+    def allows(self, version: str) -> bool:
+        from packaging.specifiers import SpecifierSet
+
+        return SpecifierSet(self.specifier).contains(version, prereleases=True)
+
+
+@dataclass(frozen=True)
+class Pins:
+    """Every pin found for a config, per package (all must hold), and notes on files that were skipped."""
+
+    pins: Mapping[str, tuple[Pin, ...]] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    def of(self, package: str) -> tuple[Pin, ...]:
+        """The pins that decide *package*: an exact (lock-file) version when there is one, else every range."""
+        found = self.pins.get(package, ())
+        exact = [p for p in found if p.exact]
+        return (exact[0],) if exact else tuple(p for p in found if p.specifier)
+
+    def vcs(self, package: str) -> Pin | None:
+        """A pin to a git commit or URL (no release number), when that is all there is for *package*."""
+        found = self.pins.get(package, ())
+        return next((p for p in found if p.vcs), None) if not self.of(package) else None
+
+    def allowed(self, package: str, versions: Sequence[str]) -> list[str] | None:
+        """Those of *versions* every pin on *package* allows; None when nothing pins it."""
+        pins = self.of(package)
+        if not pins:
+            return None
+        return [v for v in versions if all(p.allows(v) for p in pins)]
+
+    def describe(self, package: str) -> str | None:
+        """'trl==0.19.1 (requirements.txt:3)' for messages; None when unpinned."""
+        pins = self.of(package)
+        if not pins:
+            return None
+        return ", ".join(f"{package}{p.specifier} ({p.source})" for p in pins)
+
+
+def normalize(name: str) -> str:
+    key = re.sub(r"[-_.]+", "-", name.strip().lower())
+    return ALIASES.get(key, key)
+
+
+def parse_spec(text: str) -> Pins:
+    """``--versions trl==0.19.1,transformers>=4.57,<5``: pins for the named packages; SeqprofError when malformed."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    specs: dict[str, list[str]] = {}
+    package = None
+    if not text.strip():
+        raise SeqprofError("--versions is empty", fix="write e.g. --versions trl==0.19.1,transformers==4.57")
+    for part in (p.strip() for p in text.split(",")):
+        m = re.match(r"^([A-Za-z][A-Za-z0-9._-]*)\s*(.*)$", part)
+        if m and m.group(2)[:1] in ("=", ">", "<", "~", "!"):
+            package, spec = normalize(m.group(1)), m.group(2)
+        elif package is not None and part[:1] in ("=", ">", "<", "~", "!"):
+            spec = part  # `trl>=0.19,<0.21`: the bound after the comma belongs to the package before it
+        else:
+            raise SeqprofError(f"--versions: '{part}' is not PACKAGE==VERSION",
+                               fix="write e.g. --versions trl==0.19.1,transformers==4.57")
+        if re.fullmatch(r"==?\s*\d+(\.\d+)?", spec):  # trl==0.19 and transformers=4.57 mean that minor release
+            spec = "==" + spec.lstrip("=").strip() + ".*"
+        try:
+            SpecifierSet(spec)
+        except InvalidSpecifier:
+            raise SeqprofError(f"--versions: '{part}' is not a version specifier",
+                               fix="write e.g. --versions trl==0.19.1,transformers>=4.57") from None
+        specs.setdefault(package, []).append(spec)
+    pins = {name: Pin(name, ",".join(parts), "--versions",
+                      exact=len(parts) == 1 and parts[0].startswith("==") and "*" not in parts[0])
+            for name, parts in specs.items()}
+    return Pins({name: (pin,) for name, pin in pins.items()})
+
+
+def find_pins(config_path: str | Path) -> Pins:
+    """Pins from the project files in the config's folder and its parents, up to the repository root."""
+    found: list[Pin] = []
+    notes: list[str] = []
+    for folder in _project_folders(Path(config_path).resolve().parent):
+        for path in sorted(folder.iterdir()) if folder.is_dir() else ():
+            reader = _reader(path.name)
+            if reader is None or not path.is_file():
+                continue
+            try:
+                found.extend(reader(path))
+            except (OSError, UnicodeDecodeError, ValueError, SyntaxError, TypeError, KeyError, AttributeError,
+                    RecursionError) as exc:
+                notes.append(f"{path}: not read for version pins ({type(exc).__name__}: "
+                             f"{' '.join(str(exc).split())[:120]})")
+    pins: dict[str, list[Pin]] = {}
+    for pin in found:
+        if pin.package in PACKAGES:
+            pins.setdefault(pin.package, []).append(pin)
+    return Pins({k: tuple(v) for k, v in pins.items()}, tuple(notes))
+
+
+def _project_folders(start: Path) -> Iterable[Path]:
+    folder = start
+    for _ in range(MAX_LEVELS + 1):
+        yield folder
+        if (folder / ".git").exists() or folder.parent == folder:
+            return
+        folder = folder.parent
+
+
+def _reader(name: str):
+    low = name.lower()
+    if low.startswith("requirements") and low.endswith((".txt", ".in")):
+        return read_requirements
+    return {"pyproject.toml": read_pyproject, "uv.lock": read_lock, "poetry.lock": read_lock,
+            "environment.yml": read_environment, "environment.yaml": read_environment,
+            "setup.py": read_setup_py}.get(low)
+
+
+def _text(path: Path) -> str:
+    if path.stat().st_size > MAX_PIN_FILE_BYTES:
+        raise ValueError(f"over {MAX_PIN_FILE_BYTES // (1024 * 1024)} MiB")
+    return path.read_text(encoding="utf-8")
+
+
+def requirement(text: str, source: str) -> Pin | None:
+    """A Pin from one PEP 508 requirement string (``trl[vllm]>=0.19,<0.21 ; python_version>'3.9'``)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    url = _URL_REQUIREMENT.match(text)
+    if url is not None:
+        name = normalize(url.group(1))
+        return Pin(name, "", source, vcs=True) if name in PACKAGES else None
+    m = _REQUIREMENT.match(text)
+    if m is None:
+        return None
+    name = normalize(m.group(1))
+    if name not in PACKAGES:
+        return None
+    spec = m.group(3).replace(" ", "")
+    try:
+        SpecifierSet(spec)
+    except InvalidSpecifier:
+        raise ValueError(f"'{text.strip()}' has no valid version specifier") from None
+    return Pin(name, spec, source, exact=False)
+
+
+def read_requirements(path: Path, _seen: frozenset[Path] = frozenset()) -> list[Pin]:
+    """pip requirements, following -r/-c includes (relative to the file), skipping other options."""
+    if path.resolve() in _seen:
+        return []
+    seen = _seen | {path.resolve()}
+    out: list[Pin] = []
+    lines = _text(path).splitlines()
+    i = 0
+    while i < len(lines):
+        start = i
+        line = lines[i]
+        while line.rstrip().endswith("\\") and i + 1 < len(lines):  # a continued line
+            i += 1
+            line = line.rstrip()[:-1] + " " + lines[i]
+        i += 1
+        line = re.sub(r"(^|\s)#.*$", "", line).strip()
+        if not line:
+            continue
+        include = re.match(r"^(?:-r|-c|--requirement|--constraint)[\s=]+(\S+)", line)
+        if include:
+            other = path.parent / include.group(1)
+            if other.is_file():
+                out.extend(read_requirements(other, seen))
+            continue
+        if line.startswith("-"):
+            continue  # -e, --index-url, --hash ...: no version constraint of ours
+        pin = requirement(line, f"{path.name}:{start + 1}")
+        if pin is not None:
+            out.append(pin)
+    return out
+
+
+def _line_of(text: str, name: str) -> int:
+    """1-based line that first names package *name* (TOML readers keep no lines)."""
+    pattern = re.compile(rf"(^|[\"'\s\[,]){re.escape(name)}([\"'\s\[=<>~!^;,]|$)", re.IGNORECASE)
+    for i, line in enumerate(text.splitlines(), 1):
+        if pattern.search(line):
+            return i
+    return 1
+
+
+def _toml(text: str) -> Mapping:
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    return tomllib.loads(text)
+
+
+def read_pyproject(path: Path) -> list[Pin]:
+    """[project] dependencies / optional-dependencies, [dependency-groups], [tool.poetry.dependencies]."""
+    text = _text(path)
+    data = _toml(text)
+    strings: list[str] = list(data.get("project", {}).get("dependencies", []))
+    for group in (data.get("project", {}).get("optional-dependencies", {}),
+                  data.get("dependency-groups", {})):
+        for items in group.values():
+            strings.extend(s for s in items if isinstance(s, str))
+    out = []
+    for s in strings:
+        m = _REQUIREMENT.match(s)
+        if m:
+            pin = requirement(s, f"{path.name}:{_line_of(text, m.group(1))}")
+            if pin is not None:
+                out.append(pin)
+    poetry = data.get("tool", {}).get("poetry", {})
+    tables = [poetry.get("dependencies", {})] + [g.get("dependencies", {}) for g in poetry.get("group", {}).values()]
+    for table in tables:
+        for name, value in table.items():
+            if normalize(name) not in PACKAGES:
+                continue
+            spec = value.get("version", "") if isinstance(value, Mapping) else value
+            if isinstance(spec, str):
+                out.append(Pin(normalize(name), poetry_specifier(spec), f"{path.name}:{_line_of(text, name)}"))
+    return out
+
+
+def poetry_specifier(spec: str) -> str:
+    """Poetry's ``^0.19.1`` / ``~4.57`` / ``*`` as a PEP 440 specifier."""
+    parts = []
+    for item in (s.strip() for s in spec.split(",")):
+        if item in ("", "*"):
+            continue
+        if item[0] in "^~" and not item.startswith("~="):
+            base = [int(x) for x in re.findall(r"\d+", item)[:3]]
+            if item[0] == "^":  # the left-most non-zero part may not change
+                nonzero = next((i for i, x in enumerate(base) if x), len(base) - 1)
+                upper = base[:nonzero] + [base[nonzero] + 1]
+            else:  # ~1.2 -> <1.3, ~1 -> <2
+                upper = base[:2] if len(base) > 1 else base[:1]
+                upper[-1] += 1
+            parts += [">=" + ".".join(map(str, base)), "<" + ".".join(map(str, upper))]
+        elif item[0].isdigit():
+            parts.append("==" + item)
+        else:
+            parts.append(item)
+    return ",".join(parts)
+
+
+def read_lock(path: Path) -> list[Pin]:
+    """uv.lock / poetry.lock: the resolved version of each [[package]]."""
+    text = _text(path)
+    out = []
+    for package in _toml(text).get("package", []):
+        name = normalize(str(package.get("name", "")))
+        version = package.get("version")
+        if name in PACKAGES and isinstance(version, str):
+            line = next((i for i, ln in enumerate(text.splitlines(), 1)
+                         if re.fullmatch(rf"\s*name\s*=\s*\"{re.escape(package['name'])}\"\s*", ln)), 1)
+            out.append(Pin(name, f"=={version}", f"{path.name}:{line}", exact=True))
+    return out
+
+
+def read_environment(path: Path) -> list[Pin]:
+    """conda environment.yml: ``dependencies`` (conda specs; ``=`` is a prefix match) and its ``pip:`` list."""
+    import yaml
+
+    text = _text(path)
+    data = yaml.safe_load(text) or {}
+    out = []
+    for dep in data.get("dependencies") or []:
+        if isinstance(dep, Mapping):
+            for line in dep.get("pip") or []:
+                pin = requirement(str(line), f"{path.name}:{_line_of(text, str(line).split('=')[0].strip())}")
+                if pin is not None:
+                    out.append(pin)
+            continue
+        m = _CONDA.match(str(dep))
+        if m is None or normalize(m.group(1)) not in PACKAGES:
+            continue
+        spec = m.group(3).replace(" ", "")
+        if re.fullmatch(r"=[^=<>!~].*", spec):
+            spec = "==" + spec[1:].rstrip("*").rstrip(".") + ".*"
+        out.append(Pin(normalize(m.group(1)), spec, f"{path.name}:{_line_of(text, m.group(1))}"))
+    return out
+
+
+def read_setup_py(path: Path) -> list[Pin]:
+    """Requirement strings of the packages seqprof judges, wherever setup.py writes them literally (never executed):
+    ``install_requires=[...]``, or the HF idiom of a ``_deps = [...]`` table that ``deps_list()`` picks from."""
+    text = _text(path)
+    out = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 400:
+            try:
+                pin = requirement(node.value, f"{path.name}:{node.lineno}")
+            except ValueError:
+                continue  # a string that only looks like a requirement
+            if pin is not None:
+                out.append(pin)
+    return out
+
+
+# ---------------------------------------------------------------- which versions take a key
+
+@dataclass(frozen=True)
+class Removal:
+    """A key the newest release lacks: the release that removed it, and what the pins make of that."""
+
+    package: str
+    removed_in: str  # 'trl 0.20': the first release (minor) without the key
+    verdict: str  # 'error': every pinned version lacks it | 'warning': a pinned version has it | 'assumed': no pin
+    #               | 'unknown': pinned to a git commit (a note, not a warning: the commit may still have it)
+    detail: str  # the sentence appended to the diagnostic's message
+
+
+class KeyHistory:
+    """keys/key_history.json (scripts/gen_key_history.py): per framework, when each class's fields came and went."""
+
+    def __init__(self, data: Mapping) -> None:
+        self.data = data
+
+    @staticmethod
+    def load() -> KeyHistory:
+        from seqprof.config.dialects.common import load_keys_file
+
+        return KeyHistory(load_keys_file("key_history"))
+
+    def versions(self, package: str) -> list[str]:
+        return list(self.data[package]["versions"])
+
+    def newest(self, package: str) -> str:
+        return self.versions(package)[-1]
+
+    def having(self, package: str, key: str, classes: Iterable[str]) -> set[str]:
+        """The versions (of the generated list) in which one of *classes* has field *key*."""
+        order = self.versions(package)
+        index = {v: i for i, v in enumerate(order)}
+        out: set[str] = set()
+        for cls in classes:
+            for since, until in self.data[package]["classes"].get(cls, {}).get("fields", {}).get(key, ()):
+                out.update(order[index[since]:index[until] if until else len(order)])
+        return out
+
+    def ever(self, package: str, classes: Iterable[str]) -> set[str]:
+        """Every field any of *classes* had in any version."""
+        fields = self.data[package]["classes"]
+        return {k for cls in classes for k in fields.get(cls, {}).get("fields", {})}
+
+    def removal(self, package: str, key: str, classes: Sequence[str], pins: Pins) -> Removal | None:
+        """How a key the newest version of *package* lacks stands under *pins*; None if the newest has it or none did."""
+        order = self.versions(package)
+        having = self.having(package, key, classes)
+        if not having or order[-1] in having:
+            return None
+        last = max(having, key=order.index)
+        removed_in = f"{package} {minor(order[order.index(last) + 1])}"
+        allowed = allowed_minors(pins, package, order)
+        vcs = pins.vcs(package)
+        if allowed is None and vcs is not None:
+            return Removal(package, removed_in, "unknown",
+                           f"removed in {removed_in}; {package} is pinned to a commit ({vcs.source}), which seqprof "
+                           "cannot place among releases")
+        if allowed is None:
+            return Removal(package, removed_in, "assumed", f"removed in {removed_in}")
+        pinned = pins.describe(package)
+        if not allowed:  # the pins allow no release the history knows: say so, judge as without pins
+            return Removal(package, removed_in, "assumed",
+                           f"removed in {removed_in}; {pinned} matches no release from {minor(order[0])} on")
+        if any(v in having for v in allowed):
+            still = "still has it" if all(v in having for v in allowed) else "allows releases that still have it"
+            return Removal(package, removed_in, "warning",
+                           f"{pinned} {still}, {removed_in} removes it: it breaks on that upgrade")
+        return Removal(package, removed_in, "error",
+                       f"removed in {removed_in}, and every release {pinned} allows lacks it")
+
+
+def minor(version: str) -> str:
+    return ".".join(version.split(".")[:2])
+
+
+def allowed_minors(pins: Pins, package: str, order: Sequence[str]) -> list[str] | None:
+    """The generated versions (one per minor release) the pins allow; None when *package* is unpinned.
+
+    Each generated version stands for its whole minor release: a pin allowing its .0 or its last patch allows
+    it. A pin above the newest release known is taken as the newest (a later release is judged like it)."""
+    found = pins.of(package)
+    if not found:
+        return None
+    out = [v for v in order if all(_allows_minor(p, v) for p in found)]
+    if not out:
+        from packaging.version import InvalidVersion, Version
+
+        newest = order[-1]
+        try:
+            above = all(p.allows(f"{int(newest.split('.')[0]) + 99}.0.0") or
+                        any(Version(v) > Version(newest) for v in re.findall(r"\d+(?:\.\d+)+", p.specifier))
+                        for p in found)
+        except InvalidVersion:
+            above = False
+        if above:
+            out = [newest]
+    return out
+
+
+def _allows_minor(pin: Pin, version: str) -> bool:
+    """Whether *pin* allows some patch of *version*'s minor release (==4.57.1 allows the 4.57 the history lists)."""
+    exact = re.fullmatch(r"===?\s*(\d+\.\d+)(?:\.[\w.*]+)?", pin.specifier)
+    if exact:
+        return exact.group(1) == minor(version)
+    return pin.allows(version) or pin.allows(minor(version) + ".0")
+
+
+def assumed(packages: Iterable[str], pins: Pins, history: KeyHistory) -> str | None:
+    """'assuming trl 1.16 / transformers 5.24 (no pins found beside the config)' for the unpinned ones."""
+    free = [p for p in packages if not pins.of(p)]
+    if not free:
+        return None
+    names = " / ".join(f"{p} {minor(history.newest(p))}" for p in free)
+    which = "pins" if len(free) > 1 else f"{free[0]} pin"
+    return f"assuming {names} (no {which} found beside the config)"
+
+
+def describe_versions(packages: Iterable[str], pins: Pins, history: KeyHistory) -> dict[str, dict]:
+    """Per package, what lint judged keys against: the pin and where it came from, or the newest release assumed."""
+    out = {}
+    for package in packages:
+        found = pins.of(package)
+        if found:
+            out[package] = {"pinned": ",".join(p.specifier for p in found), "source": ", ".join(p.source for p in found),
+                            "assumed": None}
+        else:
+            out[package] = {"pinned": None, "source": None, "assumed": history.newest(package)}
+    return out
+
+
+@lru_cache(maxsize=256)
+def _pins_in(folder: str) -> Pins:
+    return find_pins(Path(folder) / "config")
+
+
+def pins_beside(config_path: str) -> Pins:
+    """find_pins for a config file on disk, cached per folder; no pins for a config parsed from a string."""
+    path = Path(config_path)
+    return _pins_in(str(path.resolve().parent)) if path.is_file() else Pins()

