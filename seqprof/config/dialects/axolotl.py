@@ -25,6 +25,7 @@ eval_strategy; noisy_embedding_alpha -> neftune_noise_alpha; and options removed
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from functools import cache
 from typing import Any
 
@@ -42,6 +43,7 @@ from seqprof.config.dialects.common import (
     split_list,
 )
 from seqprof.config.loader import LoadedConfig
+from seqprof.config.plan import ConfigDiagnostic
 
 NAME = "axolotl"
 LABEL = "axolotl"
@@ -75,17 +77,22 @@ DEPRECATED: Mapping[str, Moved] = {
     "dpo_use_logits_to_keep": Moved(None, "removed in TRL >= 0.29 (schemas/deprecated.py)"),
     "dpo_generate_during_eval": Moved(None, "removed in TRL >= 0.29 (schemas/deprecated.py)"),
     "dpo_norm_loss": Moved(None, "no longer supported with TRL >= 0.29 (schemas/deprecated.py)"),
+    "liger_swiglu": Moved("liger_glu_activation", "a deprecated alias, still read, to be removed (integrations/"
+                                                  "liger/args.py LigerArgs.check_deprecated_swiglu)"),
     "rpo_alpha": Moved("dpo_loss_type", "deprecated in TRL >= 0.29 (schemas/deprecated.py)"),
-    "save_safetensors": Moved(None, "deprecated: transformers 5 always saves safetensors (schemas/model.py)"),
+    # only `false` is refused: True is the default (schemas/model.py validate_save_safetensors; see _only_false)
+    "save_safetensors": Moved(None, "false is refused: transformers 5 always saves safetensors (schemas/model.py "
+                                    "validate_save_safetensors); drop the key"),
     "gptq_groupsize": Moved("gptq", "not in axolotl's current schema (read only by its old GPTQ loader); ignored"),
     "gptq_model_v1": Moved("gptq", "not in axolotl's current schema (read only by its old GPTQ loader); ignored"),
     "sample_packing_seq_len_multiplier": Moved(None, "not in axolotl's current schema; ignored"),
 }
 
-# legacy boolean attention flag -> attn_implementation value (config.py LEGACY_ATTN_FLAG_TO_IMPL)
-LEGACY_ATTN = (("flash_attention", "flash_attention_2"), ("sdp_attention", "sdpa"),
-               ("xformers_attention", "xformers"), ("flex_attention", "flex_attention"),
-               ("sage_attention", "sage"), ("eager_attention", "eager"), ("s2_attention", "s2"))
+# legacy boolean attention flag -> attn_implementation value, in the priority order axolotl applies when several
+# are on (schemas/enums.py LEGACY_ATTN_FLAG_TO_IMPL, read by config.py normalize_attn_implementation, v0.18.0);
+# s2_attention is no longer supported at all (schemas/deprecated.py), so it maps to nothing
+LEGACY_ATTN = (("xformers_attention", "xformers"), ("sage_attention", "sage"), ("flex_attention", "flex_attention"),
+               ("flash_attention", "flash_attention_2"), ("sdp_attention", "sdpa"), ("eager_attention", "eager"))
 
 STRONG = frozenset({"base_model", "sequence_len", "sample_packing", "lora_target_linear", "dataset_prepared_path",
                     "val_set_size", "saves_per_epoch", "evals_per_epoch", "pad_to_sequence_len", "lora_model_dir",
@@ -220,5 +227,33 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     b.stated("tensor_parallel_size", "tensor_parallel_size", as_number)
     b.stated("datasets", "datasets", _datasets)
     b.stated("datasets", "pretraining_dataset", _datasets)
-    b.diagnostics.extend(check_keys(cfg, keyspace(), dialect_label=LABEL))
+    b.diagnostics.extend(_attention_flag_fixes(_only_false(check_keys(cfg, keyspace(), dialect_label=LABEL), cfg), cfg))
     return b.result()
+
+
+def _only_false(diagnostics: list[ConfigDiagnostic], cfg: LoadedConfig) -> list[ConfigDiagnostic]:
+    """`save_safetensors: true` (the default) is accepted; only false raises (schemas/model.py
+    validate_save_safetensors, axolotl @ 067b021c8b87), so only false is reported."""
+    return [d for d in diagnostics if d.key != "save_safetensors" or as_bool(cfg.get(d.key)) is False]
+
+
+def _attention_flag_fixes(diagnostics: list[ConfigDiagnostic], cfg: LoadedConfig) -> list[ConfigDiagnostic]:
+    """A legacy attention flag's fix names the value to set, not just the new key.
+
+    axolotl maps `flash_attention: true` to `attn_implementation: flash_attention_2`; a flag that
+    is false does nothing (the normalizer drops it), and one beside `attn_implementation` makes
+    axolotl raise (SP422): both are to be removed, not renamed (config.py normalize_attn_implementation)."""
+    impls = dict(LEGACY_ATTN)
+    explicit = cfg.get("attn_implementation") is not None
+    out = []
+    for d in diagnostics:
+        if d.kind != "renamed_key" or d.key not in impls:
+            out.append(d)
+        elif as_bool(cfg.get(d.key)) is True and not explicit:
+            out.append(replace(d, suggestion=f"attn_implementation: {impls[d.key]}"))
+        else:
+            why = ("false is the default, so the flag does nothing" if as_bool(cfg.get(d.key)) is not True
+                   else "with attn_implementation set it is refused (SP422)")
+            out.append(replace(d, kind="deprecated_key", suggestion=None,
+                               message=f"'{d.key}' is deprecated in axolotl's schema (config.py): {why}"))
+    return out

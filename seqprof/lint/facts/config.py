@@ -1,4 +1,4 @@
-"""Facts from the config alone: which precision, quantisation and sharding switches are on."""
+"""Facts from the config alone: which precision, quantisation and sharding switches are on, and the file's keys with their lines."""
 
 from __future__ import annotations
 
@@ -33,3 +33,13 @@ def is_on(value: Any) -> bool:
     if isinstance(value, (dict, list)):
         return bool(value)
     return False
+
+
+def key_locs(plan: Plan) -> dict[str, Loc]:
+    """Every top-level key of the file as written, with its line and value (`loc.rl` in a rule).
+
+    Rules that mirror a framework's own validators read these and `raw` (the values), not the
+    canonical settings: axolotl's mode="before" validators and LLaMA-Factory's argument checks
+    test the file as parsed, before any default is filled in."""
+    return {str(key): Loc(key=str(key), file=plan.path, line=plan.key_lines.get(str(key)), value=value)
+            for key, value in plan.raw.items()}

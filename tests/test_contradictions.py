@@ -1,0 +1,137 @@
+"""Contradictions the frameworks themselves reject (SP414-SP428), on their own published example configs.
+
+Each case takes a real axolotl or LLaMA-Factory example (tests/data/configs, copied byte for byte), makes the
+one edit the framework's validator refuses, and checks the rule fires on that key's line; the published file
+(or the edit undone) must stay clean. The validator each rule mirrors is cited in the rule's docs.why."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from seqprof.config.read import read_plan
+from seqprof.lint.run import LintOptions, lint_paths
+
+CONFIGS = Path(__file__).resolve().parent / "data" / "configs"
+NEW_RULES = tuple(f"SP{n}" for n in range(414, 429))
+
+AX_DPO = "axolotl/examples/qwen2/dpo.yaml"
+AX_KTO = "axolotl/examples/llama-3/qlora-1b-kto.yaml"
+AX_LORA = "axolotl/examples/llama-3/lora-1b.yml"
+AX_QLORA = "axolotl/examples/llama-3/qlora.yml"
+AX_LIGER = "axolotl/examples/llama-3/fft-8b-liger-fsdp.yaml"
+AX_FLASH_FLAG = "axolotl/examples/qwen3/8b-lora-fused-attn.yaml"  # still uses the legacy `flash_attention: true`
+AX_STREAM = "axolotl/examples/streaming/sft.yaml"
+AX_EARLY_STOP = "axolotl/examples/phi/phi3-ft.yml"
+LF_SFT = "llamafactory/examples/train_lora/qwen3_lora_sft.yaml"
+LF_DPO = "llamafactory/examples/train_lora/qwen3_lora_dpo.yaml"
+
+
+def _replace(old: str, new: str):
+    def edit(text: str) -> str:
+        assert old in text, old
+        return text.replace(old, new, 1)
+    return edit
+
+
+def _append(extra: str):
+    return lambda text: text.rstrip("\n") + "\n" + extra
+
+
+def _both(*edits):
+    def edit(text: str) -> str:
+        for e in edits:
+            text = e(text)
+        return text
+    return edit
+
+
+CASES = [
+    # code, real config, the edit its framework refuses, the key the finding points at
+    ("SP414", AX_DPO, _replace("sample_packing: false", "sample_packing: true"), "sample_packing"),
+    ("SP414", AX_KTO, _replace("eval_sample_packing: false", "eval_sample_packing: true"), "eval_sample_packing"),
+    ("SP415", AX_KTO, _replace("remove_unused_columns: false", "remove_unused_columns: true"),
+     "remove_unused_columns"),
+    ("SP415", AX_KTO, _replace("remove_unused_columns: false\n", ""), "rl"),
+    ("SP416", AX_LORA, _append("batch_size: 16\n"), "batch_size"),
+    ("SP416", AX_LORA, _replace("gradient_accumulation_steps: 2\n", ""), "micro_batch_size"),
+    ("SP417", AX_LORA, _append("save_steps: 100\n"), "save_steps"),
+    ("SP418", AX_LORA, _append("eval_steps: 100\n"), "eval_steps"),
+    ("SP418", AX_QLORA, _replace("evals_per_epoch: 4", "eval_steps: 100"), "eval_steps"),  # val_set_size: 0
+    ("SP419", AX_EARLY_STOP, _replace("eval_steps: 1000", "eval_steps: 3000"), "early_stopping_patience"),
+    ("SP420", AX_QLORA, _replace("adapter: qlora", "adapter:"), "load_in_4bit"),
+    ("SP420", LF_SFT, _both(_replace("finetuning_type: lora", "finetuning_type: full"),
+                            _append("quantization_bit: 4\n")), "quantization_bit"),
+    ("SP421", AX_LIGER, _append("cut_cross_entropy: true\n"), "liger_fused_linear_cross_entropy"),
+    ("SP422", AX_FLASH_FLAG, _append("attn_implementation: sdpa\n"), "flash_attention"),
+    ("SP423", AX_LORA, _both(_replace("gradient_checkpointing: true", "gradient_checkpointing: false"),
+                             _append("activation_offloading: true\n")), "activation_offloading"),
+    ("SP424", AX_STREAM, _replace("max_steps: 1000\n", ""), "streaming"),
+    ("SP424", LF_SFT, _append("streaming: true\n"), "streaming"),
+    ("SP425", LF_DPO, _append("neat_packing: true\n"), "neat_packing"),
+    ("SP426", LF_SFT, _both(_replace("finetuning_type: lora", "finetuning_type: full"), _append("use_dora: true\n")),
+     "use_dora"),
+    ("SP427", LF_DPO, _replace("stage: dpo", "stage: ppo"), "stage"),
+    ("SP428", LF_SFT, _append("eval_dataset: alpaca_en_demo\nval_size: 0.1\n"), "val_size"),
+]
+
+
+def lint(path: Path, *codes: str):
+    return [f for f in lint_paths([str(path)], LintOptions(select=codes or NEW_RULES)).findings]
+
+
+@pytest.mark.parametrize("code,source,breaks,key", CASES, ids=[f"{c[0]}-{Path(c[1]).stem}" for c in CASES])
+def test_each_contradiction_on_a_real_config(code, source, breaks, key, tmp_path):
+    original = (CONFIGS / source).read_text()
+    config = tmp_path / Path(source).name
+    config.write_text(breaks(original))
+    hits = [f for f in lint(config) if f.code == code]
+    assert hits, f"{code} did not fire on the edited {source}"
+    lines = [n for n, text in enumerate(config.read_text().splitlines(), 1) if re.match(rf"{re.escape(key)}\s*:", text)]
+    assert [(f.key, f.line) for f in hits] == [(key, lines[0])]  # found by plain text search, not by the reader
+    assert hits[0].severity == "error" and hits[0].fix
+    config.write_text(original)
+    assert lint(config, code) == [], f"{code} fired on {source} as published, which its framework accepts"
+
+
+def test_no_new_rule_fires_on_the_published_examples_but_one_the_framework_rejects():
+    """Every axolotl/LLaMA-Factory example copied here passes the new rules, except the archived falcon config:
+    axolotl v0.18.0's check_early_stopping rejects early_stopping_patience without save_steps/eval_steps."""
+    paths = sorted(str(p) for d in ("axolotl", "llamafactory") for p in (CONFIGS / d).rglob("*.y*ml"))
+    assert len(paths) >= 15
+    found = {(f.code, Path(f.file).relative_to(CONFIGS).as_posix())
+             for f in lint_paths(paths, LintOptions(select=NEW_RULES)).findings}
+    assert found == {("SP419", "axolotl/examples/archived/falcon/config-7b-qlora.yml")}
+
+
+def test_the_archived_falcon_config_is_fixed_by_step_schedules(tmp_path):
+    source = CONFIGS / "axolotl/examples/archived/falcon/config-7b-qlora.yml"
+    config = tmp_path / "falcon.yml"
+    config.write_text(source.read_text().replace("evals_per_epoch: 4", "eval_steps: 50")
+                      .replace("saves_per_epoch: 1", "save_steps: 200"))
+    assert lint(config, "SP419") == []
+    config.write_text(source.read_text().replace("evals_per_epoch: 4", "eval_steps: 60")
+                      .replace("saves_per_epoch: 1", "save_steps: 200"))  # 200 % 60 != 0
+    assert "does not divide save_steps 200" in lint(config, "SP419")[0].message
+
+
+def test_a_legacy_attention_flag_fix_names_the_value_to_set(tmp_path):
+    """axolotl maps `flash_attention: true` to `attn_implementation: flash_attention_2` (schemas/enums.py
+    LEGACY_ATTN_FLAG_TO_IMPL); a flag that is false does nothing and is to be removed, not renamed."""
+    config = tmp_path / "fused.yaml"
+    config.write_text((CONFIGS / AX_FLASH_FLAG).read_text() + "sdp_attention: false\n")
+    by_key = {f.key: f for f in lint(config, "SP402", "SP403")}
+    assert (by_key["flash_attention"].code, by_key["flash_attention"].fix) == (
+        "SP402", "replace 'flash_attention' with 'attn_implementation: flash_attention_2'")
+    assert (by_key["sdp_attention"].code, by_key["sdp_attention"].fix) == ("SP403", "remove 'sdp_attention'")
+
+
+def test_several_legacy_attention_flags_resolve_in_axolotls_order(tmp_path):
+    """normalize_attn_implementation takes the first flag set in LEGACY_ATTN_FLAG_TO_IMPL's order, which puts
+    the specific backends (xformers, sage, flex) before flash, sdp and eager (axolotl v0.18.0 schemas/enums.py)."""
+    config = tmp_path / "two-flags.yaml"
+    config.write_text((CONFIGS / AX_FLASH_FLAG).read_text() + "sage_attention: true\n")
+    plan = read_plan(str(config))
+    assert (plan.get("attn_implementation"), plan.setting("attn_implementation").key) == ("sage", "sage_attention")
