@@ -64,11 +64,19 @@ def test_requirements_with_include_extras_and_ranges(tmp_path):
     assert pins.allowed("trl", KeyHistory.load().versions("trl")) == ["0.19.1", "0.20.0"]
 
 
-def test_git_requirements_pin_a_commit_so_removals_are_notes(tmp_path):
-    """A commit of trl/transformers may still have a key the next release dropped: a note (SP407), not a warning."""
+def test_git_requirements_on_main_are_newer_than_every_release(tmp_path):
+    """`trl @ git+...@main` is past the newest release, so a key that release lacks is gone there too (SP408)."""
     config = project(tmp_path, {"requirements.txt": OPEN_R1_DEPS})
     pins = find_pins(config)
-    assert pins.of("trl") == () and pins.vcs("trl") is not None
+    assert pins.of("trl") == () and pins.vcs("trl").head
+    found = diagnostic(read_plan(config), "max_seq_length")
+    assert found.kind == "removed_key" and "installed from its main branch (requirements.txt:" in found.message
+
+
+def test_git_requirements_pin_a_commit_so_removals_are_notes(tmp_path):
+    """A commit of trl may still have a key the next release dropped: a note (SP407), not a warning."""
+    config = project(tmp_path, {"requirements.txt": OPEN_R1_DEPS.replace("trl.git@main", "trl.git@c04e84c")})
+    assert not find_pins(config).vcs("trl").head
     found = diagnostic(read_plan(config), "max_seq_length")
     assert found.kind == "unread_key" and "pinned to a commit (requirements.txt:" in found.message
 

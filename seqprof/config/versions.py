@@ -45,6 +45,7 @@ class Pin:
     source: str
     exact: bool = False  # a lock file's resolved version
     vcs: bool = False  # `trl @ git+https://...@c04e84c`: a commit, not a release seqprof can place
+    head: bool = False  # `trl @ git+https://...` with no ref, or @main/@master: newer than every release
 
     def allows(self, version: str) -> bool:
         from packaging.specifiers import SpecifierSet
@@ -174,7 +175,10 @@ def requirement(text: str, source: str) -> Pin | None:
     url = _URL_REQUIREMENT.match(text)
     if url is not None:
         name = normalize(url.group(1))
-        return Pin(name, "", source, vcs=True) if name in PACKAGES else None
+        ref = re.search(r"\.git@([^#\s]+)|@([^/#\s]+)$", url.group(0).split("@", 1)[1])
+        ref_name = (ref.group(1) or ref.group(2)) if ref else ""
+        head = ref_name in ("", "main", "master")
+        return Pin(name, "", source, vcs=True, head=head) if name in PACKAGES else None
     m = _REQUIREMENT.match(text)
     if m is None:
         return None
@@ -398,6 +402,10 @@ class KeyHistory:
         removed_in = f"{package} {minor(order[order.index(last) + 1])}"
         allowed = allowed_minors(pins, package, order)
         vcs = pins.vcs(package)
+        if allowed is None and vcs is not None and vcs.head:  # the branch head is past the newest release
+            return Removal(package, removed_in, "error",
+                           f"removed in {removed_in}, and {package} is installed from its main branch ({vcs.source}), "
+                           "which is newer")
         if allowed is None and vcs is not None:
             return Removal(package, removed_in, "unknown",
                            f"removed in {removed_in}; {package} is pinned to a commit ({vcs.source}), which seqprof "
