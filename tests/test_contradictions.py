@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
+from config_edits import append_lines, chain, replace_once
 
 from seqprof.config.read import read_plan
 from seqprof.lint.run import LintOptions, lint_paths
@@ -29,52 +30,40 @@ LF_SFT = "llamafactory/examples/train_lora/qwen3_lora_sft.yaml"
 LF_DPO = "llamafactory/examples/train_lora/qwen3_lora_dpo.yaml"
 
 
-def _replace(old: str, new: str):
-    def edit(text: str) -> str:
-        assert old in text, old
-        return text.replace(old, new, 1)
-    return edit
 
 
-def _append(extra: str):
-    return lambda text: text.rstrip("\n") + "\n" + extra
 
 
-def _both(*edits):
-    def edit(text: str) -> str:
-        for e in edits:
-            text = e(text)
-        return text
-    return edit
 
 
 CASES = [
     # code, real config, the edit its framework refuses, the key the finding points at
-    ("SP414", AX_DPO, _replace("sample_packing: false", "sample_packing: true"), "sample_packing"),
-    ("SP414", AX_KTO, _replace("eval_sample_packing: false", "eval_sample_packing: true"), "eval_sample_packing"),
-    ("SP415", AX_KTO, _replace("remove_unused_columns: false", "remove_unused_columns: true"),
+    ("SP414", AX_DPO, replace_once("sample_packing: false", "sample_packing: true"), "sample_packing"),
+    ("SP414", AX_KTO, replace_once("eval_sample_packing: false", "eval_sample_packing: true"), "eval_sample_packing"),
+    ("SP415", AX_KTO, replace_once("remove_unused_columns: false", "remove_unused_columns: true"),
      "remove_unused_columns"),
-    ("SP415", AX_KTO, _replace("remove_unused_columns: false\n", ""), "rl"),
-    ("SP416", AX_LORA, _append("batch_size: 16\n"), "batch_size"),
-    ("SP416", AX_LORA, _replace("gradient_accumulation_steps: 2\n", ""), "micro_batch_size"),
-    ("SP417", AX_LORA, _append("save_steps: 100\n"), "save_steps"),
-    ("SP418", AX_LORA, _append("eval_steps: 100\n"), "eval_steps"),
-    ("SP418", AX_QLORA, _replace("evals_per_epoch: 4", "eval_steps: 100"), "eval_steps"),  # val_set_size: 0
-    ("SP419", AX_EARLY_STOP, _replace("eval_steps: 1000", "eval_steps: 3000"), "early_stopping_patience"),
-    ("SP420", AX_QLORA, _replace("adapter: qlora", "adapter:"), "load_in_4bit"),
-    ("SP420", LF_SFT, _both(_replace("finetuning_type: lora", "finetuning_type: full"),
-                            _append("quantization_bit: 4\n")), "quantization_bit"),
-    ("SP421", AX_LIGER, _append("cut_cross_entropy: true\n"), "liger_fused_linear_cross_entropy"),
-    ("SP422", AX_FLASH_FLAG, _append("attn_implementation: sdpa\n"), "flash_attention"),
-    ("SP423", AX_LORA, _both(_replace("gradient_checkpointing: true", "gradient_checkpointing: false"),
-                             _append("activation_offloading: true\n")), "activation_offloading"),
-    ("SP424", AX_STREAM, _replace("max_steps: 1000\n", ""), "streaming"),
-    ("SP424", LF_SFT, _append("streaming: true\n"), "streaming"),
-    ("SP425", LF_DPO, _append("neat_packing: true\n"), "neat_packing"),
-    ("SP426", LF_SFT, _both(_replace("finetuning_type: lora", "finetuning_type: full"), _append("use_dora: true\n")),
+    ("SP415", AX_KTO, replace_once("remove_unused_columns: false\n", ""), "rl"),
+    ("SP416", AX_LORA, append_lines("batch_size: 16\n"), "batch_size"),
+    ("SP416", AX_LORA, replace_once("gradient_accumulation_steps: 2\n", ""), "micro_batch_size"),
+    ("SP417", AX_LORA, append_lines("save_steps: 100\n"), "save_steps"),
+    ("SP418", AX_LORA, append_lines("eval_steps: 100\n"), "eval_steps"),
+    ("SP418", AX_QLORA, replace_once("evals_per_epoch: 4", "eval_steps: 100"), "eval_steps"),  # val_set_size: 0
+    ("SP419", AX_EARLY_STOP, replace_once("eval_steps: 1000", "eval_steps: 3000"), "early_stopping_patience"),
+    ("SP420", AX_QLORA, replace_once("adapter: qlora", "adapter:"), "load_in_4bit"),
+    ("SP420", LF_SFT, chain(replace_once("finetuning_type: lora", "finetuning_type: full"),
+                            append_lines("quantization_bit: 4\n")), "quantization_bit"),
+    ("SP421", AX_LIGER, append_lines("cut_cross_entropy: true\n"), "liger_fused_linear_cross_entropy"),
+    ("SP422", AX_FLASH_FLAG, append_lines("attn_implementation: sdpa\n"), "flash_attention"),
+    ("SP423", AX_LORA, chain(replace_once("gradient_checkpointing: true", "gradient_checkpointing: false"),
+                             append_lines("activation_offloading: true\n")), "activation_offloading"),
+    ("SP424", AX_STREAM, replace_once("max_steps: 1000\n", ""), "streaming"),
+    ("SP424", LF_SFT, append_lines("streaming: true\n"), "streaming"),
+    ("SP425", LF_DPO, append_lines("neat_packing: true\n"), "neat_packing"),
+    ("SP426", LF_SFT, chain(replace_once("finetuning_type: lora", "finetuning_type: full"),
+                            append_lines("use_dora: true\n")),
      "use_dora"),
-    ("SP427", LF_DPO, _replace("stage: dpo", "stage: ppo"), "stage"),
-    ("SP428", LF_SFT, _append("eval_dataset: alpaca_en_demo\nval_size: 0.1\n"), "val_size"),
+    ("SP427", LF_DPO, replace_once("stage: dpo", "stage: ppo"), "stage"),
+    ("SP428", LF_SFT, append_lines("eval_dataset: alpaca_en_demo\nval_size: 0.1\n"), "val_size"),
 ]
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from config_edits import append_lines, replace_once
 
 from seqprof.cli import main
 from seqprof.config.plan import Plan, Setting
@@ -394,43 +395,36 @@ def test_per_epoch_saves_with_data_use_the_epoch_length(real_profile):
 # --- every rule on a real config (copied and changed where the original is clean) -------------------
 
 
-def _replace(old: str, new: str):
-    def edit(text: str) -> str:
-        assert old in text, old
-        return text.replace(old, new, 1)
-    return edit
 
 
-def _append(extra: str):
-    return lambda text: text.rstrip("\n") + "\n" + extra
 
 
 TRL = "trl/examples/cli_configs/example_config.yaml"
 QLORA = "axolotl/examples/llama-3/qlora.yml"
 REAL_RULE_CASES = [
     # code, config, edit that makes it fire (None: fires as published), key, edit that makes it clean, data, dialect
-    ("SP102", TRL, _append("max_length: 512\n"), "max_length", _append("max_length: 2048\n"), True, None),
-    ("SP102", "axolotl/examples/llama-3/lora-1b.yml", _replace("sequence_len: 2048", "sequence_len: 512"),
+    ("SP102", TRL, append_lines("max_length: 512\n"), "max_length", append_lines("max_length: 2048\n"), True, None),
+    ("SP102", "axolotl/examples/llama-3/lora-1b.yml", replace_once("sequence_len: 2048", "sequence_len: 512"),
      "sequence_len", None, True, None),
-    ("SP103", TRL, _append("per_device_train_batch_size: 8\n"), "per_device_train_batch_size",
-     _append("per_device_train_batch_size: 8\npacking: true\n"), True, None),
+    ("SP103", TRL, append_lines("per_device_train_batch_size: 8\n"), "per_device_train_batch_size",
+     append_lines("per_device_train_batch_size: 8\npacking: true\n"), True, None),
     ("SP201", "axolotl/examples/llama-3/lora-1b-sample-packing-sequentially.yml", None, "curriculum_sampling",
-     _replace("curriculum_sampling: true", "curriculum_sampling: false"), False, None),
-    ("SP202", TRL, _append("per_device_train_batch_size: 8\n"), "per_device_train_batch_size",
-     _append("per_device_train_batch_size: 8\ntrain_sampling_strategy: group_by_length\n"), True, None),
+     replace_once("curriculum_sampling: true", "curriculum_sampling: false"), False, None),
+    ("SP202", TRL, append_lines("per_device_train_batch_size: 8\n"), "per_device_train_batch_size",
+     append_lines("per_device_train_batch_size: 8\ntrain_sampling_strategy: group_by_length\n"), True, None),
     ("SP301", "llamafactory/examples/ascend/qwen3_full_sft_fsdp2.yaml", None, "save_steps",
-     _replace("save_steps: 500", "save_steps: 100"), False, None),
+     replace_once("save_steps: 500", "save_steps: 100"), False, None),
     ("SP401", "axolotl/examples/falcon-h1/falcon-h1-1b-qlora-cp.yaml", None, "context_parapllel_size",
-     _replace("context_parapllel_size", "context_parallel_size"), False, None),
+     replace_once("context_parapllel_size", "context_parallel_size"), False, None),
     ("SP402", "axolotl/examples/eaft/eaft-example.yml", None, "evaluation_strategy",
-     _replace("evaluation_strategy:", "eval_strategy:"), False, None),
-    ("SP403", TRL, _append("beta: 0.1\nmax_prompt_length: 512\n"), "max_prompt_length", _append("beta: 0.1\n"),
-     False, "trl_dpo"),
-    ("SP404", QLORA, _append("learning_rate: 0.00002\n"), "learning_rate", None, False, None),
-    ("SP410", QLORA, _replace("bf16: auto", "bf16: true\nfp16: true"), "fp16", None, False, None),
-    ("SP411", QLORA, _replace("load_in_4bit: true", "load_in_4bit: false"), "adapter", None, False, None),
-    ("SP412", QLORA, _replace("load_in_8bit: false", "load_in_8bit: true"), "load_in_8bit", None, False, None),
-    ("SP413", "axolotl/examples/jamba/qlora_deepspeed.yaml", _append("fsdp:\n  - full_shard\n"), "fsdp", None,
+     replace_once("evaluation_strategy:", "eval_strategy:"), False, None),
+    ("SP403", TRL, append_lines("beta: 0.1\nmax_prompt_length: 512\n"), "max_prompt_length",
+     append_lines("beta: 0.1\n"), False, "trl_dpo"),
+    ("SP404", QLORA, append_lines("learning_rate: 0.00002\n"), "learning_rate", None, False, None),
+    ("SP410", QLORA, replace_once("bf16: auto", "bf16: true\nfp16: true"), "fp16", None, False, None),
+    ("SP411", QLORA, replace_once("load_in_4bit: true", "load_in_4bit: false"), "adapter", None, False, None),
+    ("SP412", QLORA, replace_once("load_in_8bit: false", "load_in_8bit: true"), "load_in_8bit", None, False, None),
+    ("SP413", "axolotl/examples/jamba/qlora_deepspeed.yaml", append_lines("fsdp:\n  - full_shard\n"), "fsdp", None,
      False, None),
 ]
 
