@@ -13,7 +13,7 @@ from seqprof.errors import SeqprofError
 from seqprof.predict.architecture import Architecture, Linear
 from seqprof.predict.memory.allocator import Allocator, Block, SavedForBackward
 from seqprof.predict.memory.moe import EXPERT_LORA_TYPES, EXPERT_TARGETS, expert_lora, moe_backward, moe_forward
-from seqprof.predict.memory.setup import _TARGET_ALIASES, PRECISIONS, TrainingSetup
+from seqprof.predict.memory.setup import _TARGET_ALIASES, ALL_LINEAR, PRECISIONS, TrainingSetup
 
 
 @dataclass(frozen=True)
@@ -40,9 +40,9 @@ def lora_targets(setup: TrainingSetup, arch: Architecture) -> frozenset[str]:
     for t in setup.lora_targets:
         key = str(t).strip()
         names.update(_TARGET_ALIASES.get(key.lower(), (key.split(".")[-1],)))
-        if key.lower() in ("all-linear", "all_linear", "all"):
-            names.add("gate")  # peft's all-linear reaches a MoE router too
-    every = any(str(t).strip().lower() in ("all-linear", "all_linear", "all") for t in setup.lora_targets)
+    every = any(_TARGET_ALIASES.get(str(t).strip().lower()) is ALL_LINEAR for t in setup.lora_targets)
+    if every:
+        names.add("gate")  # peft's all-linear reaches every nn.Linear, and a MoE router too
     found = {lin.name for lin in lora_targetable(arch) if every or lin.name.split(".")[-1] in names}
     if arch.is_moe and arch.model_type in EXPERT_LORA_TYPES:  # peft maps v4 names onto fused expert parameters
         found |= {EXPERT_TARGETS[name] for name in names if name in EXPERT_TARGETS}
@@ -208,14 +208,6 @@ def attention(sim: Allocator, g: SavedForBackward, cx: StepContext, q: Block | N
     return out
 
 
-def mlp_width(a: Architecture) -> int:
-    """Intermediate activations per token: dense FFN width, or top-k experts plus the shared expert."""
-    if a.is_moe:
-        return (a.moe_intermediate_size or a.intermediate_size) * a.num_experts_per_tok \
-            + a.shared_expert_intermediate_size
-    return a.intermediate_size
-
-
 def mlp_forward(sim: Allocator, g: SavedForBackward, cx: StepContext, lins: dict[str, Linear], y: Block | None,
                 xb: int, prefix: str, f: int) -> Block | None:
     """A gated MLP (act(gate(y)) * up(y), then down) on `y` (not consumed); `prefix` names a shared expert's."""
@@ -237,7 +229,7 @@ def mlp_forward(sim: Allocator, g: SavedForBackward, cx: StepContext, lins: dict
 def layer_forward(sim: Allocator, cx: StepContext, x: Block | None, x_rg: bool, keep: bool) -> tuple[Block | None, SavedForBackward]:
     """One decoder layer's forward; keep=False (no_grad, or a checkpoint's first pass) keeps nothing."""
     a, n, c = cx.arch, cx.n, cx.c
-    h, f = a.hidden_size, mlp_width(a)
+    h, f = a.hidden_size, a.intermediate_size  # dense FFN (MoE blocks: seqprof.predict.memory.moe)
     lins = {lin.name: lin for lin in a.layer_linears()}
     g = SavedForBackward(sim, keep)
     xb = 4 if cx.autocast else c  # residual stream dtype (fp32 weights promote it under autocast)
@@ -307,7 +299,7 @@ def layer_forward(sim: Allocator, cx: StepContext, x: Block | None, x_rg: bool, 
 def layer_backward(sim: Allocator, cx: StepContext, g: SavedForBackward, persistent_grads: bool) -> None:
     """One decoder layer's backward (the residual gradient is held by the caller)."""
     a, n, c = cx.arch, cx.n, cx.c
-    h, f = a.hidden_size, mlp_width(a)
+    h, f = a.hidden_size, a.intermediate_size  # dense FFN (MoE blocks: seqprof.predict.memory.moe)
     xb = 4 if cx.autocast else c
     gb = 4 if cx.autocast else cx.pc
     lins = {lin.name: lin for lin in a.layer_linears()}
@@ -319,16 +311,15 @@ def layer_backward(sim: Allocator, cx: StepContext, g: SavedForBackward, persist
             sim.new("gradients", nbytes)  # lives until zero_grad(set_to_none=True) after the step
 
     def linear_back(name: str, d_in: int, d_out: int) -> None:
-        count = 1  # a dense or shared-expert linear (fused experts: seqprof.predict.memory.moe)
-        if cx.full:
+        if cx.full:  # a dense or shared-expert linear (fused experts: seqprof.predict.memory.moe)
             if cx.autocast:
-                sim.spike("gradients", c * d_in * d_out * count)  # bf16 grad of the cast weight
-            param_grad(gb * (d_in * d_out + (d_out if lins.get(name) and lins[name].bias else 0)) * count)
+                sim.spike("gradients", c * d_in * d_out)  # bf16 grad of the cast weight
+            param_grad(gb * (d_in * d_out + (d_out if lins.get(name) and lins[name].bias else 0)))
         elif name in cx.targets:
             sim.spike(ACT, cx.lb * (d_in + d_out) * n)  # through lora_B, lora_A and the cast back
             param_grad(cx.lb * cx.s.lora_r * (d_in + d_out))
         if cx.s.load_in_4bit or cx.s.load_in_8bit:
-            sim.spike(ACT, cx.mm * d_in * d_out * count)  # dequantised weight for the input gradient
+            sim.spike(ACT, cx.mm * d_in * d_out)  # dequantised weight for the input gradient
             if cx.mm != c:
                 sim.spike(ACT, cx.mm * (d_in + d_out) * n)  # the gradient cast to the compute dtype and back
         g.release(name)
