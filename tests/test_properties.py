@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from seqprof.dataset.analyze import AnalyzeOptions, profile_source
 from seqprof.dataset.profile import Profile
-from seqprof.dataset.reader import read_rows, resolve_source
+from seqprof.dataset.reader import resolve_source
 from seqprof.dataset.tokenizers import load_tokenizer
 from seqprof.errors import SeqprofError
 

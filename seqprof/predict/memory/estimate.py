@@ -190,7 +190,7 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
     if cx.backend in ("math", "eager"):
         notes.append(f"attention: the {cx.backend} kernel keeps s x s score matrices "
                      f"({_gib(4 * cx.seqs * arch.num_heads * s.seq_len ** 2)} per layer in fp32)")
-    kinds = [layer.kind for layer in arch.layers()] if hasattr(arch, "layers") else []
+    kinds = [layer.kind for layer in arch.layers()]
     linear_layers = sum(1 for k in kinds if "linear" in k)
     if linear_layers:
         notes.append(f"hybrid: {linear_layers} of {len(kinds)} layers are linear attention (Gated DeltaNet); their "
