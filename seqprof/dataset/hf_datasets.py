@@ -80,18 +80,28 @@ def _from_datasets_cache(spec: str, split: str, subset: str | None, tried: list[
     return []
 
 
-def _from_hub_cache(spec: str, split: str, subset: str | None, tried: list[str]) -> list[Path]:
+def hub_dataset_repos(spec: str) -> list[Path]:
+    """Where hub dataset `spec` (org/name) would sit in the hub caches (`$HF_HUB_CACHE`, `$HF_HOME/hub`)."""
     roots = [os.environ.get("HF_HUB_CACHE"), _hf_home() / "hub"]
-    for root in [Path(r) for r in roots if r]:
-        repo = root / ("datasets--" + spec.replace("/", "--"))
+    return [Path(r) / ("datasets--" + spec.replace("/", "--")) for r in roots if r]
+
+
+def hub_snapshot(repo: Path) -> Path | None:
+    """The snapshot of one cached hub repo that refs/main names, else the newest; None when there is none."""
+    snapshots = repo / "snapshots"
+    if not snapshots.is_dir():
+        return None
+    ref = repo / "refs" / "main"
+    snapshot = snapshots / ref.read_text().strip() if ref.is_file() else None
+    if snapshot is None or not snapshot.is_dir():
+        snapshot = max(snapshots.iterdir(), key=lambda p: p.stat().st_mtime, default=None)
+    return snapshot
+
+
+def _from_hub_cache(spec: str, split: str, subset: str | None, tried: list[str]) -> list[Path]:
+    for repo in hub_dataset_repos(spec):
         tried.append(f"hub cache {repo}")
-        snapshots = repo / "snapshots"
-        if not snapshots.is_dir():
-            continue
-        ref = repo / "refs" / "main"
-        snapshot = snapshots / ref.read_text().strip() if ref.is_file() else None
-        if snapshot is None or not snapshot.is_dir():
-            snapshot = max(snapshots.iterdir(), key=lambda p: p.stat().st_mtime, default=None)
+        snapshot = hub_snapshot(repo)
         if snapshot is None:
             continue
         data = sorted(p for p in snapshot.rglob("*") if p.is_file() and p.name.endswith(DATA_SUFFIXES))

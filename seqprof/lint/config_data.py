@@ -191,15 +191,10 @@ def _local_or_hub(path: str, cwd: Path, config: Path) -> tuple[str, str | None]:
 
 
 def _hub_snapshot(repo_id: str) -> Path | None:
-    """The newest local snapshot of a hub dataset repo (for files a config names inside it)."""
-    home = Path(os.environ.get("HF_HOME") or Path.home() / ".cache" / "huggingface")
-    for root in [Path(r) for r in (os.environ.get("HF_HUB_CACHE"), home / "hub") if r]:
-        snapshots = root / ("datasets--" + repo_id.replace("/", "--")) / "snapshots"
-        if snapshots.is_dir():
-            newest = max(snapshots.iterdir(), key=lambda p: p.stat().st_mtime, default=None)
-            if newest is not None:
-                return newest
-    return None
+    """The local snapshot of a hub dataset repo (for files a config names inside it), as analyze picks it."""
+    from seqprof.dataset.hf_datasets import hub_dataset_repos, hub_snapshot
+
+    return next((snap for repo in hub_dataset_repos(repo_id) if (snap := hub_snapshot(repo)) is not None), None)
 
 
 def _split(value: Any) -> tuple[str | None, str | None]:
