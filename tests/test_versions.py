@@ -179,6 +179,23 @@ def test_transformers_pin_decides_training_arguments_keys(tmp_path):
     assert diagnostic(read_plan(config, versions="transformers>=5.2"), "group_by_length").kind == "removed_key"
 
 
+def test_a_deprecation_past_the_pins_is_a_note(tmp_path):
+    """transformers 5.23 deprecated gradient_checkpointing_kwargs for activation_checkpointing_kwargs (the history's
+    first release with the new field); a 4.52 pin has only the old name, a 5.x range or no pin has both."""
+    config = project(tmp_path, {"requirements.txt": "transformers==4.52.3\n"},
+                     extra_key="gradient_checkpointing_kwargs:\n  use_reentrant: false\n")
+    first = min(KeyHistory.load().having("transformers", "activation_checkpointing_kwargs", ["TrainingArguments"]),
+                key=lambda v: tuple(map(int, v.split("."))))
+    pinned = diagnostic(read_plan(config), "gradient_checkpointing_kwargs")
+    assert pinned.kind == "upcoming_deprecation" and pinned.suggestion == "activation_checkpointing_kwargs"
+    assert f"transformers {'.'.join(first.split('.')[:2])} added it" in pinned.message
+    for spec in (f"transformers>={first}", "transformers>=4.50"):  # a range that reaches the new name: a warning
+        assert diagnostic(read_plan(config, versions=spec), "gradient_checkpointing_kwargs").kind == "deprecated_key"
+    unpinned = project(tmp_path / "unpinned", {}, extra_key="gradient_checkpointing_kwargs: {}\n")
+    d = diagnostic(read_plan(unpinned), "gradient_checkpointing_kwargs")  # the newest release is assumed
+    assert d.kind == "deprecated_key" and "no pins found" in d.message
+
+
 def test_lint_json_names_the_versions_and_exits_1_on_sp408(tmp_path):
     config = project(tmp_path, {"requirements.txt": "trl>=0.20\n"})
     result = CliRunner().invoke(main, ["lint", str(config), "--format", "json", "--select", "SP4"])

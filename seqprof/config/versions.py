@@ -356,6 +356,7 @@ class Removal:
     removed_in: str  # 'trl 0.20': the first release (minor) without the key
     verdict: str  # 'error': every pinned version lacks it | 'warning': a pinned version has it | 'assumed': no pin
     #               | 'unknown': pinned to a git commit (a note, not a warning: the commit may still have it)
+    #               | 'later': deprecated in a release after every pinned one (KeyHistory.arrival)
     detail: str  # the sentence appended to the diagnostic's message
 
 
@@ -422,6 +423,24 @@ class KeyHistory:
                            f"{pinned} {still}, {removed_in} removes it: it breaks on that upgrade")
         return Removal(package, removed_in, "error",
                        f"removed in {removed_in}, and every release {pinned} allows lacks it")
+
+
+    def arrival(self, package: str, replacement: str, classes: Sequence[str], pins: Pins) -> Removal | None:
+        """A deprecated key whose *replacement* no pinned release has yet: the deprecation lies past the pins.
+
+        transformers 5.23 made gradient_checkpointing a deprecated alias of activation_checkpointing; a project
+        pinned to 4.52 cannot use the new name, so the old one is right there (a note, not a warning). None when
+        the pins allow a release with the replacement, when *package* is unpinned or pinned to a commit, or when
+        the history never had the replacement."""
+        order = self.versions(package)
+        having = self.having(package, replacement, classes)
+        allowed = allowed_minors(pins, package, order)
+        if not having or not allowed or any(v in having for v in allowed):
+            return None
+        first = f"{package} {minor(min(having, key=order.index))}"
+        return Removal(package, first, "later",
+                       f"{pins.describe(package)} has no '{replacement}' yet ({first} added it): nothing to change "
+                       "before that upgrade")
 
 
 def minor(version: str) -> str:

@@ -125,7 +125,8 @@ class Builder:
 
 def check_keys(cfg: LoadedConfig, space: Keyspace, *, section: str = "",
                dialect_label: str = "", scripts_read_extra: bool = False,
-               removal: Callable[[str], Any] | None = None, assumption: str | None = None) -> list[ConfigDiagnostic]:
+               removal: Callable[[str], Any] | None = None, arrival: Callable[[str], Any] | None = None,
+               assumption: str | None = None) -> list[ConfigDiagnostic]:
     """Unknown, renamed, deprecated and removed keys at one level (*section* is a dotted prefix or '').
 
     `scripts_read_extra`: the config feeds a parser the user's own script may extend (TRL recipes with their
@@ -134,7 +135,9 @@ def check_keys(cfg: LoadedConfig, space: Keyspace, *, section: str = "",
 
     `removal(key)`: a renamed/deprecated key the newest release lacks, judged against the pinned versions
     (seqprof.config.versions.Removal): 'error' (every pinned release lacks it) makes it a `removed_key`
-    (SP408), 'warning' names the release that breaks it, 'assumed' (no pin) says which release was assumed."""
+    (SP408), 'warning' names the release that breaks it, 'assumed' (no pin) says which release was assumed.
+    `arrival(replacement)`: a key the newest release deprecates for a *replacement* no pinned release has yet
+    ('later': an `upcoming_deprecation`, SP429, info)."""
     mapping = cfg.get(section) if section else cfg.data
     if not isinstance(mapping, Mapping):
         return []
@@ -151,6 +154,8 @@ def check_keys(cfg: LoadedConfig, space: Keyspace, *, section: str = "",
         if moved is not None:
             renamed = key in space.renamed
             gone = removal(str(key)) if removal is not None else None
+            if gone is None and arrival is not None and moved.replacement:
+                gone = arrival(moved.replacement)
             if renamed:
                 message = f"'{key}' was renamed to '{moved.replacement}': {moved.why}"
             else:
@@ -160,10 +165,11 @@ def check_keys(cfg: LoadedConfig, space: Keyspace, *, section: str = "",
                 message += f"; {moved.value_change}"
             if gone is not None and (gone.verdict != "assumed" or gone.removed_in.split()[-1] not in moved.why):
                 message += f"; {gone.detail}"
-            if gone is not None and gone.verdict == "assumed" and assumption:
-                message += f"; {assumption}"
+            if (gone is None or gone.verdict == "assumed") and assumption:
+                message += f"; {assumption}"  # judged against the newest release, which may not be the one run
             kind = "removed_key" if gone is not None and gone.verdict == "error" else \
                 "unread_key" if gone is not None and gone.verdict == "unknown" else \
+                "upcoming_deprecation" if gone is not None and gone.verdict == "later" else \
                 "renamed_key" if renamed else "deprecated_key"
             if kind == "removed_key" and not renamed:
                 message = message.replace(f"'{key}' is deprecated: ", f"'{key}' is removed: ", 1)

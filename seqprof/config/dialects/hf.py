@@ -121,6 +121,11 @@ def removal_judge(pins: Pins, history: KeyHistory):
     return lambda key: history.removal("transformers", key, ["TrainingArguments"], pins)
 
 
+def arrival_judge(pins: Pins, history: KeyHistory):
+    """replacement -> Removal('later') when no release *pins* allow has TrainingArguments.<replacement> yet."""
+    return lambda replacement: history.arrival("transformers", replacement, ["TrainingArguments"], pins)
+
+
 def detect(data: Mapping[str, Any]) -> int:
     fields = training_argument_fields() | frozenset(LEGACY_RENAMED) | frozenset(LEGACY_DEPRECATED)
     score = sum(SIGNATURE_WEIGHT for k in data if k in fields)
@@ -183,6 +188,6 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     b.default("framework_versions", describe_versions(["transformers"], pins, history),
               "the transformers version keys were judged against (seqprof.config.versions)")
     b.diagnostics.extend(check_keys(cfg, keyspace(history), dialect_label=LABEL, scripts_read_extra=True,
-                                    removal=removal_judge(pins, history),
+                                    removal=removal_judge(pins, history), arrival=arrival_judge(pins, history),
                                     assumption=assumed(["transformers"], pins, history)))
     return b.result()

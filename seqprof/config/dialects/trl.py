@@ -203,6 +203,17 @@ def removal_judge(trainer: str, pins: Pins, history: KeyHistory):
     return judge
 
 
+def arrival_judge(trainer: str, pins: Pins, history: KeyHistory):
+    """replacement -> Removal('later') when no release *pins* allow has it yet: by trl's pin for a TRL field,
+    by transformers' for a TrainingArguments one."""
+    def judge(replacement: str):
+        classes = lookup_classes(trainer, replacement, history)
+        if classes:
+            return history.arrival("trl", replacement, classes, pins)
+        return history.arrival("transformers", replacement, ["TrainingArguments"], pins)
+    return judge
+
+
 def detect(data: Mapping[str, Any]) -> int:
     """TRL by evidence: one of its distinctive keys, or `model_name_or_path` (ModelConfig) beside keys that only
     TRL's configs define (`max_length`, `beta`, `num_generations`, ...), with or without `dataset_name`."""
@@ -302,7 +313,8 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     b.default("framework_versions", describe_versions(PACKAGES, pins, history),
               "the trl/transformers versions keys were judged against (seqprof.config.versions)")
     found = check_keys(cfg, keyspace(trainer, history), dialect_label=LABEL, scripts_read_extra=True,
-                       removal=removal_judge(trainer, pins, history), assumption=assumed(PACKAGES, pins, history))
+                       removal=removal_judge(trainer, pins, history), arrival=arrival_judge(trainer, pins, history),
+                       assumption=assumed(PACKAGES, pins, history))
     b.diagnostics.extend(replace(d, kind="unread_key", suggestion=None, message=f"'{d.key}' is not a TRL field; {RECIPES}.")
                          if d.kind == "unknown_key" and d.key in RECIPE_KEYS else d for d in found)
     return b.result()
