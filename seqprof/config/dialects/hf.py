@@ -45,6 +45,7 @@ from seqprof.config.dialects.common import (
     precision_from_flags,
 )
 from seqprof.config.loader import LoadedConfig
+from seqprof.config.project_fields import project_fields, read_by_project
 from seqprof.config.versions import KeyHistory, Pins, assumed, describe_versions, pins_beside
 
 NAME = "hf"
@@ -187,7 +188,8 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
                                     "batch to its longest row")
     b.default("framework_versions", describe_versions(["transformers"], pins, history),
               "the transformers version keys were judged against (seqprof.config.versions)")
-    b.diagnostics.extend(check_keys(cfg, keyspace(history), dialect_label=LABEL, scripts_read_extra=True,
-                                    removal=removal_judge(pins, history), arrival=arrival_judge(pins, history),
-                                    assumption=assumed(["transformers"], pins, history)))
+    found = check_keys(cfg, keyspace(history), dialect_label=LABEL, scripts_read_extra=True,
+                       removal=removal_judge(pins, history), arrival=arrival_judge(pins, history),
+                       assumption=assumed(["transformers"], pins, history))
+    b.diagnostics.extend(read_by_project(found, project_fields(cfg.path), "transformers") if found else found)
     return b.result()

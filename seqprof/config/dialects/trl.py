@@ -48,6 +48,7 @@ from seqprof.config.dialects.common import (
     split_list,
 )
 from seqprof.config.loader import LoadedConfig
+from seqprof.config.project_fields import project_fields, read_by_project
 from seqprof.config.versions import KeyHistory, Pins, assumed, describe_versions, pins_beside
 
 NAME = "trl"
@@ -95,10 +96,12 @@ ARGUMENT_CLASSES = ("ModelConfig", "ScriptArguments", "GRPOScriptArguments", "RL
 # Keys the recipe layers built on TRL read through their own dataclasses: alignment-handbook (ModelArguments,
 # DataArguments, its SFTConfig/DPOConfig subclasses) and open-r1 (src/open_r1/configs.py: SFTConfig/GRPOConfig
 # subclasses and GRPOScriptArguments). Not TRL fields, but not typos either: SP407 notes, never a did-you-mean.
-RECIPE_KEYS = frozenset({
+# alignment-handbook's DataArguments (src/alignment/configs.py), which only its TRL-based recipes and their forks
+# (SimPO, SPIN, Aria ...) read: evidence of TRL even where no TRL field is set
+HANDBOOK_DATA_KEYS = frozenset({"dataset_mixer", "dataset_splits", "dataset_configs", "auto_insert_empty_system_msg"})
+RECIPE_KEYS = HANDBOOK_DATA_KEYS | frozenset({
     # alignment-handbook
-    "dataset_mixer", "dataset_splits", "dataset_configs", "preprocessing_num_workers", "truncation_side",
-    "auto_insert_empty_system_msg", "text_column", "use_flash_attention_2", "hub_model_revision",
+    "preprocessing_num_workers", "truncation_side", "text_column", "use_flash_attention_2", "hub_model_revision",
     # open-r1
     "benchmarks", "callbacks", "chat_template", "system_prompt", "overwrite_hub_revision", "push_to_hub_revision",
     "wandb_entity", "wandb_project", "wandb_run_group", "wandb_log_unique_prompts", "reward_funcs",
@@ -218,7 +221,7 @@ def detect(data: Mapping[str, Any]) -> int:
     """TRL by evidence: one of its distinctive keys, or `model_name_or_path` (ModelConfig) beside keys that only
     TRL's configs define (`max_length`, `beta`, `num_generations`, ...), with or without `dataset_name`."""
     strong = sum(3 for k in data if k in STRONG_KEYS)
-    evidence = {k for k in data if k in trl_only_fields()}
+    evidence = {k for k in data if k in trl_only_fields() or k in HANDBOOK_DATA_KEYS}
     if not strong and not ("model_name_or_path" in data and ("dataset_name" in data or evidence)):
         return 0
     weak = sum(1 for k in data if k in WEAK_KEYS)
@@ -315,6 +318,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     found = check_keys(cfg, keyspace(trainer, history), dialect_label=LABEL, scripts_read_extra=True,
                        removal=removal_judge(trainer, pins, history), arrival=arrival_judge(trainer, pins, history),
                        assumption=assumed(PACKAGES, pins, history))
+    found = read_by_project(found, project_fields(cfg.path), "TRL") if found else found
     b.diagnostics.extend(replace(d, kind="unread_key", suggestion=None, message=f"'{d.key}' is not a TRL field; {RECIPES}.")
                          if d.kind == "unknown_key" and d.key in RECIPE_KEYS else d for d in found)
     return b.result()

@@ -1,0 +1,130 @@
+"""The fields of a project's own argument dataclasses, read from the Python files beside its config.
+
+Recipes built on TRL or transformers parse their YAML with HfArgumentParser / TrlParser into the framework's
+classes *and* the project's own dataclasses (SimPO's SimPOConfig(TrainingArguments), a ScriptArguments of its
+own, Aria's AriaModelConfig). A key such a class declares is read by the project's script, whatever the
+framework removed or never had: lint must not call it unknown or removed. The files are parsed with `ast`,
+never imported, and the scan is bounded, so a config inside a large checkout costs milliseconds, not minutes.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from seqprof.config.versions import MAX_LEVELS
+
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "environment.yml", "requirements.txt")
+SKIPPED_FOLDERS = frozenset({"node_modules", "site-packages", "__pycache__", "venv", "env", "build", "dist",
+                             "wandb", "outputs", "checkpoints"})
+MAX_FILES = 4000  # Python files looked at in one project
+MAX_ENTRIES = 50_000  # names walked in one project (a data folder of a million shards is not read through)
+MAX_FILE_BYTES = 512 * 1024
+
+
+@dataclass(frozen=True)
+class ProjectField:
+    """One field of a project's own dataclass: where it is declared."""
+
+    name: str
+    owner: str  # the class: "SimPOConfig"
+    file: str  # relative to the project root
+    line: int
+
+    def where(self) -> str:
+        return f"{self.owner} ({self.file}:{self.line})"
+
+
+def project_root(config_path: str | Path) -> Path:
+    """The folder holding .git above the config; else the highest folder with a project file; else its own."""
+    start = Path(config_path).resolve().parent
+    folder, marked = start, None
+    for _ in range(MAX_LEVELS + 1):
+        if (folder / ".git").exists():
+            return folder
+        if any((folder / name).is_file() for name in PROJECT_MARKERS):
+            marked = folder
+        if folder.parent == folder:
+            break
+        folder = folder.parent
+    return marked or start
+
+
+def project_fields(config_path: str | Path) -> dict[str, ProjectField]:
+    """Field name -> its declaration, over every @dataclass in the config's project (first declaration wins)."""
+    path = Path(config_path)
+    if not path.is_file():
+        return {}
+    return _fields_under(str(project_root(path)))
+
+
+@lru_cache(maxsize=64)
+def _fields_under(root: str) -> dict[str, ProjectField]:
+    out: dict[str, ProjectField] = {}
+    for file in _python_files(Path(root)):
+        for found in dataclass_fields(file, Path(root)):
+            out.setdefault(found.name, found)
+    return out
+
+
+def _python_files(root: Path) -> list[Path]:
+    files: list[Path] = []
+    seen = 0
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_FOLDERS)
+        files += [Path(folder) / n for n in sorted(names) if n.endswith(".py")]
+        seen += len(names) + len(dirs)
+        if len(files) >= MAX_FILES or seen >= MAX_ENTRIES:
+            break
+    return files[:MAX_FILES]
+
+
+def dataclass_fields(file: Path, root: Path) -> list[ProjectField]:
+    """The annotated fields of each @dataclass class in *file* (an unreadable or invalid file has none)."""
+    try:
+        if file.stat().st_size > MAX_FILE_BYTES:
+            return []
+        text = file.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    if "dataclass" not in text:
+        return []
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    rel = file.relative_to(root).as_posix()
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and any(_is_dataclass(d) for d in node.decorator_list):
+            out += [ProjectField(item.target.id, node.name, rel, item.lineno) for item in node.body
+                    if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)]
+    return out
+
+
+def _is_dataclass(decorator: ast.expr) -> bool:
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+    return name == "dataclass"
+
+
+PROJECT_READ_KINDS = frozenset({"unknown_key", "unread_key", "deprecated_key", "renamed_key", "removed_key",
+                                "upcoming_deprecation"})
+
+
+def read_by_project(diagnostics: list, fields: dict[str, ProjectField], framework: str) -> list:
+    """Key diagnostics on top-level keys the project's own dataclasses declare, made SP407 notes that say where:
+    the project's script parses them, whatever *framework* removed or never had."""
+    from dataclasses import replace
+
+    out = []
+    for d in diagnostics:
+        found = fields.get(d.key) if d.kind in PROJECT_READ_KINDS else None
+        out.append(d if found is None else replace(
+            d, kind="unread_key", suggestion=None, value_change=None,
+            message=f"'{d.key}' is a field of the project's own {found.where()}, not of {framework}'s classes: "
+                    "the project's script reads it"))
+    return out

@@ -1,0 +1,73 @@
+"""Keys a project's own argument dataclasses declare (seqprof.config.project_fields), on SimPO's real files.
+
+SimPO (princeton-nlp/SimPO, MIT; copied in tests/data/corpus with its commit) parses its recipes with
+HfArgumentParser into SimPOConfig(TrainingArguments), whose max_prompt_length TRL's DPOConfig dropped in 0.28:
+beside those files the key is SimPO's, not a TRL removal.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from seqprof.config.project_fields import dataclass_fields, project_fields, project_root
+from seqprof.config.read import read_plan
+
+SIMPO = Path(__file__).parent / "data" / "corpus" / "princeton-nlp__SimPO"
+RECIPE = "training_configs__gemma-2-9b-it-simpo.yaml"
+
+
+def simpo_checkout(root: Path, with_sources: bool = True) -> Path:
+    """SimPO's layout: a .git root, its environment.yml pins, scripts/simpo_config.py, training_configs/*.yaml."""
+    (root / ".git").mkdir(parents=True)
+    (root / "training_configs").mkdir()
+    shutil.copy(SIMPO / "environment.yml", root / "environment.yml")
+    if with_sources:
+        (root / "scripts").mkdir()
+        shutil.copy(SIMPO / "scripts__simpo_config.py", root / "scripts" / "simpo_config.py")
+    config = root / "training_configs" / "gemma-2-9b-it-simpo.yaml"
+    shutil.copy(SIMPO / RECIPE, config)
+    return config
+
+
+def _declared_line(text: str, name: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if line.strip().startswith(f"{name}:"))
+
+
+def test_fields_of_the_project_dataclasses_with_their_lines(tmp_path):
+    config = simpo_checkout(tmp_path)
+    assert project_root(config) == tmp_path.resolve()
+    source = (tmp_path / "scripts" / "simpo_config.py").read_text()
+    fields = project_fields(config)
+    assert fields["max_prompt_length"].owner == "SimPOConfig"
+    assert fields["max_prompt_length"].file == "scripts/simpo_config.py"
+    assert fields["max_prompt_length"].line == _declared_line(source, "max_prompt_length")
+    assert "learning_rate" not in fields  # inherited from TrainingArguments, not declared by SimPO
+
+
+def test_a_removed_trl_key_the_project_declares_is_a_note_naming_it(tmp_path):
+    with_sources = read_plan(simpo_checkout(tmp_path / "a"))
+    found = [d for d in with_sources.diagnostics if d.key == "max_prompt_length"]
+    assert [d.kind for d in found] == ["unread_key"], found
+    assert "SimPOConfig (scripts/simpo_config.py:" in found[0].message
+    without = read_plan(simpo_checkout(tmp_path / "b", with_sources=False))  # the same recipe alone: TRL's removal
+    assert [d.kind for d in without.diagnostics if d.key == "max_prompt_length"] == ["deprecated_key"]
+
+
+def test_a_typo_is_still_a_warning_beside_project_sources(tmp_path):
+    config = simpo_checkout(tmp_path)
+    config.write_text(config.read_text() + "learnig_rate: 1.0e-6\n")
+    d = next(d for d in read_plan(config).diagnostics if d.key == "learnig_rate")
+    assert d.kind == "unknown_key" and d.suggestion == "learning_rate"
+
+
+def test_only_dataclasses_count_and_bad_files_are_skipped(tmp_path):
+    (tmp_path / "args.py").write_text(
+        "import dataclasses\nfrom dataclasses import dataclass\n\n"
+        "@dataclasses.dataclass(frozen=True)\nclass A:\n    alpha: int = 1\n\n"
+        "class NotData:\n    beta: int = 2\n\n"
+        "@dataclass\nclass B:\n    gamma: float = 0.5\n    def f(self):\n        delta: int = 3\n")
+    (tmp_path / "broken.py").write_text("@dataclass\nclass (:\n")
+    names = {f.name for f in dataclass_fields(tmp_path / "args.py", tmp_path)}
+    assert names == {"alpha", "gamma"}
+    assert dataclass_fields(tmp_path / "broken.py", tmp_path) == []
