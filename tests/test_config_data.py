@@ -105,7 +105,9 @@ def test_llamafactory_lint_alone_equals_lint_with_data_on_the_same_file(llamafac
     with_data = lint_cli(config, "--select", "SP102", "--format", "json", "--data", "data/alpaca_en_demo.json")
     assert out.exit_code == with_data.exit_code == 1, out.output
     assert json.loads(out.stdout)["findings"] == json.loads(with_data.stdout)["findings"]
-    assert out.stderr.strip() == "lint: read 999 rows of data/alpaca_en_demo.json (alpaca) for config.yaml"
+    assert out.stderr.strip() == ("lint: read 999 rows of data/alpaca_en_demo.json (alpaca) for config.yaml; chat "
+                                  f"template: LLaMA-Factory's '{read_plan(str(config)).raw['template']}' is its own "
+                                  "formatter (data/template.py), not run: the tokenizer's own was counted")
 
 
 def test_llamafactory_two_datasets_are_profiled_as_one(llamafactory_dir):
@@ -276,3 +278,66 @@ def test_a_fifo_for_dataset_info_is_refused_not_waited_on(tmp_path, monkeypatch)
     assert out.exit_code in (0, 1) and "Traceback" not in out.output
     assert out.stderr.startswith(f"lint: could not read dataset 'identity': {tmp_path / 'data/dataset_info.json'} "
                                  "unreadable (")
+
+
+# --- the chat template a config chooses ---------------------------------------------------------------------
+
+
+def test_axolotl_chat_template_jinja_inline_and_file_are_counted(tmp_path, monkeypatch, tokenizer_dirs):
+    """axolotl `chat_template: jinja` with chat_template_jinja (inline or a file, utils/chat_templates/base.py):
+    the rows are counted with that template, equal to `--data` with the same template given as a file."""
+    from seqprof.dataset.tokenizers import load_tokenizer
+
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(default_dataset_path(), tmp_path / "chat.jsonl")
+    llama3 = load_tokenizer(str(tokenizer_dirs["deepseek-r1-distill-llama-8b"])).chat_template
+    (tmp_path / "llama3.jinja").write_text(llama3)
+    block = "datasets:\n  - path: chat.jsonl\n    type: chat_template\n"
+    inline = axolotl_config(tmp_path, "qwen-2.5", block + "chat_template: jinja\nchat_template_jinja: "
+                            + json.dumps(llama3) + "\n", cap=256)
+    counted, _ = data_facts(inline)
+    own, _ = data_facts(axolotl_config(tmp_path, "qwen-2.5", block, cap=256))  # the tokenizer's own (Qwen's)
+    as_file = build_profile(tmp_path / "chat.jsonl", AnalyzeOptions(tokenizer="qwen-2.5",
+                                                                      chat_template=str(tmp_path / "llama3.jinja")))
+    assert counted.total_tokens == as_file.sequence.total_tokens != own.total_tokens
+    by_path = axolotl_config(tmp_path, "qwen-2.5", block + "chat_template: jinja\nchat_template_jinja: llama3.jinja\n",
+                             cap=256)
+    assert data_facts(by_path)[0].total_tokens == counted.total_tokens
+    named = find_config_data(read_plan(str(by_path)))
+    assert named.chat_template == str(tmp_path / "llama3.jinja")  # an input: no output may replace it
+    out = lint_cli(by_path, "--select", "SP102")
+    assert "chat template: chat_template_jinja llama3.jinja" in out.stderr
+
+
+def test_axolotl_named_template_and_the_entrys_own_choice(tmp_path, monkeypatch, tokenizer_dirs):
+    """A named axolotl template is read from the installed axolotl; without it the stderr line says the
+    tokenizer's own was counted. A datasets entry's chat_template wins over the config's (extract_chat_template_args)."""
+    from seqprof.lint.config_data import _axolotl_shipped_template
+
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(default_dataset_path(), tmp_path / "chat.jsonl")
+    shutil.copy(tokenizer_dirs["deepseek-r1-distill-llama-8b"] / "tokenizer_config.json", tmp_path / "l3.json")
+    from seqprof.dataset.tokenizers import load_tokenizer
+
+    (tmp_path / "llama3.jinja").write_text(
+        load_tokenizer(str(tokenizer_dirs["deepseek-r1-distill-llama-8b"])).chat_template)
+    block = ("datasets:\n  - path: chat.jsonl\n    type: chat_template\n    chat_template: jinja\n"
+             "    chat_template_jinja: llama3.jinja\n")
+    config = axolotl_config(tmp_path, "qwen-2.5", block + "chat_template: chatml\n", cap=256)
+    named = find_config_data(read_plan(str(config)))
+    assert named.found[0].template.path == str(tmp_path / "llama3.jinja")
+    shipped = _axolotl_shipped_template("chatml")
+    if shipped is None:
+        assert named.template.path is None and "not installed here" in named.template.origin
+    else:
+        assert named.template.path == str(shipped[1])
+    entry_only = data_facts(config)[0].total_tokens
+    as_file = build_profile(tmp_path / "chat.jsonl", AnalyzeOptions(tokenizer="qwen-2.5",
+                                                                      chat_template=str(tmp_path / "llama3.jinja")))
+    assert entry_only == as_file.sequence.total_tokens
+
+
+def test_llamafactory_template_name_is_said_not_rendered(llamafactory_dir):
+    named = find_config_data(read_plan(str(llamafactory_config(llamafactory_dir, "qwen-2.5"))))
+    template = read_plan(str(llamafactory_config(llamafactory_dir, "qwen-2.5"))).raw.get("template")
+    assert template and named.template.path is None and f"LLaMA-Factory's '{template}'" in named.template.origin

@@ -31,7 +31,8 @@ PREVIEW_CHARS = 240
 @dataclass(frozen=True)
 class AnalyzeOptions:
     tokenizer: str | None = None
-    chat_template: str | None = None
+    chat_template: str | None = None  # a .jinja file
+    chat_template_text: str | None = None  # the template itself (an inline axolotl chat_template_jinja)
     schema: str | None = None
     columns: Mapping[str, str] | None = None
     skip_bad_rows: bool = False
@@ -71,7 +72,8 @@ def build_profile(data: str | Path, options: AnalyzeOptions = AnalyzeOptions(), 
     An unchanged input with the same tokenizer and options is read from the cache (its skipped rows are
     reported again through `on_skip`)."""
     source = resolve_source(str(data), split=options.split, subset=options.subset)
-    tok = load_tokenizer(options.tokenizer, chat_template_path=options.chat_template)
+    tok = load_tokenizer(options.tokenizer, chat_template_path=options.chat_template,
+                         chat_template_text=options.chat_template_text)
     key = None
     if options.cache and os.environ.get("SEQPROF_NO_CACHE", "") in ("", "0"):
         from seqprof.dataset import cache

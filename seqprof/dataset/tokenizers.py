@@ -59,7 +59,8 @@ class LoadedTokenizer:
         return self.special_tokens.get("bos_token")
 
 
-def load_tokenizer(spec: str | None, *, chat_template_path: str | None = None) -> LoadedTokenizer:
+def load_tokenizer(spec: str | None, *, chat_template_path: str | None = None,
+                   chat_template_text: str | None = None) -> LoadedTokenizer:
     """Resolve `spec` without ever touching the network; a miss lists every place that was tried."""
     tried: list[str] = []
     name = spec or DEFAULT_TOKENIZER
@@ -68,8 +69,9 @@ def load_tokenizer(spec: str | None, *, chat_template_path: str | None = None) -
         raise SeqprofError(f"tokenizer {name!r} not found offline; tried " + "; ".join(tried),
                            fix="pass a model directory, a tokenizer.json, a hub id already in the local HF cache, "
                                "or a packaged name (`seqprof tokenizers` lists them)")
-    if chat_template_path:
-        template = read_input_text(chat_template_path, what="chat template", limit=MAX_TEMPLATE_BYTES)
+    if chat_template_path or chat_template_text:
+        template = chat_template_text or read_input_text(chat_template_path, what="chat template",
+                                                         limit=MAX_TEMPLATE_BYTES)
         loaded = LoadedTokenizer(loaded.name, loaded.source, loaded.tokenizer_json, template, loaded.special_tokens,
                                  loaded.file_hash)
     return loaded

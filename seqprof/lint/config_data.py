@@ -38,6 +38,16 @@ CACHE_ONLY = "not a local path and not in the local HF cache; pass --data"
 
 
 @dataclass(frozen=True)
+class ChosenTemplate:
+    """The chat template a config chooses, as its framework resolves the choice (neither path nor text: the
+    tokenizer's own template, and `origin` says why)."""
+
+    origin: str  # for the stderr line: "axolotl 0.18.0's 'chatml' template", "the inline chat_template_jinja"
+    path: str | None = None  # a .jinja file
+    text: str | None = None  # inline Jinja
+
+
+@dataclass(frozen=True)
 class ConfigDataset:
     """One dataset the config names: what the reader is given, how its rows read, or why it cannot be."""
 
@@ -50,6 +60,7 @@ class ConfigDataset:
     columns: tuple[tuple[str, str], ...] = ()  # schema role -> column
     problem: str | None = None  # why it is not read (None: it can be)
     note: str | None = None  # how it was found, when that is worth saying (beside the config, a slice ignored)
+    template: ChosenTemplate | None = None  # this entry's own choice (axolotl datasets[].chat_template)
 
 
 @dataclass(frozen=True)
@@ -58,7 +69,12 @@ class ConfigData:
 
     config: str
     datasets: tuple[ConfigDataset, ...] = ()
-    chat_template: str | None = None
+    template: ChosenTemplate | None = None  # the config's choice (None: the tokenizer's own template)
+
+    @property
+    def chat_template(self) -> str | None:
+        """The template file the config names (an input, so no output may replace it)."""
+        return self.template.path if self.template else None
 
     @property
     def found(self) -> tuple[ConfigDataset, ...]:
@@ -76,7 +92,7 @@ def find_config_data(plan: Plan, *, cwd: Path | None = None) -> ConfigData:
     if finder is None:
         return ConfigData(config=plan.path)
     datasets, template = finder(plan, cwd)
-    return ConfigData(config=plan.path, datasets=tuple(_checked(d) for d in datasets), chat_template=template)
+    return ConfigData(config=plan.path, datasets=tuple(_checked(d) for d in datasets), template=template)
 
 
 def profile_config_data(data: ConfigData, tokenizer: str | None, *, workers: int = 1,
@@ -91,7 +107,9 @@ def profile_config_data(data: ConfigData, tokenizer: str | None, *, workers: int
         if ds.problem is not None:
             say(f"lint: could not read dataset {ds.name!r}: {ds.problem}")
             continue
-        options = AnalyzeOptions(tokenizer=tokenizer, chat_template=data.chat_template, schema=ds.schema,
+        chosen = ds.template or data.template
+        options = AnalyzeOptions(tokenizer=tokenizer, chat_template=chosen.path if chosen else None,
+                                 chat_template_text=chosen.text if chosen else None, schema=ds.schema,
                                  columns=dict(ds.columns) or None, split=ds.split, subset=ds.subset,
                                  workers=workers)
         try:
@@ -99,7 +117,7 @@ def profile_config_data(data: ConfigData, tokenizer: str | None, *, workers: int
         except SeqprofError as exc:
             say(f"lint: could not read dataset {ds.name!r}: {exc}")
             continue
-        note = f"; {ds.note}" if ds.note else ""
+        note = "".join(f"; {n}" for n in (ds.note, chosen and f"chat template: {chosen.origin}") if n)
         say(f"lint: read {profile.dataset.rows:,} rows of {_shown(ds.spec)} ({ds.kind}) for {config}{note}")
         profiles.append(profile)
     return merge_profiles(profiles) if profiles else None
@@ -146,8 +164,7 @@ def config_data_files(configs: Sequence[str | Path], *, dialect: str | None = No
             continue  # the lint run itself reports the config
         for ds in named.found:
             files += resolve_source(ds.spec, split=ds.split, subset=ds.subset).files
-        if named.chat_template:
-            files.append(Path(named.chat_template))
+        files += [Path(t.path) for t in (named.template, *(d.template for d in named.found)) if t and t.path]
     return files
 
 
@@ -214,7 +231,7 @@ _AXOLOTL_UNRENDERED = {
 }
 
 
-def _axolotl(plan: Plan, cwd: Path) -> tuple[list[ConfigDataset], str | None]:
+def _axolotl(plan: Plan, cwd: Path) -> tuple[list[ConfigDataset], ChosenTemplate | None]:
     entries = plan.raw.get("datasets")
     if entries is None and plan.raw.get("pretraining_dataset") is not None:  # streamed text, `text_column`
         entries = plan.raw.get("pretraining_dataset")
@@ -229,7 +246,47 @@ def _axolotl(plan: Plan, cwd: Path) -> tuple[list[ConfigDataset], str | None]:
             out.append(ConfigDataset(name=str(entry), kind="?", problem="a datasets entry without a path"))
             continue
         out.extend(_axolotl_entry(entry, plan, cwd))
-    return out, None
+    return out, axolotl_template(plan.raw.get("chat_template"), plan.raw.get("chat_template_jinja"), cwd)
+
+
+def axolotl_template(choice: Any, jinja: Any, cwd: Path) -> ChosenTemplate | None:
+    """axolotl's chat_template choice as utils/chat_templates/base.py get_chat_template resolves it: `jinja`
+    reads chat_template_jinja (a file when one exists at that path, else the template itself), a name is one
+    of the .jinja files axolotl ships (read from the installed axolotl, never imported), and tokenizer_default
+    (the default) or tokenizer_default_fallback_<name> use the tokenizer's own."""
+    if not isinstance(choice, str) or choice in ("", "tokenizer_default"):
+        return None
+    if choice == "jinja":
+        if not isinstance(jinja, str) or not jinja:
+            return ChosenTemplate("chat_template: jinja without chat_template_jinja (axolotl refuses it); "
+                                  "the tokenizer's own template was counted")
+        path = Path(os.path.expanduser(jinja))
+        path = path if path.is_absolute() else cwd / path
+        if len(jinja) < 4096 and "{" not in jinja and path.is_file():
+            return ChosenTemplate(f"chat_template_jinja {jinja}", path=str(path))
+        return ChosenTemplate("the config's inline chat_template_jinja", text=jinja)
+    if choice.startswith("tokenizer_default_fallback_"):
+        return ChosenTemplate(f"the tokenizer's own (axolotl uses '{choice[27:]}' only when it has none)")
+    shipped = _axolotl_shipped_template(choice)
+    if shipped is None:
+        return ChosenTemplate(f"axolotl's '{choice}' is not installed here (pip install axolotl to count with "
+                              "it); the tokenizer's own template was counted")
+    version, path = shipped
+    return ChosenTemplate(f"axolotl {version}'s '{choice}'", path=str(path))
+
+
+def _axolotl_shipped_template(name: str) -> tuple[str, Path] | None:
+    """axolotl's utils/chat_templates/templates/<name>.jinja in the installed distribution, if any."""
+    from importlib import metadata
+
+    if not re.fullmatch(r"[\w.-]+", name):
+        return None
+    try:
+        dist = metadata.distribution("axolotl")
+    except metadata.PackageNotFoundError:
+        return None
+    path = Path(str(dist.locate_file(f"axolotl/utils/chat_templates/templates/{name}.jinja")))
+    return (dist.version, path) if path.is_file() else None
 
 
 def _axolotl_entry(entry: Mapping, plan: Plan, cwd: Path) -> list[ConfigDataset]:
@@ -239,8 +296,11 @@ def _axolotl_entry(entry: Mapping, plan: Plan, cwd: Path) -> list[ConfigDataset]
     schema, columns, problem = _axolotl_fields(entry, kind, plan)
     split, slice_note = _split(entry.get("split"))
     subset = entry.get("name") if isinstance(entry.get("name"), str) else None
+    own = axolotl_template(entry.get("chat_template"), entry.get("chat_template_jinja"), cwd) \
+        or ChosenTemplate("the tokenizer's own (the entry's chat_template: tokenizer_default)") \
+        if entry.get("chat_template") else None  # base.py extract_chat_template_args: the entry's choice first
     base = ConfigDataset(name=name, kind=kind_label, split=split, subset=subset, schema=schema,
-                         columns=columns, problem=problem, note=slice_note)
+                         columns=columns, problem=problem, note=slice_note, template=own)
     if problem:
         return [base]
     spec, where = _local_or_hub(name, cwd, Path(plan.path))
@@ -289,7 +349,7 @@ _SHAREGPT_TAGS = ({"role_tag": "from", "content_tag": "value", "user_tag": "huma
                   {"role_tag": "role", "content_tag": "content", "user_tag": "user", "assistant_tag": "assistant"})
 
 
-def _llamafactory(plan: Plan, cwd: Path) -> tuple[list[ConfigDataset], str | None]:
+def _llamafactory(plan: Plan, cwd: Path) -> tuple[list[ConfigDataset], ChosenTemplate | None]:
     names = plan.raw.get("dataset")
     if isinstance(names, str):
         names = [n.strip() for n in names.split(",") if n.strip()]
@@ -324,7 +384,16 @@ def _llamafactory(plan: Plan, cwd: Path) -> tuple[list[ConfigDataset], str | Non
                           "no file_name")
             out.append(ConfigDataset(name=name, kind="?", problem=f"{source}: seqprof reads file_name or "
                                                                   "hf_hub_url entries only"))
-    return out, None
+    return out, _llamafactory_template(plan.raw.get("template"))
+
+
+def _llamafactory_template(name: Any) -> ChosenTemplate | None:
+    """LLaMA-Factory formats turns with its own Template objects (data/template.py), not a Jinja template.
+    seqprof does not run that formatter: the tokenizer's own template is counted, and the stderr line says so."""
+    if not isinstance(name, str) or name in ("", "empty"):
+        return None
+    return ChosenTemplate(f"LLaMA-Factory's '{name}' is its own formatter (data/template.py), not run: the "
+                          "tokenizer's own was counted")
 
 
 def _llamafactory_hub(repo: str, attr: Mapping, name: str) -> ConfigDataset:
@@ -356,7 +425,7 @@ def _llamafactory_fields(ds: ConfigDataset, attr: Mapping) -> ConfigDataset:
 # --- TRL -----------------------------------------------------------------------------------------------------
 
 
-def _trl(plan: Plan, cwd: Path) -> tuple[list[ConfigDataset], str | None]:
+def _trl(plan: Plan, cwd: Path) -> tuple[list[ConfigDataset], ChosenTemplate | None]:
     raw = plan.raw
     text_field = raw.get("dataset_text_field")
     columns = (("text", text_field),) if isinstance(text_field, str) and text_field != "text" else ()
@@ -377,8 +446,8 @@ def _trl(plan: Plan, cwd: Path) -> tuple[list[ConfigDataset], str | None]:
     if isinstance(template, str):  # SFTConfig.chat_template_path: a .jinja file, or a tokenizer directory
         path = Path(template) if Path(template).is_absolute() else cwd / template
         path = path / "chat_template.jinja" if path.is_dir() else path
-        template = str(path) if path.is_file() else None
-    return out, template
+        return out, ChosenTemplate(f"chat_template_path {template}", path=str(path)) if path.is_file() else None
+    return out, None
 
 
-__all__ = ["ConfigData", "ConfigDataset", "config_data_files", "find_config_data", "merge_profiles", "profile_config_data"]
+__all__ = ["ChosenTemplate", "ConfigData", "ConfigDataset", "config_data_files", "find_config_data", "merge_profiles", "profile_config_data"]
