@@ -88,10 +88,10 @@ def test_a_layer_frees_everything_it_kept_once_its_backward_ran(qwen, setup):
     cx = step_context(qwen, setup)
     sim = Allocator()
     x = sim.new(ACT, 2 * qwen.hidden_size * cx.n)
-    out, saved = layer_forward(sim, cx, x, True, keep=True)
+    out, saved = layer_forward(sim, cx, qwen.typical_layer(), x, True, keep=True)
     kept = sim.total
     sim.drop(out, x)
-    layer_backward(sim, cx, saved, persistent_grads=False)
+    layer_backward(sim, cx, qwen.typical_layer(), saved, persistent_grads=False)
     left = {k: v for k, v in sim.live.items() if v}
     assert kept > 0 and set(left) <= {"gradients"}
     if setup.adapter is None and not setup.load_in_4bit:
@@ -103,7 +103,7 @@ def test_no_grad_forward_keeps_nothing(qwen):
     cx = step_context(qwen, TrainingSetup(micro_batch_size=1, seq_len=2048))
     sim = Allocator()
     x = sim.new(ACT, 2 * qwen.hidden_size * cx.n)
-    out, saved = layer_forward(sim, cx, x, False, keep=False)
+    out, saved = layer_forward(sim, cx, qwen.typical_layer(), x, False, keep=False)
     assert saved.groups == [] and sim.total == 2 * (2 * qwen.hidden_size * cx.n)
 
 
@@ -114,7 +114,7 @@ def test_flash_activations_are_linear_in_tokens(qwen):
         assert cx.backend == "flash"
         sim = Allocator()
         x = sim.new(ACT, 2 * qwen.hidden_size * cx.n)
-        layer_forward(sim, cx, x, True, keep=True)
+        layer_forward(sim, cx, qwen.typical_layer(), x, True, keep=True)
         return sim.total
     assert kept(1, 4096) == kept(4, 1024) == 4 * kept(1, 1024)
 

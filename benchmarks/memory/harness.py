@@ -10,6 +10,7 @@ which is what seqprof.predict.memory predicts (its `allocated_bytes`).
 
     python3 benchmarks/memory/harness.py run --out DIR [--only NAME,...] [--deadline SECONDS]
     python3 benchmarks/memory/harness.py run --out DIR --cpu-tiny   # dry run on CPU, 2 layers, short sequences
+    python3 benchmarks/memory/harness.py run --out DIR --set issue14_hybrid --table measured_h200_issue14_hybrid.json
 
 On CPU (--cpu-tiny) the peak is counted by a dispatch mode that tracks every tensor storage's lifetime,
 so the harness and the model's structure can be checked without a GPU.
@@ -42,18 +43,22 @@ _pkg = types.ModuleType("seqprof")
 _pkg.__path__ = [str(ROOT / "seqprof")]
 sys.modules.setdefault("seqprof", _pkg)
 
-from scenarios import HOLDOUT, ISSUE14, ISSUE14_HOLDOUT, SCENARIOS, Scenario  # noqa: E402
+from scenarios import HOLDOUT, ISSUE14, ISSUE14_HOLDOUT, ISSUE14_HYBRID, SCENARIOS, Scenario  # noqa: E402
 
 from seqprof.predict.architecture import architecture_from_config  # noqa: E402
 from seqprof.predict.memory import TrainingSetup, estimate_memory  # noqa: E402
 
 WARMUP_STEPS, MEASURED_STEPS = 1, 2
+ALL_SCENARIOS = SCENARIOS + HOLDOUT + ISSUE14 + ISSUE14_HOLDOUT + ISSUE14_HYBRID
 
 
 def tiny(sc: Scenario) -> tuple[dict, TrainingSetup]:
     """The CPU dry-run version: 2 layers, widths / 8 (same head_dim and GQA ratio), short sequences."""
     cfg = sc.config()
     cfg["num_hidden_layers"] = 2
+    if isinstance(cfg.get("layer_types"), list):  # a hybrid: one period of its pattern (3 linear + 1 full)
+        cfg["num_hidden_layers"] = cfg["layer_types"].index("full_attention") + 1
+        cfg["layer_types"] = cfg["layer_types"][:cfg["num_hidden_layers"]]
     head_dim = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
     ratio = cfg["num_attention_heads"] // cfg["num_key_value_heads"]
     cfg["hidden_size"] //= 8
@@ -375,7 +380,7 @@ def measure(sc: Scenario, device: str, cpu_tiny: bool) -> dict:
 
 
 def _child(sc_name: str, device: str, cpu_tiny: bool, path: str) -> None:
-    sc = next(s for s in SCENARIOS + HOLDOUT + ISSUE14 + ISSUE14_HOLDOUT if s.name == sc_name)
+    sc = next(s for s in ALL_SCENARIOS if s.name == sc_name)
     try:
         res = measure(sc, device, cpu_tiny)
     except Exception as exc:  # noqa: BLE001 - an OOM or a missing wheel is a result, not a crash
@@ -411,7 +416,8 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     device = "cpu" if args.cpu_tiny else "cuda"
-    pool = {"holdout": HOLDOUT, "issue14": ISSUE14, "issue14_holdout": ISSUE14_HOLDOUT}.get(args.set, SCENARIOS)
+    pool = {"holdout": HOLDOUT, "issue14": ISSUE14, "issue14_holdout": ISSUE14_HOLDOUT,
+            "issue14_hybrid": ISSUE14_HYBRID}.get(args.set, SCENARIOS)
     names = args.only.split(",") if args.only else [s.name for s in pool]
     start = time.time()
     table = {"command": " ".join(["python3", "benchmarks/memory/harness.py"] + sys.argv[1:]),
@@ -424,7 +430,7 @@ def run(args: argparse.Namespace) -> int:
         if time.time() - start > args.deadline:
             table["results"].append({"name": name, "skipped": "deadline"})
             continue
-        sc = next(s for s in SCENARIOS + HOLDOUT + ISSUE14 + ISSUE14_HOLDOUT if s.name == name)
+        sc = next(s for s in ALL_SCENARIOS if s.name == name)
         path = out / f"scenario_{len(table['results']):02d}.json"
         proc = ctx.Process(target=_child, args=(name, device, args.cpu_tiny, str(path)))
         proc.start()
@@ -469,7 +475,8 @@ def main() -> int:
     r.add_argument("--deadline", type=float, default=480.0, help="start no new scenario after this many seconds")
     r.add_argument("--timeout", type=float, default=float(os.environ.get("HARNESS_TIMEOUT", 150)), help="per scenario")
     r.add_argument("--table", default="measured_h200.json")
-    r.add_argument("--set", choices=("main", "holdout", "issue14", "issue14_holdout"), default="main")
+    r.add_argument("--set", choices=("main", "holdout", "issue14", "issue14_holdout", "issue14_hybrid"),
+                   default="main")
     r.add_argument("--commit", default="", help="the seqprof commit whose predictions are recorded")
     args = ap.parse_args()
     return run(args)

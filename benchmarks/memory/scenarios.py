@@ -28,6 +28,8 @@ class Scenario:
         cfg = json.loads((CONFIGS / f"{self.arch}.json").read_text())
         if self.layers:
             cfg["num_hidden_layers"] = self.layers
+            if isinstance(cfg.get("layer_types"), list):  # a hybrid keeps its pattern: the first `layers` of it
+                cfg["layer_types"] = cfg["layer_types"][:self.layers]
         return cfg
 
     def architecture(self) -> Architecture:
@@ -103,7 +105,7 @@ SCENARIOS: tuple[Scenario, ...] = (
 
 
 def by_name(name: str) -> Scenario:
-    for sc in SCENARIOS + HOLDOUT + ISSUE14 + ISSUE14_HOLDOUT:
+    for sc in SCENARIOS + HOLDOUT + ISSUE14 + ISSUE14_HOLDOUT + ISSUE14_HYBRID:
         if sc.name == name:
             return sc
     raise KeyError(name)
@@ -186,4 +188,35 @@ ISSUE14_HOLDOUT: tuple[Scenario, ...] = (
     _s("holdout14_qlora_prep_llama3.2-3b_r32_qv_b4_s2048", "llama3.2-3b", "prepared QLoRA, tied embeddings in "
        "fp32, q,v", micro_batch_size=4, seq_len=2048, adapter="lora", load_in_4bit=True, lora_r=32,
        lora_targets=("q_proj", "v_proj"), gradient_checkpointing=True, kbit_upcast=True),
+)
+
+# Issue 14, hybrid layers: Qwen3.5-9B (configs/qwen3.5-9b.json: the text_config of Qwen/Qwen3.5-9B, 24 Gated DeltaNet +
+# 8 gated-attention layers, 248,320 vocab; its values are transformers 5.17's Qwen3_5TextConfig defaults and match a
+# public fixture of the published config) on transformers' torch path: no flash-linear-attention, no causal-conv1d.
+# Predicted and committed before the run.
+Q35 = "qwen3.5-9b"
+ISSUE14_HYBRID: tuple[Scenario, ...] = (
+    _s("hybrid_qwen3.5-9b-24l_full_bf16_b1_s4096", Q35, "Qwen3.5-9B, 24 of 32 layers (18 Gated DeltaNet, 6 "
+       "attention), full FT bf16 without checkpointing: every layer's fp32 chunk tensors kept", layers=24,
+       micro_batch_size=1, seq_len=4096),
+    _s("hybrid_qwen3.5-9b_lora16_all_gc_b1_s8192", Q35, "all 32 layers, LoRA r16 all-linear (in_proj_qkv/z/b/a, "
+       "out_proj too) with checkpointing, 8K tokens: a GDN layer's recompute + backward", micro_batch_size=1,
+       seq_len=8192, adapter="lora", lora_r=16, lora_targets=ALL, gradient_checkpointing=True),
+    _s("hybrid_qwen3.5-9b_full_bf16_gc_b2_s2048", Q35, "all 32 layers, full FT with checkpointing, 2 x 2K: the "
+       "peak in the first (Gated DeltaNet) layer's backward", micro_batch_size=2, seq_len=2048,
+       gradient_checkpointing=True),
+    _s("hybrid_qwen3.5-9b_lora16_all_b1_s4096", Q35, "all 32 layers, LoRA all-linear without checkpointing: 24 "
+       "GDN layers' saved tensors under frozen weights", micro_batch_size=1, seq_len=4096, adapter="lora",
+       lora_r=16, lora_targets=ALL),
+    # the issue's 248k vocabulary at 16K tokens, with and without Liger's fused linear cross-entropy
+    _s("hybrid_qwen3.5-9b-8l_lora16_all_gc_b1_s16384", Q35, "8 of 32 layers, LoRA all-linear + checkpointing, "
+       "16K tokens x 248,320 vocab through HF's loss: the logits dominate", layers=8, micro_batch_size=1,
+       seq_len=16384, adapter="lora", lora_r=16, lora_targets=ALL, gradient_checkpointing=True),
+    _s("hybrid_qwen3.5-9b-8l_lora16_all_gc_liger_b1_s16384", Q35, "the same with Liger's fused linear CE: no "
+       "logits kept", layers=8, micro_batch_size=1, seq_len=16384, adapter="lora", lora_r=16, lora_targets=ALL,
+       gradient_checkpointing=True, loss="liger"),
+    # Gemma 3 (configs/gemma-3-1b.json: google/gemma-3-1b-it's published config.json): 262k vocab, head_dim 256,
+    # 5 sliding-window (512) layers to every global one, sandwich norms, GELU-tanh MLP
+    _s("gemma3-1b_full_bf16_b2_s4096", "gemma-3-1b", "Gemma 3 1B full FT bf16 2 x 4K: sliding-window masks "
+       "through sdpa, 262k tied vocab", micro_batch_size=2, seq_len=4096),
 )

@@ -16,8 +16,8 @@ MAX_MODEL_CONFIG_BYTES = 8 * MiB  # config.json files are a few KB (a VLM's with
 # Model types whose q/k/v projections carry a bias although their config has no `attention_bias` key.
 _QKV_BIAS_TYPES = frozenset({"qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl"})
 # Model types with an RMSNorm over head_dim on q and k (Qwen3 family, OLMo2-style per-head norms, Gemma 3).
-_QK_NORM_TYPES = frozenset({"qwen3", "qwen3_moe", "qwen3_next", "qwen3_5", "qwen3_5_moe", "gemma3", "gemma3_text",
-                            "olmo2", "olmoe"})
+_QK_NORM_TYPES = frozenset({"qwen3", "qwen3_moe", "qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text",
+                            "qwen3_5_moe_text", "gemma3", "gemma3_text", "olmo2", "olmoe"})
 # transformers' own default for tie_word_embeddings when the config leaves it out.
 _TIE_DEFAULTS = {"llama": False, "mistral": False, "mixtral": False, "qwen2": False, "qwen3": False,
                  "qwen2_moe": False, "qwen3_moe": False, "phi3": False, "gemma": True, "gemma2": True,
@@ -101,6 +101,9 @@ class Architecture:
     other_params: tuple[tuple[str, int], ...] = ()  # outside the layers: ("norm", h), ("vision", n), ...
     unmodelled: str = ""
     notes: tuple[str, ...] = ()
+    # Gated DeltaNet layers (linear_attention): key heads, value heads, key head dim, value head dim, conv kernel
+    linear_attention_dims: tuple[int, int, int, int, int] = ()
+    partial_rotary_factor: float = 1.0  # the share of head_dim that rotary embeddings rotate
 
     @property
     def q_dim(self) -> int:
@@ -504,8 +507,15 @@ def _with_layers(a: Architecture, r: _Reader, top: Mapping[str, Any]) -> Archite
             other += counted
     elif top is not r.cfg:
         notes.append("config.json has no vision_config: the vision tower, if the model has one, is not counted")
+    gdn = (r.size("linear_num_key_heads"), r.size("linear_num_value_heads"), r.size("linear_key_head_dim"),
+           r.size("linear_value_head_dim"), r.size("linear_conv_kernel_dim", default=4))
+    rope = r.cfg.get("rope_parameters") if isinstance(r.cfg.get("rope_parameters"), Mapping) else {}
+    rotary = rope.get("partial_rotary_factor", r.cfg.get("partial_rotary_factor"))
+    if not isinstance(rotary, (int, float)) or isinstance(rotary, bool) or not 0 < rotary <= 1:
+        rotary = 0.25 if a.model_type.startswith(("qwen3_5", "qwen3_next")) else 1.0  # Qwen3_5TextConfig's default
     return replace(a, layer_specs=specs, layer_pattern=pattern, other_params=tuple(other),
-                   unmodelled="; ".join(unmodelled), notes=tuple(notes))
+                   unmodelled="; ".join(unmodelled), notes=tuple(notes),
+                   linear_attention_dims=gdn if all(gdn[:4]) else (), partial_rotary_factor=float(rotary))
 
 
 def _dense(d_in: int, d_out: int, bias: bool = True) -> int:

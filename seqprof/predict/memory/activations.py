@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, replace
 
 from seqprof.errors import SeqprofError
-from seqprof.predict.architecture import Architecture, Linear
+from seqprof.predict.architecture import Architecture, Layer, Linear
 from seqprof.predict.memory.allocator import Allocator, Block, SavedForBackward
 from seqprof.predict.memory.moe import EXPERT_LORA_TYPES, EXPERT_TARGETS, expert_lora, moe_backward, moe_forward
 from seqprof.predict.memory.setup import _TARGET_ALIASES, ALL_LINEAR, PRECISIONS, TrainingSetup
@@ -33,6 +33,9 @@ class StepContext:
 
 
 ACT, LOG = "activations", "logits"
+# RMSNorm as (x.float() * rsqrt(...)) * (1 + weight.float()), cast last (Qwen3_5RMSNorm, Qwen3NextRMSNorm in 5.17):
+# the fp32 normed tensor, not a bf16 one, is what the weight's gradient keeps.
+ZERO_CENTERED_NORM_TYPES = frozenset({"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"})
 
 
 def lora_targets(setup: TrainingSetup, arch: Architecture) -> frozenset[str]:
@@ -43,18 +46,20 @@ def lora_targets(setup: TrainingSetup, arch: Architecture) -> frozenset[str]:
     every = any(_TARGET_ALIASES.get(str(t).strip().lower()) is ALL_LINEAR for t in setup.lora_targets)
     if every:
         names.add("gate")  # peft's all-linear reaches every nn.Linear, and a MoE router too
-    found = {lin.name for lin in lora_targetable(arch) if every or lin.name.split(".")[-1] in names}
+    found = {lin.name for layer in dict.fromkeys(arch.layers()) for lin in lora_targetable(arch, layer)
+             if every or lin.name.split(".")[-1] in names}
     if arch.is_moe and arch.model_type in EXPERT_LORA_TYPES:  # peft maps v4 names onto fused expert parameters
         found |= {EXPERT_TARGETS[name] for name in names if name in EXPERT_TARGETS}
     return frozenset(found)
 
 
-def lora_targetable(arch: Architecture) -> tuple[Linear, ...]:
-    """The nn.Linear modules of a layer, which peft's LoRA can wrap: not transformers 5's fused experts
-    (3-D parameters) nor a MoE router (a parameter of its own module), both of which layer_linears lists."""
+def lora_targetable(arch: Architecture, layer: Layer | None = None) -> tuple[Linear, ...]:
+    """The nn.Linear modules of a layer (default: the typical one), which peft's LoRA can wrap: not transformers 5's
+    fused experts (3-D parameters) nor a MoE router (a parameter of its own module), both of which its linears list."""
+    lins = layer.linears if layer is not None else arch.layer_linears()
     if not arch.is_moe:
-        return arch.layer_linears()
-    return tuple(lin for lin in arch.layer_linears() if lin.count == 1 and lin.name != "gate")
+        return lins
+    return tuple(lin for lin in lins if lin.count == 1 and lin.name != "gate")
 
 
 def attention_backend(arch: Architecture, setup: TrainingSetup, compute_bytes: int) -> str:
@@ -84,6 +89,15 @@ def rmsnorm(sim: Allocator, g: SavedForBackward, name: str, x: Block | None, cx:
     sim.spike(ACT, 4 * dim * n)  # pow(2) before the mean
     r = sim.new(ACT, 4 * rows * n)  # rsqrt(variance + eps)
     t2 = sim.new(ACT, 4 * dim * n)  # x * rsqrt
+    if cx.arch.model_type in ZERO_CENTERED_NORM_TYPES:  # (x * rsqrt) * (1 + w.float()), then .type_as(x)
+        t4 = sim.new(ACT, 4 * dim * n)
+        y = sim.ref(t4) if x_bytes == 4 else sim.new(ACT, x_bytes * dim * n)
+        if x_rg:
+            g.save(name, t1, r)
+        if w_train:
+            g.save(name, t2)
+        sim.drop(t1, r, t2, t4)
+        return y
     if x_bytes == 4:
         t3 = t2
     else:
@@ -226,55 +240,36 @@ def mlp_forward(sim: Allocator, g: SavedForBackward, cx: StepContext, lins: dict
     return dn
 
 
-def layer_forward(sim: Allocator, cx: StepContext, x: Block | None, x_rg: bool, keep: bool) -> tuple[Block | None, SavedForBackward]:
-    """One decoder layer's forward; keep=False (no_grad, or a checkpoint's first pass) keeps nothing."""
+def is_gated_attention(arch: Architecture, lins: dict[str, Linear]) -> bool:
+    """Qwen3NextAttention / Qwen3_5Attention: q_proj yields q and an output gate (attn * sigmoid(gate))."""
+    return "q_proj" in lins and lins["q_proj"].d_out == 2 * arch.q_dim and arch.model_type in ZERO_CENTERED_NORM_TYPES
+
+
+def layer_forward(sim: Allocator, cx: StepContext, layer: Layer, x: Block | None, x_rg: bool,
+                  keep: bool) -> tuple[Block | None, SavedForBackward]:
+    """One decoder layer's forward (`layer`: its own linears and mixer kind, from Architecture.layers());
+    keep=False (no_grad, or a checkpoint's first pass) keeps nothing."""
     a, n, c = cx.arch, cx.n, cx.c
-    h, f = a.hidden_size, a.intermediate_size  # dense FFN (MoE blocks: seqprof.predict.memory.moe)
-    lins = {lin.name: lin for lin in a.layer_linears()}
+    h = a.hidden_size  # dense FFN width from the layer's up_proj (MoE blocks: seqprof.predict.memory.moe)
+    lins = {lin.name: lin for lin in layer.linears}
     g = SavedForBackward(sim, keep)
     xb = 4 if cx.autocast else c  # residual stream dtype (fp32 weights promote it under autocast)
     lora_any = bool(cx.targets) and not cx.full
     if cx.autocast:
-        g.save_new("weight_casts", ACT, c * sum(lin.params for lin in a.layer_linears()))
+        g.save_new("weight_casts", ACT, c * sum(lin.params for lin in layer.linears))
     y1 = rmsnorm(sim, g, "norm1", x, cx, h, 1, x_rg, cx.full, xb)
     rg = x_rg or cx.full or lora_any
-    q = linear(sim, g, y1, cx, lins["q_proj"], xb)
-    k = linear(sim, g, y1, cx, lins["k_proj"], xb)
-    v = linear(sim, g, y1, cx, lins["v_proj"], xb)
-    sim.drop(y1)
-    qb = c
-    if a.qk_norm:
-        qn = rmsnorm(sim, g, "q_norm", q, cx, a.q_dim, a.num_heads, rg, cx.full, c)
-        kn = rmsnorm(sim, g, "k_norm", k, cx, a.kv_dim, a.num_kv_heads, rg, cx.full, c)
-        sim.drop(q, k)
-        q, k = qn, kn
-        qb = 4 if cx.autocast else c
-    rb = 4 if cx.autocast else qb  # q * cos + rotate_half(q) * sin: keeps only cos/sin for backward
-    rotated = []
-    for t, d in ((q, a.q_dim), (k, a.kv_dim)):
-        p1 = sim.new(ACT, rb * d * n)
-        neg = sim.new(ACT, qb * d * n / 2)
-        rot = sim.new(ACT, qb * d * n)
-        sim.drop(neg)
-        p2 = sim.new(ACT, rb * d * n)
-        sim.drop(rot)
-        e = sim.new(ACT, rb * d * n)
-        sim.drop(p1, p2, t)
-        rotated.append(e)
-    q, k = rotated
-    if cx.autocast:  # sdpa runs in bf16: the fp32 rotary outputs are cast
-        qc, kc = sim.new(ACT, c * a.q_dim * n), sim.new(ACT, c * a.kv_dim * n)
-        sim.drop(q, k)
-        q, k = qc, kc
-    o = attention(sim, g, cx, q, k, v)
-    sim.drop(q, k, v)
-    att_out = linear(sim, g, o, cx, lins["o_proj"], c)
-    sim.drop(o)
+    if layer.kind == "linear_attention" and a.linear_attention_dims:
+        from seqprof.predict.memory.linear_attention import gdn_forward  # imports this module
+        att_out = gdn_forward(sim, g, cx, lins, y1, xb)
+        sim.drop(y1)  # the decoder layer's local held it through the mixer
+    else:
+        att_out = _attention_forward(sim, g, cx, lins, y1, xb, rg)
     x1 = sim.new(ACT, xb * h * n)  # residual add
     sim.drop(att_out)
     y2 = rmsnorm(sim, g, "norm2", x1, cx, h, 1, True, cx.full, xb)
-    if a.is_moe:
-        dn = moe_forward(sim, g, n, c, h, a.num_experts, a.num_experts_per_tok, a.moe_intermediate_size
+    if layer.is_moe:
+        dn = moe_forward(sim, g, n, c, h, layer.num_experts, layer.num_experts_per_tok, a.moe_intermediate_size
                          or a.intermediate_size, cx.full, y2, merged_bytes=expert_lora(cx)[1])
         if a.shared_expert_intermediate_size:
             shared = mlp_forward(sim, g, cx, lins, y2, xb, "shared_expert.", a.shared_expert_intermediate_size)
@@ -289,20 +284,83 @@ def layer_forward(sim: Allocator, cx: StepContext, x: Block | None, x_rg: bool, 
             dn = total
         sim.drop(y2)
     else:
-        dn = mlp_forward(sim, g, cx, lins, y2, xb, "", f)
+        dn = mlp_forward(sim, g, cx, lins, y2, xb, "", lins["up_proj"].d_out)
         sim.drop(y2)
     x2 = sim.new(ACT, xb * h * n)  # residual add
     sim.drop(dn, x1)
     return x2, g
 
 
-def layer_backward(sim: Allocator, cx: StepContext, g: SavedForBackward, persistent_grads: bool) -> None:
+def _attention_forward(sim: Allocator, g: SavedForBackward, cx: StepContext, lins: dict[str, Linear],
+                       y1: Block | None, xb: int, rg: bool) -> Block | None:
+    """q/k/v, their norms and rotary, the kernel, the output gate (Qwen3.5) and o_proj; consumes y1."""
+    a, n, c = cx.arch, cx.n, cx.c
+    gated = is_gated_attention(a, lins)
+    gate = None
+    if gated:  # q_proj(x).view(..., 2 * head_dim).chunk(2): the gate half is copied by .reshape, q_norm reads q
+        qg = linear(sim, g, y1, cx, lins["q_proj"], xb)
+        gate = sim.new(ACT, c * a.q_dim * n)
+        q = sim.ref(qg)
+        k = linear(sim, g, y1, cx, lins["k_proj"], xb)
+        v = linear(sim, g, y1, cx, lins["v_proj"], xb)
+        sim.drop(qg)
+    else:
+        q = linear(sim, g, y1, cx, lins["q_proj"], xb)
+        k = linear(sim, g, y1, cx, lins["k_proj"], xb)
+        v = linear(sim, g, y1, cx, lins["v_proj"], xb)
+        sim.drop(y1)
+        y1 = None
+    qb = c
+    if a.qk_norm:
+        qn = rmsnorm(sim, g, "q_norm", q, cx, a.q_dim, a.num_heads, rg, cx.full, c)
+        kn = rmsnorm(sim, g, "k_norm", k, cx, a.kv_dim, a.num_kv_heads, rg, cx.full, c)
+        sim.drop(q, k)
+        q, k = qn, kn
+        qb = 4 if cx.autocast else c
+    rb = 4 if cx.autocast else qb  # q * cos + rotate_half(q) * sin: keeps only cos/sin for backward
+    part = a.partial_rotary_factor if gated else 1.0  # Qwen3.5: rotate the first quarter, cat the rest back
+    rotated = []
+    for t, d in ((q, a.q_dim), (k, a.kv_dim)):
+        dr = d * part
+        p1 = sim.new(ACT, rb * dr * n)
+        neg = sim.new(ACT, qb * dr * n / 2)
+        rot = sim.new(ACT, qb * dr * n)
+        sim.drop(neg)
+        p2 = sim.new(ACT, rb * dr * n)
+        sim.drop(rot)
+        e = sim.new(ACT, rb * dr * n)
+        sim.drop(p1, p2)
+        if gated:  # torch.cat([q_embed, q_pass])
+            full = sim.new(ACT, rb * d * n)
+            sim.drop(e)
+            e = full
+        sim.drop(t)
+        rotated.append(e)
+    q, k = rotated
+    if cx.autocast:  # sdpa runs in bf16: the fp32 rotary outputs are cast
+        qc, kc = sim.new(ACT, c * a.q_dim * n), sim.new(ACT, c * a.kv_dim * n)
+        sim.drop(q, k)
+        q, k = qc, kc
+    o = attention(sim, g, cx, q, k, v)
+    sim.drop(q, k, v)
+    if gated:  # attn_output * torch.sigmoid(gate): sigmoid keeps its output, the product both factors
+        sg = sim.new(ACT, c * a.q_dim * n)
+        og = sim.new(ACT, c * a.q_dim * n)
+        g.save("out_gate", o, sg)
+        sim.drop(o, sg)
+        o = og
+    att_out = linear(sim, g, o, cx, lins["o_proj"], c)
+    sim.drop(o, gate, y1)
+    return att_out
+
+
+def layer_backward(sim: Allocator, cx: StepContext, layer: Layer, g: SavedForBackward, persistent_grads: bool) -> None:
     """One decoder layer's backward (the residual gradient is held by the caller)."""
     a, n, c = cx.arch, cx.n, cx.c
-    h, f = a.hidden_size, a.intermediate_size  # dense FFN (MoE blocks: seqprof.predict.memory.moe)
+    h = a.hidden_size  # dense FFN width from the layer's up_proj (MoE blocks: seqprof.predict.memory.moe)
     xb = 4 if cx.autocast else c
     gb = 4 if cx.autocast else cx.pc
-    lins = {lin.name: lin for lin in a.layer_linears()}
+    lins = {lin.name: lin for lin in layer.linears}
 
     def param_grad(nbytes: float) -> None:
         if persistent_grads:
@@ -348,7 +406,7 @@ def layer_backward(sim: Allocator, cx: StepContext, g: SavedForBackward, persist
         sim.drop(gg, gy_u)
         return gy_g
 
-    if a.is_moe:
+    if layer.is_moe:
         gy_g = None
         if a.shared_expert_intermediate_size:
             gsh = None
@@ -359,16 +417,32 @@ def layer_backward(sim: Allocator, cx: StepContext, g: SavedForBackward, persist
             gy_g = mlp_back("shared_expert.", a.shared_expert_intermediate_size)
             sim.drop(gsh)
         lora_params, merged = expert_lora(cx)
-        moe_backward(sim, g, n, c, h, a.num_experts, a.num_experts_per_tok,
+        moe_backward(sim, g, n, c, h, layer.num_experts, layer.num_experts_per_tok,
                      a.moe_intermediate_size or a.intermediate_size, cx.full, param_grad, gb,
                      merged_bytes=merged, lora_grad_bytes=cx.lb * lora_params)
     else:
-        gy_g = mlp_back("", f)
+        gy_g = mlp_back("", lins["up_proj"].d_out)
     norm_back("norm2", h)
     gx1 = sim.new(ACT, xb * h * n)
     sim.drop(gy_g, gx1)  # added into the residual gradient
+    if layer.kind == "linear_attention" and a.linear_attention_dims:
+        from seqprof.predict.memory.linear_attention import gdn_backward  # imports this module
+        gy = gdn_backward(sim, g, cx, lins, linear_back, param_grad)
+        norm_back("norm1", h)
+        sim.drop(gy)
+        g.release_all()  # autocast weight casts
+        return
+    gated = is_gated_attention(a, lins)
     go = sim.new(ACT, c * a.q_dim * n)
     linear_back("o_proj", a.q_dim, h)
+    ggate = None
+    if gated:  # the output gate: d(attn) = grad * sigmoid(gate), d(sigmoid) = grad * attn, then sigmoid backward
+        ga, gs = sim.new(ACT, c * a.q_dim * n), sim.new(ACT, c * a.q_dim * n)
+        sim.drop(go)
+        g.release("out_gate")
+        ggate = sim.new(ACT, c * a.q_dim * n)
+        sim.drop(gs)
+        go = ga
     ws = 4 * a.q_dim * n + 4 * a.num_heads * n  # dq accumulator + softmax_d
     if a.num_kv_heads != a.num_heads:
         ws += 2 * c * a.q_dim * n  # dk, dv for all heads before the group sum
@@ -386,8 +460,12 @@ def layer_backward(sim: Allocator, cx: StepContext, g: SavedForBackward, persist
     if a.qk_norm:
         norm_back("k_norm", a.kv_dim)
         norm_back("q_norm", a.q_dim)
+    if gated:  # chunk backward: d(q) and d(gate) concatenated into q_proj's output gradient
+        gqg = sim.new(ACT, c * 2 * a.q_dim * n)
+        sim.drop(gq, ggate)
+        gq = gqg
     gy = sim.new(ACT, xb * h * n)
-    for name, d_out, t in (("v_proj", a.kv_dim, gv), ("k_proj", a.kv_dim, gk), ("q_proj", a.q_dim, gq)):
+    for name, d_out, t in (("v_proj", a.kv_dim, gv), ("k_proj", a.kv_dim, gk), ("q_proj", lins["q_proj"].d_out, gq)):
         linear_back(name, h, d_out)
         sim.drop(t)
     norm_back("norm1", h)
@@ -422,6 +500,6 @@ def saved_per_layer(cx: StepContext) -> int:
     """Bytes one decoder layer keeps for its backward, for the report."""
     probe = Allocator()
     x = probe.new(ACT, (4 if cx.autocast else cx.c) * cx.arch.hidden_size * cx.n)
-    out, g = layer_forward(probe, cx, x, True, keep=True)
+    out, g = layer_forward(probe, cx, cx.arch.typical_layer(), x, True, keep=True)
     probe.drop(out, x)
     return probe.total

@@ -13,7 +13,8 @@ linear CE, DPO with a reference copy or the adapters-off base, gradient accumula
 Also measured (issue 14): MoE with fused experts (full, LoRA on the experts, QLoRA with experts left in bf16) and
 QLoRA prepared by peft's prepare_model_for_kbit_training (fp32 upcasts).
 Modelled from the libraries' code but not measured: ZeRO/FSDP sharding, 8-bit weights and optimizers,
-Cut Cross-Entropy, hybrid linear-attention layers (counted as attention layers; the estimate says so in its notes).
+Cut Cross-Entropy, hybrid Gated DeltaNet layers (Qwen3.5 / Qwen3-Next) on transformers' torch path (no fla /
+causal-conv1d kernels), their saved tensors checked against the real module on CPU (tests/test_memory_linear_attention.py).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from seqprof.predict.memory.activations import (
     step_context,
 )
 from seqprof.predict.memory.allocator import Allocator, SavedForBackward
+from seqprof.predict.memory.linear_attention import CHUNK, gdn_saved_bytes
 from seqprof.predict.memory.logits import loss_backward, loss_forward
 from seqprof.predict.memory.moe import expert_lora
 from seqprof.predict.memory.setup import (
@@ -78,8 +80,9 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
     sim = Allocator()
     sim.phase = "model and optimizer states"
     sim.new("weights", weights_bytes // weight_shard)
-    if zero >= 3:
-        sim.new("weights", 2 * arch.layer_params() * pc)  # the layer being computed and the prefetched one
+    layers = arch.layers()
+    if zero >= 3:  # the layer being computed and the prefetched one
+        sim.new("weights", 2 * max((layer.params for layer in layers), default=0) * pc)
     ref_bytes = 0
     if s.is_preference and s.reference == "model":
         ref_bytes = pb["base"] if not full else total_params * (c if autocast else pc)
@@ -118,11 +121,11 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
         ckpts: list[Block | None] = []
         x = sim.ref(emb)
         x_rg = training and (full or gc)  # peft + checkpointing: enable_input_require_grads
-        for i in range(arch.num_layers):
+        for i, layer in enumerate(layers):
             sim.phase = ("reference " if ref else "") + f"forward: layer {i}"
             if training and gc:
                 ckpts.append(sim.ref(x))  # the checkpoint keeps the layer's input
-            xo, g = layer_forward(sim, mcx, x, x_rg, keep=training and not gc)
+            xo, g = layer_forward(sim, mcx, layer, x, x_rg, keep=training and not gc)
             graphs.append(g)
             sim.drop(x)
             x, x_rg = xo, training
@@ -133,7 +136,7 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
         return graphs, fg, y, ckpts
 
     # autocast: the weight cache holds bf16 copies of every matmul weight until the autocast block ends
-    cache = sim.new(ACT, c * arch.num_layers * sum(lin.params for lin in arch.layer_linears())) \
+    cache = sim.new(ACT, c * sum(lin.params for layer in layers for lin in layer.linears)) \
         if autocast and gc else None
     graphs, final_graph, y, ckpts = run_model(True, False)
     sim.phase = "forward: lm_head and loss"
@@ -149,14 +152,14 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
     final_graph.release_all()
     if full:
         param_grad(pc * h)
-    for i in reversed(range(arch.num_layers)):
+    for i in reversed(range(len(layers))):
         g = graphs[i]
         if gc:
             sim.phase = f"backward: recompute layer {i}"
-            out, g = layer_forward(sim, cx, ckpts[i], True, keep=True)
+            out, g = layer_forward(sim, cx, layers[i], ckpts[i], True, keep=True)
             sim.drop(out, ckpts[i])
         sim.phase = f"backward: layer {i}"
-        layer_backward(sim, cx, g, persistent_grads)
+        layer_backward(sim, cx, layers[i], g, persistent_grads)
     sim.phase = "backward: embedding"
     sim.drop(gy)
     if full:
@@ -190,12 +193,14 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
     if cx.backend in ("math", "eager"):
         notes.append(f"attention: the {cx.backend} kernel keeps s x s score matrices "
                      f"({_gib(4 * cx.seqs * arch.num_heads * s.seq_len ** 2)} per layer in fp32)")
-    kinds = [layer.kind for layer in arch.layers()]
-    linear_layers = sum(1 for k in kinds if "linear" in k)
-    if linear_layers:
-        notes.append(f"hybrid: {linear_layers} of {len(kinds)} layers are linear attention (Gated DeltaNet); their "
-                     "activations are counted as attention layers' (transformers' torch path and the fla / "
-                     "causal-conv1d kernels are not told apart; not measured)")
+    linear_layers = sum(1 for layer in layers if layer.kind == "linear_attention")
+    if linear_layers and arch.linear_attention_dims:
+        notes.append(f"hybrid: {linear_layers} of {len(layers)} layers are Gated DeltaNet linear attention, counted as "
+                     "transformers' torch path (no fla / causal-conv1d kernels) runs them: fp32 chunks of "
+                     f"{CHUNK} tokens, {_gib(gdn_saved_bytes(cx))} kept per layer; with fla installed they keep less")
+    elif linear_layers:
+        notes.append(f"hybrid: {linear_layers} of {len(layers)} layers are linear attention without the head sizes "
+                     "seqprof reads (linear_num_value_heads, ...): counted as attention layers (not measured)")
     if s.loss == "hf" and not s.is_preference:
         notes.append(f"logits: {n:,} tokens x {V:,} vocab = {_gib(c * V * n)} in {'fp32' if c == 4 else s.precision}, "
                      f"{_gib(4 * V * n)} again in fp32 inside the loss, twice more for its gradients")

@@ -13,21 +13,21 @@ def weight_bytes(arch: Architecture, cx: StepContext) -> dict[str, int]:
     s = cx.s
     pc = cx.pc
     # bitsandbytes quantises nn.Linear modules only: fused MoE experts and routers stay in the model dtype
-    quantised = lora_targetable(arch)
-    lin_params = arch.num_layers * sum(lin.d_in * lin.d_out * lin.count for lin in quantised)
-    bias_params = arch.num_layers * sum(lin.d_out * lin.count for lin in quantised if lin.bias)
+    layers = [(layer, lora_targetable(arch, layer)) for layer in arch.layers()]
+    lin_params = sum(lin.d_in * lin.d_out * lin.count for _, quantised in layers for lin in quantised)
+    bias_params = sum(lin.d_out * lin.count for _, quantised in layers for lin in quantised if lin.bias)
     other = arch.param_count() - lin_params - bias_params
     if s.load_in_4bit:
         consts = (1 / 64 + 4 / (64 * 256)) if s.double_quant else 4 / 64
         lin_bytes = lin_params * (0.5 + consts)
     elif s.load_in_8bit:
-        lin_bytes = lin_params * 1 + arch.num_layers * sum(4 * lin.d_out * lin.count for lin in quantised)
+        lin_bytes = lin_params + sum(4 * lin.d_out * lin.count for _, quantised in layers for lin in quantised)
     else:
         lin_bytes = lin_params * pc
     lora = 0
     if s.adapter and not cx.full:
-        lora = arch.num_layers * (sum(s.lora_r * (lin.d_in + lin.d_out) * lin.count
-                                      for lin in quantised if lin.name in cx.targets) + expert_lora(cx)[0])
+        lora = sum(sum(s.lora_r * (lin.d_in + lin.d_out) * lin.count for lin in quantised if lin.name in cx.targets)
+                   + (expert_lora(cx)[0] if layer.is_moe else 0) for layer, quantised in layers)
     other_bytes = cx.c if (s.load_in_4bit or s.load_in_8bit) else pc  # embeddings, norms, biases stay unquantised
     return {"base": int(lin_bytes + (bias_params + other) * other_bytes), "lora_params": lora, "lora": lora * cx.lb}
 
