@@ -43,13 +43,21 @@ _pkg = types.ModuleType("seqprof")
 _pkg.__path__ = [str(ROOT / "seqprof")]
 sys.modules.setdefault("seqprof", _pkg)
 
-from scenarios import HOLDOUT, ISSUE14, ISSUE14_HOLDOUT, ISSUE14_HYBRID, SCENARIOS, Scenario  # noqa: E402
+from scenarios import (  # noqa: E402
+    HOLDOUT,
+    ISSUE14,
+    ISSUE14_HOLDOUT,
+    ISSUE14_HYBRID,
+    ISSUE14_HYBRID_HOLDOUT,
+    SCENARIOS,
+    Scenario,
+)
 
 from seqprof.predict.architecture import architecture_from_config  # noqa: E402
 from seqprof.predict.memory import TrainingSetup, estimate_memory  # noqa: E402
 
 WARMUP_STEPS, MEASURED_STEPS = 1, 2
-ALL_SCENARIOS = SCENARIOS + HOLDOUT + ISSUE14 + ISSUE14_HOLDOUT + ISSUE14_HYBRID
+ALL_SCENARIOS = SCENARIOS + HOLDOUT + ISSUE14 + ISSUE14_HOLDOUT + ISSUE14_HYBRID + ISSUE14_HYBRID_HOLDOUT
 
 
 def tiny(sc: Scenario) -> tuple[dict, TrainingSetup]:
@@ -417,7 +425,7 @@ def run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     device = "cpu" if args.cpu_tiny else "cuda"
     pool = {"holdout": HOLDOUT, "issue14": ISSUE14, "issue14_holdout": ISSUE14_HOLDOUT,
-            "issue14_hybrid": ISSUE14_HYBRID}.get(args.set, SCENARIOS)
+            "issue14_hybrid": ISSUE14_HYBRID, "issue14_hybrid_holdout": ISSUE14_HYBRID_HOLDOUT}.get(args.set, SCENARIOS)
     names = args.only.split(",") if args.only else [s.name for s in pool]
     start = time.time()
     table = {"command": " ".join(["python3", "benchmarks/memory/harness.py"] + sys.argv[1:]),
@@ -475,7 +483,8 @@ def main() -> int:
     r.add_argument("--deadline", type=float, default=480.0, help="start no new scenario after this many seconds")
     r.add_argument("--timeout", type=float, default=float(os.environ.get("HARNESS_TIMEOUT", 150)), help="per scenario")
     r.add_argument("--table", default="measured_h200.json")
-    r.add_argument("--set", choices=("main", "holdout", "issue14", "issue14_holdout", "issue14_hybrid"),
+    r.add_argument("--set", choices=("main", "holdout", "issue14", "issue14_holdout", "issue14_hybrid",
+                                     "issue14_hybrid_holdout"),
                    default="main")
     r.add_argument("--commit", default="", help="the seqprof commit whose predictions are recorded")
     args = ap.parse_args()

@@ -105,7 +105,7 @@ SCENARIOS: tuple[Scenario, ...] = (
 
 
 def by_name(name: str) -> Scenario:
-    for sc in SCENARIOS + HOLDOUT + ISSUE14 + ISSUE14_HOLDOUT + ISSUE14_HYBRID:
+    for sc in SCENARIOS + HOLDOUT + ISSUE14 + ISSUE14_HOLDOUT + ISSUE14_HYBRID + ISSUE14_HYBRID_HOLDOUT:
         if sc.name == name:
             return sc
     raise KeyError(name)
@@ -219,4 +219,18 @@ ISSUE14_HYBRID: tuple[Scenario, ...] = (
     # 5 sliding-window (512) layers to every global one, sandwich norms, GELU-tanh MLP
     _s("gemma3-1b_full_bf16_b2_s4096", "gemma-3-1b", "Gemma 3 1B full FT bf16 2 x 4K: sliding-window masks "
        "through sdpa, 262k tied vocab", micro_batch_size=2, seq_len=4096),
+)
+
+# Issue 14, a holdout after the first hybrid run (which found Gemma 3's sandwich norms missing: -12.2%), predicted at
+# the commit that fixed them and run once
+ISSUE14_HYBRID_HOLDOUT: tuple[Scenario, ...] = (
+    _s("holdout_gemma3-1b_lora16_all_gc_b1_s8192", "gemma-3-1b", "Gemma 3 1B LoRA all-linear + checkpointing, "
+       "8K tokens: sliding-window layers recomputed", micro_batch_size=1, seq_len=8192, adapter="lora", lora_r=16,
+       lora_targets=ALL, gradient_checkpointing=True),
+    _s("holdout_gemma3-1b_full_bf16_gc_b4_s2048_foreach", "gemma-3-1b", "Gemma 3 1B full FT + checkpointing, "
+       "4 x 2K, foreach AdamW", micro_batch_size=4, seq_len=2048, gradient_checkpointing=True,
+       optimizer="adamw_torch"),
+    _s("holdout_hybrid_qwen3.5-9b-16l_full_bf16_gc_b1_s16384", Q35, "Qwen3.5-9B 16 of 32 layers, full FT + "
+       "checkpointing at 16K tokens: a GDN layer's recompute at 16K", layers=16, micro_batch_size=1,
+       seq_len=16384, gradient_checkpointing=True),
 )

@@ -35,7 +35,11 @@ class StepContext:
 ACT, LOG = "activations", "logits"
 # RMSNorm as (x.float() * rsqrt(...)) * (1 + weight.float()), cast last (Qwen3_5RMSNorm, Qwen3NextRMSNorm in 5.17):
 # the fp32 normed tensor, not a bf16 one, is what the weight's gradient keeps.
-ZERO_CENTERED_NORM_TYPES = frozenset({"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"})
+ZERO_CENTERED_NORM_TYPES = frozenset({"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text",
+                                      "gemma", "gemma2", "gemma3", "gemma3_text"})  # Gemma3RMSNorm: (1 + w) in fp32
+# A norm after each sub-block too (Gemma2/3DecoderLayer post_attention_layernorm, post_feedforward_layernorm;
+# Glm4DecoderLayer post_self_attn_layernorm, post_mlp_layernorm): four norms a layer
+SANDWICH_NORM_TYPES = frozenset({"gemma2", "gemma3", "gemma3_text", "glm4"})
 
 
 def lora_targets(setup: TrainingSetup, arch: Architecture) -> frozenset[str]:
@@ -265,6 +269,11 @@ def layer_forward(sim: Allocator, cx: StepContext, layer: Layer, x: Block | None
         sim.drop(y1)  # the decoder layer's local held it through the mixer
     else:
         att_out = _attention_forward(sim, g, cx, lins, y1, xb, rg)
+    sandwich = a.model_type in SANDWICH_NORM_TYPES
+    if sandwich:
+        post = rmsnorm(sim, g, "post_attn_norm", att_out, cx, h, 1, rg, cx.full, c)
+        sim.drop(att_out)
+        att_out = post
     x1 = sim.new(ACT, xb * h * n)  # residual add
     sim.drop(att_out)
     y2 = rmsnorm(sim, g, "norm2", x1, cx, h, 1, True, cx.full, xb)
@@ -286,6 +295,10 @@ def layer_forward(sim: Allocator, cx: StepContext, layer: Layer, x: Block | None
     else:
         dn = mlp_forward(sim, g, cx, lins, y2, xb, "", lins["up_proj"].d_out)
         sim.drop(y2)
+    if sandwich:
+        post = rmsnorm(sim, g, "post_ff_norm", dn, cx, h, 1, True, cx.full, c)
+        sim.drop(dn)
+        dn = post
     x2 = sim.new(ACT, xb * h * n)  # residual add
     sim.drop(dn, x1)
     return x2, g
@@ -406,6 +419,9 @@ def layer_backward(sim: Allocator, cx: StepContext, layer: Layer, g: SavedForBac
         sim.drop(gg, gy_u)
         return gy_g
 
+    sandwich = a.model_type in SANDWICH_NORM_TYPES
+    if sandwich:
+        norm_back("post_ff_norm", h)
     if layer.is_moe:
         gy_g = None
         if a.shared_expert_intermediate_size:
@@ -432,6 +448,8 @@ def layer_backward(sim: Allocator, cx: StepContext, layer: Layer, g: SavedForBac
         sim.drop(gy)
         g.release_all()  # autocast weight casts
         return
+    if sandwich:
+        norm_back("post_attn_norm", h)
     gated = is_gated_attention(a, lins)
     go = sim.new(ACT, c * a.q_dim * n)
     linear_back("o_proj", a.q_dim, h)
