@@ -11,10 +11,10 @@ Measured on one GPU: full fine-tuning (bf16, fp32, fp32 master weights under aut
 checkpointing, sdpa (cuDNN/flash/math kernels) and eager attention, HF's loss, chunked CE, Liger's fused
 linear CE, DPO with a reference copy or the adapters-off base, gradient accumulation, foreach/fused AdamW.
 Also measured (issue 14): MoE with fused experts (full, LoRA on the experts, QLoRA with experts left in bf16) and
-QLoRA prepared by peft's prepare_model_for_kbit_training (fp32 upcasts).
+QLoRA prepared by peft's prepare_model_for_kbit_training (fp32 upcasts); hybrid Gated DeltaNet layers (Qwen3.5) on
+transformers' torch path (no fla / causal-conv1d kernels), Gemma 3's sandwich norms, Liger at a 248k vocabulary.
 Modelled from the libraries' code but not measured: ZeRO/FSDP sharding, 8-bit weights and optimizers,
-Cut Cross-Entropy, hybrid Gated DeltaNet layers (Qwen3.5 / Qwen3-Next) on transformers' torch path (no fla /
-causal-conv1d kernels), their saved tensors checked against the real module on CPU (tests/test_memory_linear_attention.py).
+Cut Cross-Entropy, the fla / causal-conv1d kernels, Qwen3-Next's fused projections.
 """
 
 from __future__ import annotations
