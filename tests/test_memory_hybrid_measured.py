@@ -55,3 +55,16 @@ def test_the_estimate_names_the_linear_attention_path():
     sc = by_name("hybrid_qwen3.5-9b_full_bf16_gc_b2_s2048")
     notes = " ".join(estimate_memory(sc.architecture(), sc.setup).notes)
     assert "Gated DeltaNet" in notes and "torch path" in notes
+
+
+def test_a_qwen3_5_config_without_layer_types_is_the_published_pattern():
+    """Qwen3_5TextConfig.__post_init__ fills layer_types as one full-attention layer in 4 (full_attention_interval);
+    the published config lists the same pattern, so both must give the same layers and parameters."""
+    from seqprof.predict.architecture import architecture_from_config
+
+    published = json.loads((BENCH / "configs" / "qwen3.5-9b.json").read_text())
+    bare = {k: v for k, v in published.items() if k != "layer_types"}
+    with_types = architecture_from_config(published, source="published")
+    without = architecture_from_config(bare, source="bare")
+    assert [x.kind for x in without.layers()] == published["layer_types"] == [x.kind for x in with_types.layers()]
+    assert without.param_count() == with_types.param_count()

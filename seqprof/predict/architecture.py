@@ -285,7 +285,9 @@ def _layer_kinds(r: _Reader, n: int) -> list[str]:
     kinds = r.cfg.get("layer_types")
     if isinstance(kinds, list) and len(kinds) == n and all(isinstance(k, str) for k in kinds):
         return list(kinds)
-    every = r.size("full_attention_interval", default=0)
+    # Qwen3_5TextConfig / Qwen3NextConfig.__post_init__: no layer_types means one full-attention layer in 4
+    hybrid = str(r.cfg.get("model_type", "")).startswith(("qwen3_5", "qwen3_next"))
+    every = r.size("full_attention_interval", default=4 if hybrid else 0)
     if every:
         return ["full_attention" if (i + 1) % every == 0 else "linear_attention" for i in range(n)]
     return ["full_attention"] * n
