@@ -7,6 +7,7 @@ beside those files the key is SimPO's, not a TRL removal.
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -68,6 +69,8 @@ def test_only_dataclasses_count_and_bad_files_are_skipped(tmp_path):
         "class NotData:\n    beta: int = 2\n\n"
         "@dataclass\nclass B:\n    gamma: float = 0.5\n    def f(self):\n        delta: int = 3\n")
     (tmp_path / "broken.py").write_text("@dataclass\nclass (:\n")
+    os.mkfifo(tmp_path / "fifo.py")  # never opened: reading a FIFO would wait for a writer forever
     names = {f.name for f in dataclass_fields(tmp_path / "args.py", tmp_path)}
     assert names == {"alpha", "gamma"}
     assert dataclass_fields(tmp_path / "broken.py", tmp_path) == []
+    assert dataclass_fields(tmp_path / "fifo.py", tmp_path) == []

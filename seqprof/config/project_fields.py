@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import os
+import stat
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -85,7 +86,8 @@ def _python_files(root: Path) -> list[Path]:
 def dataclass_fields(file: Path, root: Path) -> list[ProjectField]:
     """The annotated fields of each @dataclass class in *file* (an unreadable or invalid file has none)."""
     try:
-        if file.stat().st_size > MAX_FILE_BYTES:
+        info = file.stat()
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:  # a FIFO named x.py is never read
             return []
         text = file.read_text(encoding="utf-8", errors="replace")
     except OSError:
