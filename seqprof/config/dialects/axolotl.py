@@ -194,11 +194,14 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     b.default("num_epochs", 1.0, SCHEMA.format("training.py: num_epochs=1.0"))
     b.stated("max_steps", "max_steps", positive_or_missing)
     # checkpoints
-    b.stated("save_steps", "save_steps", as_number)
-    b.stated("saves_per_epoch", "saves_per_epoch", as_number)
+    # axolotl tests these by truth (utils/config/__init__.py `if cfg.saves_per_epoch:`, core/builders/base.py
+    # `if self.cfg.save_steps:`): a 0 is the key left unset, not an unusable value
+    saving = [key for key in ("save_steps", "saves_per_epoch") if b.present(key) and not _zero(b.raw(key))]
+    for key in saving:
+        b.stated(key, key, as_number)
     b.stated("save_strategy", "save_strategy", lambda v: str(v).lower())
-    if b.present("save_steps") or b.present("saves_per_epoch"):
-        b.derived("save_strategy", "steps", "save_steps" if b.present("save_steps") else "saves_per_epoch")
+    if saving:
+        b.derived("save_strategy", "steps", saving[0])
     b.default("save_strategy", "epoch", "with no save_steps or saves_per_epoch axolotl saves at each epoch "
                                         "(schema description of save_steps)")
     # attention and kernels
@@ -257,3 +260,13 @@ def _attention_flag_fixes(diagnostics: list[ConfigDiagnostic], cfg: LoadedConfig
             out.append(replace(d, kind="deprecated_key", suggestion=None,
                                message=f"'{d.key}' is deprecated in axolotl's schema (config.py): {why}"))
     return out
+
+
+def _zero(value: Any) -> bool:
+    """A 0 written as a number or as text (axolotl's schema coerces "0" to 0), never a boolean."""
+    if isinstance(value, bool):
+        return False
+    try:
+        return float(value) == 0
+    except (TypeError, ValueError):
+        return False

@@ -35,6 +35,7 @@ from seqprof.config.dialects.common import (
     split_list,
 )
 from seqprof.config.loader import LoadedConfig
+from seqprof.config.project_fields import project_fields, read_by_project
 
 NAME = "llamafactory"
 LABEL = "LLaMA-Factory"
@@ -145,7 +146,7 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     elif bits == 8:
         b.derived("load_in_8bit", True, "quantization_bit")
     if task != "train":
-        b.diagnostics.extend(check_keys(cfg, keyspace(), dialect_label=LABEL))
+        b.diagnostics.extend(_checked_keys(cfg))
         return b.result()
     stage = str(b.raw("stage", "sft")).lower()
     if b.present("stage"):
@@ -196,5 +197,12 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     if isinstance(samples, int) and samples > 0:
         b.derived("max_train_examples", samples * max(1, len(b.value("datasets") or [])), "max_samples")
     hf.apply_training_arguments(b)
-    b.diagnostics.extend(check_keys(cfg, keyspace(), dialect_label=LABEL))
+    b.diagnostics.extend(_checked_keys(cfg))
     return b.result()
+
+
+def _checked_keys(cfg: LoadedConfig) -> list:
+    """Key diagnostics; a key a dataclass of the config's own repository declares (a repo carrying its own copy of
+    LLaMA-Factory, whose hparams/*.py are HfArgumentParser dataclasses) is a note naming it."""
+    found = check_keys(cfg, keyspace(), dialect_label=LABEL)
+    return read_by_project(found, project_fields(cfg.path), LABEL) if found else found
