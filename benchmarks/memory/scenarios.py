@@ -105,7 +105,7 @@ SCENARIOS: tuple[Scenario, ...] = (
 
 
 def by_name(name: str) -> Scenario:
-    for sc in SCENARIOS + HOLDOUT + ISSUE14 + ISSUE14_HOLDOUT + ISSUE14_HYBRID + ISSUE14_HYBRID_HOLDOUT:
+    for sc in SCENARIOS + HOLDOUT + ISSUE14 + ISSUE14_HOLDOUT + ISSUE14_HYBRID + ISSUE14_HYBRID_HOLDOUT + ISSUE14_GRPO:
         if sc.name == name:
             return sc
     raise KeyError(name)
@@ -233,4 +233,22 @@ ISSUE14_HYBRID_HOLDOUT: tuple[Scenario, ...] = (
     _s("holdout_hybrid_qwen3.5-9b-16l_full_bf16_gc_b1_s16384", Q35, "Qwen3.5-9B 16 of 32 layers, full FT + "
        "checkpointing at 16K tokens: a GDN layer's recompute at 16K", layers=16, micro_batch_size=1,
        seq_len=16384, gradient_checkpointing=True),
+)
+
+# Issue 14, GRPO as TRL 1.16's GRPOTrainer runs it without vLLM (benchmarks/memory/harness_grpo.py runs the real
+# trainer): seq_len is the longest prompt + max_completion_length, micro_batch_size counts completions; every
+# generation batch holds two prompts (padding, so sdpa gets a mask). Predicted before any run.
+G14 = dict(trainer="grpo", num_generations=8, gradient_checkpointing=True)  # GRPOConfig's checkpointing default
+ISSUE14_GRPO: tuple[Scenario, ...] = (
+    _s("grpo_qwen3-0.6b_full_bf16_gc_b16_p128_c512", "qwen3-0.6b", "GRPO full FT, beta 0 (TRL's default): 16 "
+       "completions of 2 prompts, 128 + 512 tokens", micro_batch_size=16, seq_len=128 + 512,
+       max_completion_length=512, **G14),
+    _s("grpo_qwen3-1.7b_full_bf16_gc_b8_ga2_p128_c1024_beta", "qwen3-1.7b", "GRPO full FT, beta 0.04: a reference "
+       "copy and its log-probs, generation batch 8 x 2 accumulation steps, 1,024-token completions",
+       micro_batch_size=8, gradient_accumulation_steps=2, seq_len=128 + 1024, max_completion_length=1024,
+       beta=0.04, **G14),
+    _s("grpo_qwen3-1.7b_lora16_all_gc_b16_p256_c256_beta_mu2", "qwen3-1.7b", "GRPO LoRA all-linear, beta 0.04 "
+       "(adapters off for the reference), num_iterations 2 (old log-probs too)", micro_batch_size=16,
+       seq_len=256 + 256, max_completion_length=256, adapter="lora", lora_r=16, lora_targets=ALL, beta=0.04,
+       num_iterations=2, **G14),
 )

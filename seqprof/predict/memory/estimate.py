@@ -32,6 +32,7 @@ from seqprof.predict.memory.activations import (
     step_context,
 )
 from seqprof.predict.memory.allocator import Allocator, SavedForBackward
+from seqprof.predict.memory import grpo
 from seqprof.predict.memory.linear_attention import CHUNK, gdn_saved_bytes
 from seqprof.predict.memory.logits import loss_backward, loss_forward
 from seqprof.predict.memory.moe import expert_lora
@@ -84,13 +85,14 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
     if zero >= 3:  # the layer being computed and the prefetched one
         sim.new("weights", 2 * max((layer.params for layer in layers), default=0) * pc)
     ref_bytes = 0
-    if s.is_preference and s.reference == "model":
+    if (s.is_preference and s.reference == "model") or (s.trainer == "grpo" and grpo.reference_copy(s, full)):
         ref_bytes = pb["base"] if not full else total_params * (c if autocast else pc)
         sim.new("reference_model", ref_bytes // weight_shard)
     sim.new("optimizer_states", state_bytes + master_bytes)
     sim.new("workspace", CUBLAS_WORKSPACE_BYTES)
     persistent_grads = s.gradient_accumulation_steps > 1
-    if persistent_grads:
+    is_grpo = s.trainer == "grpo"
+    if persistent_grads and not is_grpo:  # GRPO: generated at the first micro step, before any gradient
         sim.new("gradients", trainable_bytes // grad_shard)
     xb = 4 if autocast else c
 
@@ -126,6 +128,8 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
             if training and gc:
                 ckpts.append(sim.ref(x))  # the checkpoint keeps the layer's input
             xo, g = layer_forward(sim, mcx, layer, x, x_rg, keep=training and not gc)
+            if is_grpo and layer.kind != "linear_attention":
+                g.save_new("masked_sdpa", ACT, grpo.masked_sdpa_saved(cx))
             graphs.append(g)
             sim.drop(x)
             x, x_rg = xo, training
@@ -138,15 +142,27 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
     # autocast: the weight cache holds bf16 copies of every matmul weight until the autocast block ends
     cache = sim.new(ACT, c * sum(lin.params for layer in layers for lin in layer.linears)) \
         if autocast and gc else None
+    if is_grpo:  # generation, the old / reference log-probs, then the buffered batch's first micro batch
+        ro = grpo.rollout(s)
+        grpo.generation(sim, cx, layers, ro)
+        grpo.generation_batch(sim, ro)  # held, with the log-probs: the buffered batch outlives the step
+        grpo.logprob_passes(sim, cx, ro, lambda ref: run_model(False, ref)[2])
+        sim.phase = "model and optimizer states"
+        if persistent_grads:
+            sim.new("gradients", trainable_bytes // grad_shard)
     graphs, final_graph, y, ckpts = run_model(True, False)
     sim.phase = "forward: lm_head and loss"
     head = SavedForBackward(sim, True)
-    gy = loss_forward(sim, cx, head, y, lm_head_grad, lambda: run_model(False, True)[2])
+    if is_grpo:
+        grpo.head_forward(sim, cx, head, y, lm_head_grad)
+        gy = None
+    else:
+        gy = loss_forward(sim, cx, head, y, lm_head_grad, lambda: run_model(False, True)[2])
     sim.drop(cache)
 
     # ---- backward ----
     sim.phase = "backward: loss and lm_head"
-    gy = loss_backward(sim, cx, head, gy, lm_head_grad)
+    gy = grpo.head_backward(sim, cx, head, lm_head_grad) if is_grpo else loss_backward(sim, cx, head, gy, lm_head_grad)
     sim.phase = "backward: final norm"
     sim.spike(ACT, 3 * 4 * h * n)
     final_graph.release_all()
@@ -157,6 +173,8 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
         if gc:
             sim.phase = f"backward: recompute layer {i}"
             out, g = layer_forward(sim, cx, layers[i], ckpts[i], True, keep=True)
+            if is_grpo and layers[i].kind != "linear_attention":
+                g.save_new("masked_sdpa", ACT, grpo.masked_sdpa_saved(cx))
             sim.drop(out, ckpts[i])
         sim.phase = f"backward: layer {i}"
         layer_backward(sim, cx, layers[i], g, persistent_grads)
@@ -184,6 +202,8 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
     live = {k: v for k, v in sim.peak_live.items() if v > 0}
     allocated = sum(live.values())
     components = {k: live.get(k, 0) for k in COMPONENT_LABELS if k not in ("cuda_context", "allocator_overhead")}
+    if live.get(grpo.KV):  # GRPO's generation peak
+        components[grpo.KV] = live[grpo.KV]
     components["cuda_context"] = CUDA_CONTEXT_BYTES
     components["allocator_overhead"] = int(allocated * ALLOCATOR_OVERHEAD_FRACTION)
     totals = {"params": total_params, "trainable_params": trainable, "weights": weights_bytes,
@@ -201,7 +221,14 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
     elif linear_layers:
         notes.append(f"hybrid: {linear_layers} of {len(layers)} layers are linear attention without the head sizes "
                      "seqprof reads (linear_num_value_heads, ...): counted as attention layers (not measured)")
-    if s.loss == "hf" and not s.is_preference:
+    if is_grpo:
+        ro = grpo.rollout(s)
+        notes.append(f"GRPO (TRL 1.16 without vLLM): {ro.rows} completions generated at once ({ro.prompts} prompts x "
+                     f"{s.num_generations}), {ro.prompt_len} prompt + {ro.completion_len} completion tokens, KV cache "
+                     f"{_gib(grpo.kv_cache_bytes(arch, cx, ro))} at the last decode step; "
+                     f"old log-probs {'yes' if ro.old_logps else 'no'}, reference log-probs "
+                     f"{'yes' if ro.ref_logps else 'no'}; fused lm_head: no logits materialised (not measured yet)")
+    elif s.loss == "hf" and not s.is_preference:
         notes.append(f"logits: {n:,} tokens x {V:,} vocab = {_gib(c * V * n)} in {'fp32' if c == 4 else s.precision}, "
                      f"{_gib(4 * V * n)} again in fp32 inside the loss, twice more for its gradients")
     if s.is_preference:

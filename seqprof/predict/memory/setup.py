@@ -80,6 +80,13 @@ class TrainingSetup:
     gradient_accumulation_steps: int = 1
     token_budget: int | None = None  # tokens per micro batch (packed / token-budget batching) instead of b x s
     sdpa_kernel: str | None = None  # force flash | efficient | math (default: what torch picks on a CUDA GPU)
+    # trainer "grpo" (TRL 1.16 GRPOConfig defaults; seq_len is prompt + completion, micro_batch_size counts
+    # completions): seqprof.predict.memory.grpo walks generation, the log-prob passes and the training step
+    num_generations: int = 8
+    max_completion_length: int = 512
+    steps_per_generation: int | None = None  # None: gradient_accumulation_steps, as GRPOConfig.__post_init__ sets it
+    num_iterations: int = 1
+    beta: float = 0.0  # KL coefficient: > 0 runs the reference log-probs (a copy, or LoRA's adapters off)
 
     def __post_init__(self) -> None:
         if self.precision not in PRECISIONS:
@@ -91,6 +98,9 @@ class TrainingSetup:
         if self.optimizer.lower() not in OPTIMIZERS:
             raise SeqprofError(f"unknown optimizer {self.optimizer!r}",
                                fix=f"use one of {', '.join(sorted(OPTIMIZERS))}")
+        if self.trainer == "grpo":
+            from seqprof.predict.memory.grpo import check_grpo_setup
+            check_grpo_setup(self)
 
     @property
     def sequences(self) -> int:
