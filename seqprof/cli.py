@@ -374,8 +374,10 @@ def rules(rule, fmt, rule_dirs):
 @click.option("--gpu-memory", help="GPU memory to check against instead: 80GB = 80e9 bytes (74.5 GiB); "
                                    "80GiB = binary; or name the card with --gpu.")
 @click.option("--dialect", help="Config dialect, when detection is not enough (e.g. trl_dpo).")
+@click.option("--prompt-length", type=click.IntRange(min=1),
+              help="GRPO: the longest prompt's tokens (TRL pads each generation batch to its longest prompt).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def memory(config, model_config, gpu, gpu_memory, dialect, fmt):
+def memory(config, model_config, gpu, gpu_memory, dialect, prompt_length, fmt):
     """Predict the peak GPU memory of CONFIG's training step, component by component."""
     import json
 
@@ -384,7 +386,8 @@ def memory(config, model_config, gpu, gpu_memory, dialect, fmt):
 
     if gpu and gpu_memory:
         raise click.UsageError("give --gpu or --gpu-memory, not both")
-    facts = memory_report(config, model_config=model_config, gpu=gpu, gpu_memory=gpu_memory, dialect=dialect)
+    facts = memory_report(config, model_config=model_config, gpu=gpu, gpu_memory=gpu_memory, dialect=dialect,
+                          prompt_length=prompt_length)
     click.echo(json.dumps(memory_json(facts), indent=2) if fmt == "json" else format_memory(facts), nl=False)
 
 

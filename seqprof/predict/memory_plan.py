@@ -32,13 +32,30 @@ def _checkpointing(value: Any) -> bool:
     return _on(value) or (isinstance(value, str) and value.strip().lower() == "unsloth")
 
 
-def setup_from_plan(plan: Any) -> tuple[TrainingSetup, tuple[str, ...]]:
-    """A normalised Plan (seqprof.config.plan) -> (TrainingSetup, notes on what was assumed)."""
+def setup_from_plan(plan: Any, prompt_length: int | None = None) -> tuple[TrainingSetup, tuple[str, ...]]:
+    """A normalised Plan (seqprof.config.plan) -> (TrainingSetup, notes on what was assumed).
+
+    *prompt_length*: the longest prompt's tokens (`seqprof memory --prompt-length`), for GRPO, whose prompts TRL 1.x
+    pads to the longest of each generation batch rather than to a configured length."""
     notes: list[str] = []
     get = plan.get
-    seq = get("max_seq_length")
-    if seq is None and get("max_prompt_length") and get("max_completion_length"):
-        seq = int(get("max_prompt_length")) + int(get("max_completion_length"))
+    trainer = str(get("trainer") or "sft").lower()
+    raw = plan.raw if isinstance(plan.raw, Mapping) else {}
+    grpo = _grpo_fields(raw) if trainer == "grpo" else {}
+    seq = get("max_seq_length") if trainer != "grpo" else None
+    stated = plan.setting("max_prompt_length") if hasattr(plan, "setting") else None
+    if trainer == "grpo" and stated is not None and stated.source != "config":
+        stated = None  # a dialect's default (DPO's old 512) is no GRPO prompt length: TRL 1.x has none
+    prompt = prompt_length or (stated.value if trainer == "grpo" and stated else None) or \
+        (get("max_prompt_length") if trainer != "grpo" else None)
+    completion = grpo.get("max_completion_length") or get("max_completion_length")
+    if seq is None and prompt and completion:
+        seq = int(prompt) + int(completion)
+    if seq is None and trainer == "grpo":
+        raise SeqprofError("GRPO: the config gives no prompt length (TRL 1.x pads every prompt to the longest one "
+                           "of its generation batch)", path=plan.path,
+                           fix="pass the longest prompt's token count: seqprof memory CONFIG --prompt-length N "
+                               "(`seqprof analyze` on the prompts reports it)")
     if seq is None:
         raise SeqprofError("the config sets no maximum sequence length", path=plan.path,
                            fix="set max_seq_length / max_length / sequence_len, the worst case the memory model needs")
@@ -46,7 +63,6 @@ def setup_from_plan(plan: Any) -> tuple[TrainingSetup, tuple[str, ...]]:
     if precision not in PRECISIONS:
         notes.append("precision not stated: assumed bf16 weights and compute")
         precision = "bf16"
-    raw = plan.raw if isinstance(plan.raw, Mapping) else {}
     init = raw.get("model_init_kwargs") if isinstance(raw.get("model_init_kwargs"), Mapping) else {}
     dtype = str(raw.get("torch_dtype") or raw.get("dtype") or init.get("torch_dtype") or init.get("dtype") or "")
     master_fp32 = precision != "fp32" and dtype.lower() in ("float32", "fp32", "torch.float32")
@@ -78,7 +94,6 @@ def setup_from_plan(plan: Any) -> tuple[TrainingSetup, tuple[str, ...]]:
     fused = get("fused_loss")
     loss = {"liger": "liger", "chunked": "chunked", "cut_cross_entropy": "cut_cross_entropy",
             "cce": "cut_cross_entropy"}.get(str(fused).lower(), "hf") if fused else "hf"
-    trainer = str(get("trainer") or "sft").lower()
     reference = "none" if trainer in REFERENCE_FREE else ("lora_base" if adapter else "model")
     if _on(raw.get("precompute_ref_log_probs")):
         reference = "precomputed"
@@ -102,10 +117,25 @@ def setup_from_plan(plan: Any) -> tuple[TrainingSetup, tuple[str, ...]]:
         reference=reference, zero_stage=int(zero) if zero not in (None, "") else 0, fsdp=bool(get("fsdp")),
         world_size=int(get("world_size") or 1),
         gradient_accumulation_steps=int(get("gradient_accumulation_steps") or 1),
-        token_budget=int(get("token_budget")) if get("token_budget") else None)
+        token_budget=int(get("token_budget")) if get("token_budget") else None, **grpo)
     if setup.is_preference:
         notes.append(f"{trainer}: chosen and rejected sequences each at {seq} tokens; reference model: {reference}")
     return setup, tuple(notes)
+
+
+# GRPOConfig's fields the GRPO walk reads (seqprof.predict.memory.grpo), with their trl 1.16 defaults left to
+# TrainingSetup's
+_GRPO_KEYS = {"num_generations": int, "max_completion_length": int, "steps_per_generation": int,
+              "num_iterations": int, "beta": float}
+
+
+def _grpo_fields(raw: Mapping) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, kind in _GRPO_KEYS.items():
+        value = raw.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[key] = kind(value)
+    return out
 
 
 @dataclass(frozen=True)
@@ -136,7 +166,7 @@ class MemoryFacts:
 
 
 def memory_facts(plan: Any, *, model_config: str | None = None, gpu_name: str | None = None,
-                 gpu_bytes: int | None = None) -> MemoryFacts:
+                 gpu_bytes: int | None = None, prompt_length: int | None = None) -> MemoryFacts:
     """Estimate a plan's peak, or say why it was skipped (no local config.json: never a guess)."""
     from seqprof.predict.architecture import resolve_architecture
 
@@ -154,7 +184,7 @@ def memory_facts(plan: Any, *, model_config: str | None = None, gpu_name: str | 
         return MemoryFacts(False, why, gpu_name=gpu_name, gpu_bytes=gpu_bytes,
                            problem=SeqprofError(message, path=plan.path, fix=NO_CONFIG_FIX))
     try:
-        setup, assumed = setup_from_plan(plan)
+        setup, assumed = setup_from_plan(plan, prompt_length)
         est = estimate_memory(arch, setup)
     except SeqprofError as exc:
         return MemoryFacts(False, f"skipped: {exc.message}", architecture=arch, gpu_name=gpu_name,
@@ -164,7 +194,8 @@ def memory_facts(plan: Any, *, model_config: str | None = None, gpu_name: str | 
 
 
 def memory_report(config: str, *, model_config: str | None = None, gpu: str | None = None,
-                  gpu_memory: str | None = None, dialect: str | None = None) -> MemoryFacts:
+                  gpu_memory: str | None = None, dialect: str | None = None,
+                  prompt_length: int | None = None) -> MemoryFacts:
     """`seqprof memory`: an estimate against the GPU, or a SeqprofError with a fix (asked for, so never skipped).
 
     With neither --gpu nor --gpu-memory, the GPU comes from the nearest seqprof settings file.
@@ -188,7 +219,7 @@ def memory_report(config: str, *, model_config: str | None = None, gpu: str | No
         name, budget = (gpu or gpu_memory), parse_memory_size(gpu_memory)
     elif gpu:
         name, budget = gpu_memory_bytes(gpu)
-    facts = memory_facts(plan, model_config=model_config, gpu_name=name, gpu_bytes=budget)
+    facts = memory_facts(plan, model_config=model_config, gpu_name=name, gpu_bytes=budget, prompt_length=prompt_length)
     if not facts.available:
         p = facts.problem or SeqprofError(facts.note.removeprefix("skipped: "))
         raise SeqprofError(f"no memory estimate: {p.message}", path=p.path or config, line=p.line, fix=p.fix)

@@ -92,6 +92,7 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
     sim.new("workspace", CUBLAS_WORKSPACE_BYTES)
     persistent_grads = s.gradient_accumulation_steps > 1
     is_grpo = s.trainer == "grpo"
+    masked = is_grpo and s.attn_implementation == "sdpa"  # left-padded prompts: sdpa gets a mask (flash unpads)
     if persistent_grads and not is_grpo:  # GRPO: generated at the first micro step, before any gradient
         sim.new("gradients", trainable_bytes // grad_shard)
     xb = 4 if autocast else c
@@ -128,7 +129,7 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
             if training and gc:
                 ckpts.append(sim.ref(x))  # the checkpoint keeps the layer's input
             xo, g = layer_forward(sim, mcx, layer, x, x_rg, keep=training and not gc)
-            if is_grpo and layer.kind != "linear_attention":
+            if masked and layer.kind != "linear_attention":
                 g.save_new("masked_sdpa", ACT, grpo.masked_sdpa_saved(cx))
             graphs.append(g)
             sim.drop(x)
@@ -173,7 +174,7 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
         if gc:
             sim.phase = f"backward: recompute layer {i}"
             out, g = layer_forward(sim, cx, layers[i], ckpts[i], True, keep=True)
-            if is_grpo and layers[i].kind != "linear_attention":
+            if masked and layers[i].kind != "linear_attention":
                 g.save_new("masked_sdpa", ACT, grpo.masked_sdpa_saved(cx))
             sim.drop(out, ckpts[i])
         sim.phase = f"backward: layer {i}"
@@ -227,7 +228,8 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
                      f"{s.num_generations}), {ro.prompt_len} prompt + {ro.completion_len} completion tokens, KV cache "
                      f"{_gib(grpo.kv_cache_bytes(arch, cx, ro))} at the last decode step; "
                      f"old log-probs {'yes' if ro.old_logps else 'no'}, reference log-probs "
-                     f"{'yes' if ro.ref_logps else 'no'}; fused lm_head: no logits materialised (not measured yet)")
+                     f"{'yes' if ro.ref_logps else 'no'}; fused lm_head: no logits materialised (measured with sdpa on an "
+                     "H200: benchmarks/memory/measured_h200_issue14_grpo.json)")
     elif s.loss == "hf" and not s.is_preference:
         notes.append(f"logits: {n:,} tokens x {V:,} vocab = {_gib(c * V * n)} in {'fp32' if c == 4 else s.precision}, "
                      f"{_gib(4 * V * n)} again in fp32 inside the loss, twice more for its gradients")
