@@ -48,6 +48,7 @@ from scenarios import (  # noqa: E402
     ISSUE14,
     ISSUE14_HOLDOUT,
     ISSUE14_HYBRID,
+    ISSUE14_CCE,
     ISSUE14_HYBRID_HOLDOUT,
     SCENARIOS,
     Scenario,
@@ -57,7 +58,7 @@ from seqprof.predict.architecture import architecture_from_config  # noqa: E402
 from seqprof.predict.memory import TrainingSetup, estimate_memory  # noqa: E402
 
 WARMUP_STEPS, MEASURED_STEPS = 1, 2
-ALL_SCENARIOS = SCENARIOS + HOLDOUT + ISSUE14 + ISSUE14_HOLDOUT + ISSUE14_HYBRID + ISSUE14_HYBRID_HOLDOUT
+ALL_SCENARIOS = SCENARIOS + HOLDOUT + ISSUE14 + ISSUE14_HOLDOUT + ISSUE14_HYBRID + ISSUE14_HYBRID_HOLDOUT + ISSUE14_CCE
 
 
 def tiny(sc: Scenario) -> tuple[dict, TrainingSetup]:
@@ -235,6 +236,13 @@ def _loss_fn(model, ref, s: TrainingSetup, device: str):
             out = Flce.apply(hidden.reshape(-1, hidden.shape[-1]), lm_head.weight, labels.reshape(-1))
             return out[0] if isinstance(out, tuple) else out
         return liger, vocab
+    if s.loss == "cut_cross_entropy":
+        from cut_cross_entropy import linear_cross_entropy
+
+        def cce(ids):  # as axolotl's cut_cross_entropy plugin: hidden states and the lm_head weight, shifted inside
+            hidden = body(input_ids=ids).last_hidden_state
+            return linear_cross_entropy(hidden, lm_head.weight, ids, shift=1)
+        return cce, vocab
     if s.loss == "chunked":
         from torch.utils.checkpoint import checkpoint
 
@@ -425,7 +433,8 @@ def run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     device = "cpu" if args.cpu_tiny else "cuda"
     pool = {"holdout": HOLDOUT, "issue14": ISSUE14, "issue14_holdout": ISSUE14_HOLDOUT,
-            "issue14_hybrid": ISSUE14_HYBRID, "issue14_hybrid_holdout": ISSUE14_HYBRID_HOLDOUT}.get(args.set, SCENARIOS)
+            "issue14_hybrid": ISSUE14_HYBRID, "issue14_hybrid_holdout": ISSUE14_HYBRID_HOLDOUT,
+            "issue14_cce": ISSUE14_CCE}.get(args.set, SCENARIOS)
     names = args.only.split(",") if args.only else [s.name for s in pool]
     start = time.time()
     table = {"command": " ".join(["python3", "benchmarks/memory/harness.py"] + sys.argv[1:]),
@@ -484,7 +493,7 @@ def main() -> int:
     r.add_argument("--timeout", type=float, default=float(os.environ.get("HARNESS_TIMEOUT", 150)), help="per scenario")
     r.add_argument("--table", default="measured_h200.json")
     r.add_argument("--set", choices=("main", "holdout", "issue14", "issue14_holdout", "issue14_hybrid",
-                                     "issue14_hybrid_holdout"),
+                                     "issue14_hybrid_holdout", "issue14_cce"),
                    default="main")
     r.add_argument("--commit", default="", help="the seqprof commit whose predictions are recorded")
     args = ap.parse_args()

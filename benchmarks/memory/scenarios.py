@@ -105,7 +105,7 @@ SCENARIOS: tuple[Scenario, ...] = (
 
 
 def by_name(name: str) -> Scenario:
-    for sc in SCENARIOS + HOLDOUT + ISSUE14 + ISSUE14_HOLDOUT + ISSUE14_HYBRID + ISSUE14_HYBRID_HOLDOUT + ISSUE14_GRPO:
+    for sc in SCENARIOS + HOLDOUT + ISSUE14 + ISSUE14_HOLDOUT + ISSUE14_HYBRID + ISSUE14_HYBRID_HOLDOUT + ISSUE14_GRPO + ISSUE14_CCE:
         if sc.name == name:
             return sc
     raise KeyError(name)
@@ -251,4 +251,15 @@ ISSUE14_GRPO: tuple[Scenario, ...] = (
        "(adapters off for the reference), num_iterations 2 (old log-probs too)", micro_batch_size=16,
        seq_len=256 + 256, max_completion_length=256, adapter="lora", lora_r=16, lora_targets=ALL, beta=0.04,
        num_iterations=2, **G14),
+)
+
+# Issue 14, Cut Cross-Entropy (apple/ml-cross-entropy, cut-cross-entropy 25.1.1 carried as a wheel): the harness calls
+# linear_cross_entropy(hidden, lm_head.weight, labels, shift=1) as axolotl's cut_cross_entropy plugin does. Predicted
+# before the run.
+ISSUE14_CCE: tuple[Scenario, ...] = (
+    _s("cce_qwen3-0.6b_full_bf16_b4_s4096", "qwen3-0.6b", "CCE, full FT of a tied 151k-vocab model, 16K tokens: "
+       "no logits at all", micro_batch_size=4, seq_len=4096, loss="cut_cross_entropy"),
+    _s("cce_llama3.2-1b_lora16_all_gc_b2_s8192", "llama3.2-1b", "CCE under LoRA all-linear + checkpointing, "
+       "2 x 8K tokens, 128k vocab", micro_batch_size=2, seq_len=8192, adapter="lora", lora_r=16, lora_targets=ALL,
+       gradient_checkpointing=True, loss="cut_cross_entropy"),
 )
