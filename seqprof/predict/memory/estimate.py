@@ -13,8 +13,9 @@ linear CE, DPO with a reference copy or the adapters-off base, gradient accumula
 Also measured (issue 14): MoE with fused experts (full, LoRA on the experts, QLoRA with experts left in bf16) and
 QLoRA prepared by peft's prepare_model_for_kbit_training (fp32 upcasts); hybrid Gated DeltaNet layers (Qwen3.5) on
 transformers' torch path (no fla / causal-conv1d kernels), Gemma 3's sandwich norms, Liger at a 248k vocabulary.
+GRPO through TRL's own GRPOTrainer, Cut Cross-Entropy.
 Modelled from the libraries' code but not measured: ZeRO/FSDP sharding, 8-bit weights and optimizers,
-Cut Cross-Entropy, the fla / causal-conv1d kernels, Qwen3-Next's fused projections.
+the fla / causal-conv1d kernels, Qwen3-Next's fused projections.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from seqprof.predict.memory.activations import (
     step_context,
 )
 from seqprof.predict.memory.allocator import Allocator, SavedForBackward
-from seqprof.predict.memory import grpo
+from seqprof.predict.memory import grpo, preference
 from seqprof.predict.memory.linear_attention import CHUNK, gdn_saved_bytes
 from seqprof.predict.memory.logits import loss_backward, loss_forward
 from seqprof.predict.memory.moe import expert_lora
@@ -92,7 +93,8 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
     sim.new("workspace", CUBLAS_WORKSPACE_BYTES)
     persistent_grads = s.gradient_accumulation_steps > 1
     is_grpo = s.trainer == "grpo"
-    masked = is_grpo and s.attn_implementation == "sdpa"  # left-padded prompts: sdpa gets a mask (flash unpads)
+    # GRPO's left-padded prompts, DPO's right-padded chosen/rejected rows: sdpa gets a mask (flash unpads)
+    masked = (is_grpo or preference.padded(s)) and s.attn_implementation == "sdpa"
     if persistent_grads and not is_grpo:  # GRPO: generated at the first micro step, before any gradient
         sim.new("gradients", trainable_bytes // grad_shard)
     xb = 4 if autocast else c
@@ -236,6 +238,11 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
     if s.is_preference:
         notes.append(f"preference training: chosen and rejected in one batch ({cx.seqs} sequences); "
                      f"reference: {s.reference}")
+    if preference.fused_head(s):
+        notes.append("DPO as TRL 1.16's DPOTrainer runs it: fused lm_head (no logits materialised), the padding "
+                     "mask through sdpa, the reference log-probs "
+                     + ("precomputed before training" if s.reference in ("precomputed", "none") else
+                        "from a no_grad forward after the policy's"))
     if arch.is_moe:
         notes.append("MoE: router and fused experts as transformers 5's grouped_mm path runs them (tokens x top-k "
                      "rows; measured on an H200, benchmarks/memory/measured_h200_issue14*.json)")
@@ -245,7 +252,8 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
     if s.load_in_8bit:
         notes.append("8-bit weights: 1 byte per weight plus fp32 row scales (not measured)")
     if s.loss == "cut_cross_entropy":
-        notes.append("Cut Cross-Entropy: no logits materialised, hidden-size gradients only (not measured)")
+        notes.append("Cut Cross-Entropy: no logits materialised, hidden-size gradients only (measured on an H200: "
+                     "benchmarks/memory/measured_h200_issue14_cce.json)")
     return MemoryEstimate(peak_bytes=sum(components.values()), components=components, notes=tuple(notes),
                           peak_phase=sim.peak_phase, totals=totals, stage_peaks=dict(sim.phase_peaks))
 
