@@ -41,6 +41,7 @@ def _s(name: str, arch: str, why: str, layers: int | None = None, **kw) -> Scena
 
 
 ALL = ("all-linear",)
+LOOP = "reference_loop"  # the DPO scenarios measured with harness.py's own loss (materialised logits, row-wise)
 SCENARIOS: tuple[Scenario, ...] = (
     _s("qwen3-0.6b_full_bf16_b4_s1024", "qwen3-0.6b", "full FT bf16, small model: logits-heavy (tied 151k vocab)",
        micro_batch_size=4, seq_len=1024),
@@ -81,12 +82,13 @@ SCENARIOS: tuple[Scenario, ...] = (
     _s("llama3.2-1b_full_bf16_gc_ga2_b4_s2048", "llama3.2-1b", "gradient accumulation 2: grads live in forward",
        micro_batch_size=4, seq_len=2048, gradient_checkpointing=True, gradient_accumulation_steps=2),
     _s("qwen3-1.7b_dpo_full_ref_b2_s1024", "qwen3-1.7b", "DPO full FT with a separate reference model",
-       micro_batch_size=2, seq_len=1024, trainer="dpo", reference="model", gradient_checkpointing=True),
+       micro_batch_size=2, seq_len=1024, trainer="dpo", reference="model", gradient_checkpointing=True,
+       preference_impl=LOOP),
     _s("qwen3-4b_dpo_lora16_b2_s2048", "qwen3-4b", "DPO LoRA, reference = base with adapters off",
        micro_batch_size=2, seq_len=2048, trainer="dpo", reference="lora_base", adapter="lora", lora_r=16,
-       lora_targets=ALL),
+       lora_targets=ALL, preference_impl=LOOP),
     _s("llama3.2-1b_dpo_full_ref_b4_s2048", "llama3.2-1b", "DPO full FT, reference copy, no checkpointing",
-       micro_batch_size=4, seq_len=2048, trainer="dpo", reference="model"),
+       micro_batch_size=4, seq_len=2048, trainer="dpo", preference_impl=LOOP, reference="model"),
     _s("qwen2.5-1.5b_full_bf16_chunked_b4_s4096", "qwen2.5-1.5b", "chunked CE (4096-position chunks, recomputed)",
        micro_batch_size=4, seq_len=4096, gradient_checkpointing=True, loss="chunked"),
     _s("qwen3-0.6b_lora16_all_gc_liger_b2_s16384", "qwen3-0.6b", "Liger fused linear CE (carried wheel)",
@@ -105,7 +107,8 @@ SCENARIOS: tuple[Scenario, ...] = (
 
 
 def by_name(name: str) -> Scenario:
-    for sc in SCENARIOS + HOLDOUT + ISSUE14 + ISSUE14_HOLDOUT + ISSUE14_HYBRID + ISSUE14_HYBRID_HOLDOUT + ISSUE14_GRPO + ISSUE14_CCE:
+    for sc in SCENARIOS + HOLDOUT + ISSUE14 + ISSUE14_HOLDOUT + ISSUE14_HYBRID + ISSUE14_HYBRID_HOLDOUT + ISSUE14_GRPO + ISSUE14_CCE + \
+            ISSUE14_DPO:
         if sc.name == name:
             return sc
     raise KeyError(name)
@@ -122,12 +125,13 @@ HOLDOUT: tuple[Scenario, ...] = (
        micro_batch_size=2, seq_len=4096, gradient_checkpointing=True),
     _s("holdout_qwen3-8b_dpo_lora32_attn_gc_b2_s2048", "qwen3-8b", "DPO LoRA with checkpointing",
        micro_batch_size=2, seq_len=2048, trainer="dpo", reference="lora_base", adapter="lora", lora_r=32,
-       lora_targets=("q_proj", "k_proj", "v_proj", "o_proj"), gradient_checkpointing=True),
+       lora_targets=("q_proj", "k_proj", "v_proj", "o_proj"), gradient_checkpointing=True, preference_impl=LOOP),
     _s("holdout_llama3.2-3b_dpo_full_ref_gc_b2_s2048", "llama3.2-3b", "DPO full FT, reference copy, checkpointing",
-       micro_batch_size=2, seq_len=2048, trainer="dpo", reference="model", gradient_checkpointing=True),
+       micro_batch_size=2, seq_len=2048, trainer="dpo", reference="model", gradient_checkpointing=True,
+       preference_impl=LOOP),
     _s("holdout_llama3.1-8b_dpo_lora16_qv_b1_s4096", "llama3.1-8b", "DPO LoRA q,v without checkpointing",
        micro_batch_size=1, seq_len=4096, trainer="dpo", reference="lora_base", adapter="lora", lora_r=16,
-       lora_targets=("q_proj", "v_proj")),
+       lora_targets=("q_proj", "v_proj"), preference_impl=LOOP),
     _s("holdout_qwen2.5-1.5b_lora16_all_eager_b1_s4096", "qwen2.5-1.5b", "eager attention under LoRA",
        micro_batch_size=1, seq_len=4096, adapter="lora", lora_r=16, lora_targets=ALL, attn_implementation="eager"),
     _s("holdout_qwen3-1.7b_full_fp32_gc_b1_s4096", "qwen3-1.7b", "fp32, math attention, checkpointing",
@@ -262,4 +266,19 @@ ISSUE14_CCE: tuple[Scenario, ...] = (
     _s("cce_llama3.2-1b_lora16_all_gc_b2_s8192", "llama3.2-1b", "CCE under LoRA all-linear + checkpointing, "
        "2 x 8K tokens, 128k vocab", micro_batch_size=2, seq_len=8192, adapter="lora", lora_r=16, lora_targets=ALL,
        gradient_checkpointing=True, loss="cut_cross_entropy"),
+)
+
+# Issue 14, DPO as TRL 1.16's DPOTrainer runs it (benchmarks/memory/harness_dpo.py runs the real trainer): the fused
+# lm_head (no logits), chosen and rejected rows in one batch, each rejected 16 tokens shorter than its chosen so the
+# batch is padded and sdpa gets a mask. seq_len is prompt + chosen. Predicted before any run.
+ISSUE14_DPO: tuple[Scenario, ...] = (
+    _s("dpo_trl_qwen3-1.7b_full_ref_gc_b4_s2048", "qwen3-1.7b", "TRL DPOTrainer, full FT with the reference copy "
+       "TRL loads itself (ref_model=None), checkpointing, 8 rows x 2K", micro_batch_size=4, seq_len=2048,
+       trainer="dpo", reference="model", gradient_checkpointing=True),
+    _s("dpo_trl_qwen3-4b_lora16_all_b2_s2048", "qwen3-4b", "TRL DPOTrainer, LoRA all-linear, ref_model=None: the "
+       "reference is the policy with its adapters off; no checkpointing", micro_batch_size=2, seq_len=2048,
+       trainer="dpo", reference="lora_base", adapter="lora", lora_r=16, lora_targets=ALL),
+    _s("dpo_trl_qwen3-0.6b_full_precomputed_ipo_gc_b8_s1024", "qwen3-0.6b", "TRL DPOTrainer, loss_type ipo, "
+       "precompute_ref_log_probs: no reference copy, no reference forward in the step", micro_batch_size=8,
+       seq_len=1024, trainer="ipo", reference="precomputed", gradient_checkpointing=True),
 )

@@ -87,6 +87,9 @@ class TrainingSetup:
     steps_per_generation: int | None = None  # None: gradient_accumulation_steps, as GRPOConfig.__post_init__ sets it
     num_iterations: int = 1
     beta: float = 0.0  # KL coefficient: > 0 runs the reference log-probs (a copy, or LoRA's adapters off)
+    # dpo / ipo: "trl" walks TRL 1.16's DPOTrainer (fused lm_head, no logits: seqprof.predict.memory.preference);
+    # "reference_loop" the materialised logits and row-wise log_softmax the first DPO measurements ran
+    preference_impl: str = "trl"
 
     def __post_init__(self) -> None:
         if self.precision not in PRECISIONS:
@@ -98,6 +101,8 @@ class TrainingSetup:
         if self.optimizer.lower() not in OPTIMIZERS:
             raise SeqprofError(f"unknown optimizer {self.optimizer!r}",
                                fix=f"use one of {', '.join(sorted(OPTIMIZERS))}")
+        if self.preference_impl not in ("trl", "reference_loop"):
+            raise SeqprofError(f"unknown preference_impl {self.preference_impl!r}", fix="use trl or reference_loop")
         if self.trainer == "grpo":
             from seqprof.predict.memory.grpo import check_grpo_setup
             check_grpo_setup(self)
