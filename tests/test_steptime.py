@@ -65,11 +65,28 @@ def hand_linears(cfg: dict) -> dict[str, tuple[int, int]]:
             "gate_proj": (h, f), "up_proj": (h, f), "down_proj": (f, h)}
 
 
+def hand_gated_deltanet(cfg: dict) -> dict[str, tuple[int, int]]:
+    """(d_in, d_out) of a Qwen3.5 Gated DeltaNet layer's linears (in_proj_qkv, _z, _b, _a, out_proj) and its MLP,
+    from the config's linear_* head counts and sizes."""
+    h, f = cfg["hidden_size"], cfg["intermediate_size"]
+    kh, vh = cfg["linear_num_key_heads"], cfg["linear_num_value_heads"]
+    key, value = kh * cfg["linear_key_head_dim"], vh * cfg["linear_value_head_dim"]
+    return {"in_proj_qkv": (h, 2 * key + value), "in_proj_z": (h, value), "in_proj_b": (h, vh), "in_proj_a": (h, vh),
+            "out_proj": (value, h), "gate_proj": (h, f), "up_proj": (h, f), "down_proj": (f, h)}
+
+
 def hand_matmul_params(cfg: dict) -> tuple[int, int]:
-    """(decoder-body matmul weights over all layers, lm_head weights): the multiply-accumulates a token costs."""
+    """(decoder-body matmul weights over all layers, lm_head weights): the multiply-accumulates a token costs.
+    A hybrid config (layer_types) counts its Gated DeltaNet layers and its gated attention (q_proj doubled)."""
     d = dims(cfg)
-    per_layer = sum(a * b for a, b in hand_linears(cfg).values())
-    return d["L"] * per_layer, d["V"] * d["h"]
+    kinds = cfg.get("layer_types") or ["full_attention"] * d["L"]
+    attention = hand_linears(cfg)
+    if cfg.get("attn_output_gate"):
+        attention["q_proj"] = (d["h"], 2 * d["q"])
+    per_kind = {"linear_attention": sum(a * b for a, b in hand_gated_deltanet(cfg).values())} \
+        if "linear_attention" in kinds else {}
+    dense = sum(a * b for a, b in attention.values())
+    return sum(per_kind.get(k, dense) for k in kinds), d["V"] * d["h"]
 
 
 # ----------------------------------------------------------------------------------------------------- FLOPs
@@ -93,7 +110,7 @@ def test_matmul_weights_match_the_parameter_count(name):
     cfg = load_cfg(name)
     arch = architecture_from_config(cfg)
     d = dims(cfg)
-    norms = d["L"] * arch.layer_norm_params() + d["h"]
+    norms = sum(layer.other_params for layer in arch.layers()) + d["h"]  # norms (and a hybrid's convs, A, dt)
     biases = d["L"] * (d["q"] + 2 * d["kv"]) if arch.qkv_bias else 0
     matmul_weights = arch.param_count() - d["V"] * d["h"] - norms - biases
     if arch.tie_word_embeddings:

@@ -75,28 +75,34 @@ def model_costs(arch: Architecture, setup: TrainingSetup) -> ModelCosts:
     from seqprof.predict.memory.activations import step_context
 
     full = not (setup.adapter or setup.load_in_4bit or setup.load_in_8bit)
-    linears = arch.layer_linears()
-    per_layer_matmul = sum(lin.d_in * lin.d_out * lin.count for lin in linears)
-    if arch.is_moe:  # a token passes through its top-k experts only
-        per_expert = sum(lin.d_in * lin.d_out for lin in linears if lin.count > 1)
-        per_layer_matmul -= (arch.num_experts - arch.num_experts_per_tok) * per_expert
-    body = 2.0 * arch.num_layers * per_layer_matmul
+    layers = arch.layers()  # each as transformers builds it: hybrid mixers, dense-first MoE layers
+
+    def active_matmul(linears, layer) -> int:
+        total = sum(lin.d_in * lin.d_out * lin.count for lin in linears)
+        if layer.is_moe:  # a token passes through its top-k experts only
+            per_expert = sum(lin.d_in * lin.d_out for lin in linears if lin.count > 1)
+            total -= (layer.num_experts - layer.num_experts_per_tok) * per_expert
+        return total
+
+    body = 2.0 * sum(active_matmul(layer.linears, layer) for layer in layers)
+    quadratic = sum(1 for layer in layers if layer.kind != "linear_attention")  # Gated DeltaNet is linear in length
     head = 2.0 * arch.vocab_size * arch.hidden_size
     gc = 1.0 if setup.gradient_checkpointing else 0.0
     reference = 1.0 if (setup.is_preference and setup.trainer not in REFERENCE_FREE
                         and setup.reference in ("model", "lora_base")) else 0.0
     backward = 2.0 if full else 1.0  # input gradients always; weight gradients only for trained weights
     matmul = body * (1 + backward + gc + reference) + head * (1 + backward + reference)
-    attn_fwd = 2.0 * arch.num_layers * arch.num_heads * arch.head_dim  # QKᵀ and PV, causal half, 2 FLOPs a MAC
+    attn_fwd = 2.0 * quadratic * arch.num_heads * arch.head_dim  # QKᵀ and PV, causal half, 2 FLOPs a MAC
     attention = attn_fwd * (1 + 2.5 + gc + reference)  # the flash backward does 2.5x the forward's matmuls
     passes = 1 + 2 + gc + reference
     trainable, adapters, adapter_width = arch.param_count(), 0, 0
     if not full:
         targets = step_context(arch, setup).targets
-        wrapped = [lin for lin in linears if lin.name in targets]
-        adapters = sum(lin.count for lin in wrapped)
-        adapter_width = sum((lin.d_in + lin.d_out) * lin.count for lin in wrapped)
-        trainable = arch.num_layers * setup.lora_r * adapter_width
+        wrapped = [[lin for lin in layer.linears if lin.name in targets] for layer in layers]
+        adapters = sum(lin.count for one in wrapped for lin in one) / max(1, len(layers))  # a layer, on average
+        widths = sum((lin.d_in + lin.d_out) * lin.count for one in wrapped for lin in one)  # over all layers
+        adapter_width = widths / max(1, len(layers))
+        trainable = setup.lora_r * widths
     return ModelCosts(layers=arch.num_layers, passes=passes, adapters=adapters, matmul_per_token=matmul,
                       attention_per_len2=attention, body_per_token=float(arch.num_layers * arch.hidden_size * passes),
                       logits_per_token=float(arch.vocab_size * (2 + reference)),
