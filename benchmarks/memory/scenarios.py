@@ -242,7 +242,8 @@ ISSUE14_HYBRID_HOLDOUT: tuple[Scenario, ...] = (
 # Issue 14, GRPO as TRL 1.16's GRPOTrainer runs it without vLLM (benchmarks/memory/harness_grpo.py runs the real
 # trainer): seq_len is the longest prompt + max_completion_length, micro_batch_size counts completions; every
 # generation batch holds two prompts (padding, so sdpa gets a mask). Predicted before any run.
-G14 = dict(trainer="grpo", num_generations=8, gradient_checkpointing=True)  # GRPOConfig's checkpointing default
+# GRPOConfig's checkpointing default; TRL's Trainer runs the forward under accelerate's bf16 autocast
+G14 = dict(trainer="grpo", num_generations=8, gradient_checkpointing=True, trainer_autocast=True)
 ISSUE14_GRPO: tuple[Scenario, ...] = (
     _s("grpo_qwen3-0.6b_full_bf16_gc_b16_p128_c512", "qwen3-0.6b", "GRPO full FT, beta 0 (TRL's default): 16 "
        "completions of 2 prompts, 128 + 512 tokens", micro_batch_size=16, seq_len=128 + 512,
@@ -274,11 +275,20 @@ ISSUE14_CCE: tuple[Scenario, ...] = (
 ISSUE14_DPO: tuple[Scenario, ...] = (
     _s("dpo_trl_qwen3-1.7b_full_ref_gc_b4_s2048", "qwen3-1.7b", "TRL DPOTrainer, full FT with the reference copy "
        "TRL loads itself (ref_model=None), checkpointing, 8 rows x 2K", micro_batch_size=4, seq_len=2048,
-       trainer="dpo", reference="model", gradient_checkpointing=True),
+       trainer="dpo", trainer_autocast=True, reference="model", gradient_checkpointing=True),
     _s("dpo_trl_qwen3-4b_lora16_all_b2_s2048", "qwen3-4b", "TRL DPOTrainer, LoRA all-linear, ref_model=None: the "
        "reference is the policy with its adapters off; no checkpointing", micro_batch_size=2, seq_len=2048,
-       trainer="dpo", reference="lora_base", adapter="lora", lora_r=16, lora_targets=ALL),
+       trainer="dpo", trainer_autocast=True, reference="lora_base", adapter="lora", lora_r=16, lora_targets=ALL),
     _s("dpo_trl_qwen3-0.6b_full_precomputed_ipo_gc_b8_s1024", "qwen3-0.6b", "TRL DPOTrainer, loss_type ipo, "
        "precompute_ref_log_probs: no reference copy, no reference forward in the step", micro_batch_size=8,
-       seq_len=1024, trainer="ipo", reference="precomputed", gradient_checkpointing=True),
+       seq_len=1024, trainer="ipo", trainer_autocast=True, reference="precomputed", gradient_checkpointing=True),
+    # a holdout after the first run (LoRA without checkpointing +24%: the Trainer's autocast runs the fp32 adapters'
+    # matmuls in bf16, so they keep bf16 inputs, not fp32 ones), predicted at the commit that models it, run once
+    _s("holdout_dpo_trl_qwen2.5-1.5b_lora32_attn_b4_s1024", "qwen2.5-1.5b", "TRL DPOTrainer, LoRA r32 on q,k,v,o, "
+       "adapters off for the reference, no checkpointing, 8 rows x 1K", micro_batch_size=4, seq_len=1024,
+       trainer="dpo", trainer_autocast=True, reference="lora_base", adapter="lora", lora_r=32,
+       lora_targets=("q_proj", "k_proj", "v_proj", "o_proj")),
+    _s("holdout_dpo_trl_qwen3-1.7b_lora16_all_gc_b2_s2048", "qwen3-1.7b", "TRL DPOTrainer, LoRA all-linear with "
+       "checkpointing, 4 rows x 2K", micro_batch_size=2, seq_len=2048, trainer="dpo", trainer_autocast=True,
+       reference="lora_base", adapter="lora", lora_r=16, lora_targets=ALL, gradient_checkpointing=True),
 )

@@ -32,6 +32,9 @@ def _checkpointing(value: Any) -> bool:
     return _on(value) or (isinstance(value, str) and value.strip().lower() == "unsloth")
 
 
+TRAINER_DIALECTS = frozenset({"hf", "trl", "axolotl", "llamafactory", "unsloth"})
+
+
 def setup_from_plan(plan: Any, prompt_length: int | None = None) -> tuple[TrainingSetup, tuple[str, ...]]:
     """A normalised Plan (seqprof.config.plan) -> (TrainingSetup, notes on what was assumed).
 
@@ -103,6 +106,9 @@ def setup_from_plan(plan: Any, prompt_length: int | None = None) -> tuple[Traini
     # axolotl runs peft's prepare_model_for_kbit_training on a 4/8-bit model (every unquantised parameter upcast
     # to fp32); TRL >= 1.0's trainers call get_peft_model alone (trl/trainer/sft_trainer.py), so no upcast there.
     kbit_upcast = (load4 or load8) and plan.dialect == "axolotl"
+    # HF Trainer-based frameworks hand bf16/fp16 to accelerate, which runs the forward under torch.autocast (an fp32
+    # LoRA branch then computes in bf16); torchtune and LLaMA-Factory v1 run their own loops without it
+    trainer_autocast = plan.dialect in TRAINER_DIALECTS and precision in ("bf16", "fp16")
     if kbit_upcast:
         notes.append("4-bit base prepared as axolotl does (peft's prepare_model_for_kbit_training): embeddings, "
                      "norms and lm_head upcast to fp32, activations and logits in fp32")
@@ -111,7 +117,7 @@ def setup_from_plan(plan: Any, prompt_length: int | None = None) -> tuple[Traini
         master_weights_fp32=master_fp32,
         adapter=adapter, lora_r=int(get("lora_r") or 16), lora_targets=tuple(str(t) for t in (targets or ())),
         lora_dropout=float(get("lora_dropout") or 0.0), load_in_4bit=load4, load_in_8bit=load8 and not load4,
-        kbit_upcast=kbit_upcast,
+        kbit_upcast=kbit_upcast, trainer_autocast=trainer_autocast,
         optimizer=optimizer, gradient_checkpointing=_checkpointing(get("gradient_checkpointing")),
         attn_implementation=attn, loss=loss, trainer=trainer,
         reference=reference, zero_stage=int(zero) if zero not in (None, "") else 0, fsdp=bool(get("fsdp")),

@@ -30,6 +30,7 @@ class StepContext:
     lb: int  # LoRA adapter bytes
     backend: str  # flash | efficient | math | eager
     mm: int = 2  # bytes of a quantised matmul's compute dtype (bitsandbytes casts its input to it and back)
+    la: int = 0  # bytes of the LoRA branch's activations (0: the adapter dtype lb; autocast: the compute dtype)
 
 
 ACT, LOG = "activations", "logits"
@@ -144,17 +145,22 @@ def linear(sim: Allocator, g: SavedForBackward, x: Block | None, cx: StepContext
             sim.drop(out)
             out = clone
         lb = cx.lb
+        la = cx.la or lb  # under the Trainer's autocast an fp32 adapter's matmuls run in the compute dtype
         xf = sim.new(ACT, lb * d_in * n) if lb != x_bytes else sim.ref(xin)  # cast to the adapter dtype
         xd = xf
         if cx.s.lora_dropout > 0:
             xd = sim.new(ACT, lb * d_in * n)
             g.save_new(lin.name, ACT, 1 * d_in * n)  # the dropout mask (bool)
-        a = sim.new(ACT, lb * cx.s.lora_r * n)
-        g.save(lin.name, xd)  # lora_A keeps its input for its weight gradient
-        b = sim.new(ACT, lb * d_out * n)
+        xm = xd if la == lb else sim.new(ACT, la * d_in * n)  # autocast's copy for lora_A's matmul
+        a = sim.new(ACT, la * cx.s.lora_r * n)
+        g.save(lin.name, xm)  # lora_A keeps its input for its weight gradient
+        if xm is not xd:
+            sim.drop(xm)
+        b = sim.new(ACT, la * d_out * n)
         g.save(lin.name, a)  # lora_B keeps lora_A's output
-        bs = sim.new(ACT, lb * d_out * n)  # * scaling
+        bs = sim.new(ACT, la * d_out * n)  # * scaling
         sim.drop(b, a)
+        lb = la  # what the branch's output is from here on
         if quant:
             conv = sim.new(ACT, c * d_out * n) if lb != c else sim.ref(bs)  # output.to(expected dtype), then
             sim.drop(bs)  # result + output
@@ -387,7 +393,7 @@ def layer_backward(sim: Allocator, cx: StepContext, layer: Layer, g: SavedForBac
                 sim.spike("gradients", c * d_in * d_out)  # bf16 grad of the cast weight
             param_grad(gb * (d_in * d_out + (d_out if lins.get(name) and lins[name].bias else 0)))
         elif name in cx.targets:
-            sim.spike(ACT, cx.lb * (d_in + d_out) * n)  # through lora_B, lora_A and the cast back
+            sim.spike(ACT, (cx.la or cx.lb) * (d_in + d_out) * n)  # through lora_B, lora_A and the cast back
             param_grad(cx.lb * cx.s.lora_r * (d_in + d_out))
         if cx.s.load_in_4bit or cx.s.load_in_8bit:
             sim.spike(ACT, cx.mm * d_in * d_out)  # dequantised weight for the input gradient
@@ -511,6 +517,7 @@ def step_context(arch: Architecture, s: TrainingSetup) -> StepContext:
         c = pc = 4               # so the embedding output, norms, residual stream, attention and logits are fp32
     return StepContext(arch=arch, s=s, n=s.tokens, seqs=s.sequences, c=c, pc=pc, autocast=autocast, full=full,
                 targets=targets, lb=4 if (s.lora_fp32 or c == 4) else c, backend=attention_backend(arch, s, c),
+                la=c if (s.trainer_autocast and c == 2 and not full) else 0,
                 mm=mm)
 
 

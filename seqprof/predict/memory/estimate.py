@@ -249,6 +249,10 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
         if not full and expert_lora(cx)[0]:
             notes.append("LoRA reaches the fused experts (peft maps gate_proj/up_proj/down_proj onto gate_up_proj and "
                          "down_proj): r x experts ranks each, and the merged expert weights are kept for backward")
+    if cx.la:
+        notes.append("LoRA under the Trainer's bf16 autocast (accelerate): the fp32 adapters' matmuls run in bf16 and "
+                     "keep bf16 inputs (measured through TRL's DPOTrainer: benchmarks/memory/measured_h200_issue14_dpo*"
+                     ".json)")
     if s.load_in_8bit:
         notes.append("8-bit weights: 1 byte per weight plus fp32 row scales (not measured)")
     if s.loss == "cut_cross_entropy":

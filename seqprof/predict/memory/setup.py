@@ -63,6 +63,9 @@ class TrainingSetup:
     lora_targets: tuple[str, ...] = ("q_proj", "v_proj")  # peft's default for Llama/Qwen
     lora_dropout: float = 0.0
     lora_fp32: bool = True  # peft's autocast_adapter_dtype=True keeps adapters (and their inputs) in fp32
+    # the Trainer's bf16/fp16 flag: accelerate runs the forward under torch.autocast, so an fp32 LoRA branch's
+    # matmuls run (and keep their inputs) in the compute dtype; a plain training loop has no autocast
+    trainer_autocast: bool = False
     load_in_4bit: bool = False
     load_in_8bit: bool = False
     double_quant: bool = True
