@@ -32,7 +32,8 @@ def main() -> int:
     for table in ("measured_h200.json", "measured_h200_holdout.json", "measured_h200_issue14.json",
                   "measured_h200_issue14_holdout.json", "measured_h200_issue14_hybrid.json",
                   "measured_h200_issue14_hybrid_holdout.json", "measured_h200_issue14_grpo.json",
-                  "measured_h200_issue14_cce.json"):
+                  "measured_h200_issue14_cce.json", "measured_h200_issue14_dpo.json",
+                  "measured_h200_issue14_dpo_holdout.json"):
         data = json.loads((HERE / table).read_text())
         for r in data["results"]:
             sc = by_name(r["name"])
