@@ -52,6 +52,8 @@ def detect(data: Mapping[str, Any]) -> int:
         return 0
     hits = sum(1 for k in ("model_class", "train_dataset", "batching_strategy", "sample_backend",
                            "global_batch_size", "cp_size", *PLUGIN_KEYS) if k in data)
+    if sum(1 for k in data if k not in KNOWN) > sum(1 for k in data if k in KNOWN):
+        return 0  # v1 would refuse most of its keys: a `model:` + `train_dataset:` of some script's own arguments
     return 15 + 2 * hits if hits else 0
 
 

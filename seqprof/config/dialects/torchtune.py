@@ -53,6 +53,9 @@ LABEL = "torchtune's recipes"
 
 CHUNKED_LOSSES = ("CEWithChunkedOutputLoss", "LinearCrossEntropyLoss", "ChunkedCrossEntropy")
 PREFERENCE_LOSSES = ("DPOLoss", "RSOLoss", "SimPOLoss", "IPOLoss")
+# online RL recipes (dev/grpo_full_finetune_distributed.py, ppo_full_finetune_single_device.py): their loss names
+# the trainer, and `num_steps` ends the run (train() returns once that many steps ran), whatever `epochs` says
+RL_LOSSES = (("GRPO", "grpo"), ("PPOLoss", "ppo"))
 
 
 def _component(data: Mapping[str, Any], key: str) -> str:
@@ -74,7 +77,11 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     data = b.cfg.data
     model = _component(data, "model")
     loss = _component(data, "loss")
-    if any(name in loss for name in PREFERENCE_LOSSES):
+    rl = next((trainer for name, trainer in RL_LOSSES if name in loss.rsplit(".", 1)[-1]), None)
+    if rl:
+        b.derived("trainer", rl, "loss._component_")
+        b.stated("max_steps", "num_steps", as_number)
+    elif any(name in loss for name in PREFERENCE_LOSSES):
         b.derived("trainer", "dpo", "loss._component_")
     elif data.get("kd_loss") is not None:
         b.derived("trainer", "distill", "kd_loss")

@@ -222,11 +222,23 @@ def detect(data: Mapping[str, Any]) -> int:
     TRL's configs define (`max_length`, `beta`, `num_generations`, ...), with or without `dataset_name`."""
     strong = sum(3 for k in data if k in STRONG_KEYS)
     evidence = {k for k in data if k in trl_only_fields() or k in HANDBOOK_DATA_KEYS}
-    if not strong and not ("model_name_or_path" in data and ("dataset_name" in data or evidence)):
+    older = {k for k in data if k in trl_fields_ever()} - evidence
+    if not strong and not ("model_name_or_path" in data and ("dataset_name" in data or evidence)) \
+            and len(evidence | older) < 2:  # a script's own `model:` beside SFTConfig's packing, max_seq_length
         return 0
     weak = sum(1 for k in data if k in WEAK_KEYS)
     base = sum(1 for k in data if k in hf.training_argument_fields())
     return strong + weak + base + len(evidence)
+
+
+@cache
+def trl_fields_ever() -> frozenset[str]:
+    """Fields TRL's trainer configs had in any release (keys/key_history.json) that TrainingArguments never had."""
+    history = KeyHistory.load()
+    classes = [c for c in load_keys_file("trl_configs")["classes"] if c not in ("cli", "ModelConfig",
+                                                                               "ScriptArguments")]
+    return frozenset(history.ever("trl", classes) - history.ever("transformers", ["TrainingArguments"])
+                     - hf.training_argument_fields() - {"model_name_or_path"})
 
 
 @cache

@@ -30,6 +30,8 @@ def is_on(value: Any) -> bool:
         return value
     if isinstance(value, str):
         return value.strip().lower() not in ("", "false", "no", "none", "null", "0", "auto", "off")
+    if isinstance(value, dict) and "enabled" in value:  # a DeepSpeed section: {"enabled": "auto"} is not on
+        return is_on(value["enabled"])
     if isinstance(value, (dict, list)):
         return bool(value)
     return False
