@@ -33,6 +33,7 @@ def _checkpointing(value: Any) -> bool:
 
 
 TRAINER_DIALECTS = frozenset({"hf", "trl", "axolotl", "llamafactory", "unsloth"})
+ONLINE_RL = frozenset({"grpo", "ppo", "rloo", "online_dpo"})  # a generation phase inside every step
 
 
 def setup_from_plan(plan: Any, prompt_length: int | None = None) -> tuple[TrainingSetup, tuple[str, ...]]:
@@ -44,6 +45,11 @@ def setup_from_plan(plan: Any, prompt_length: int | None = None) -> tuple[Traini
     get = plan.get
     trainer = str(get("trainer") or "sft").lower()
     raw = plan.raw if isinstance(plan.raw, Mapping) else {}
+    if trainer in ONLINE_RL and not (trainer == "grpo" and plan.dialect == "trl"):
+        raise SeqprofError(f"{trainer.upper()} as {plan.dialect} runs it is not modelled (seqprof walks TRL's "
+                           "GRPOTrainer; generation, reward and value models of other recipes differ)", path=plan.path,
+                           fix="estimate the SFT step of the same model and batch for the training part, and add the "
+                               "recipe's generation KV cache yourself")
     grpo = _grpo_fields(raw) if trainer == "grpo" else {}
     seq = get("max_seq_length") if trainer != "grpo" else None
     stated = plan.setting("max_prompt_length") if hasattr(plan, "setting") else None
