@@ -124,6 +124,9 @@ def setup_from_plan(plan: Any, prompt_length: int | None = None) -> tuple[Traini
         adapter=adapter, lora_r=int(get("lora_r") or 16), lora_targets=tuple(str(t) for t in (targets or ())),
         lora_dropout=float(get("lora_dropout") or 0.0), load_in_4bit=load4, load_in_8bit=load8 and not load4,
         kbit_upcast=kbit_upcast, trainer_autocast=trainer_autocast,
+        # TRL 1.16's DPOTrainer (and axolotl, which runs it) scores through a fused lm_head; LLaMA-Factory's
+        # CustomDPOTrainer.concatenated_forward materialises the logits (model(**batch).logits.to(float32))
+        preference_impl="trl" if plan.dialect in ("trl", "axolotl") else "reference_loop",
         optimizer=optimizer, gradient_checkpointing=_checkpointing(get("gradient_checkpointing")),
         attn_implementation=attn, loss=loss, trainer=trainer,
         reference=reference, zero_stage=int(zero) if zero not in (None, "") else 0, fsdp=bool(get("fsdp")),
