@@ -183,6 +183,15 @@ def linear(sim: Allocator, g: SavedForBackward, x: Block | None, cx: StepContext
     return out
 
 
+def masked_sdpa_saved(cx: StepContext) -> int:
+    """Bytes an attention layer keeps beyond the unmasked walk: keys and values repeated to every query head
+    (repeat_kv, since use_gqa_in_sdpa is False with a mask) and the additive mask torch made from the bool one
+    (b x 1 x s x s in the query dtype, its last dim padded to 16 for the memory-efficient kernel)."""
+    a, s = cx.arch, cx.s.seq_len
+    repeated = 2 * cx.c * (a.q_dim - a.kv_dim) * cx.n
+    return repeated + cx.c * cx.seqs * s * (math.ceil(s / 16) * 16)
+
+
 def attention(sim: Allocator, g: SavedForBackward, cx: StepContext, q: Block | None, k: Block | None, v: Block | None) -> Block | None:
     """The attention kernel: what it keeps for backward, and the s x s matrices of eager / math."""
     a, n, c = cx.arch, cx.n, cx.c

@@ -28,6 +28,7 @@ from seqprof.predict.memory.activations import (
     Block,
     layer_backward,
     layer_forward,
+    masked_sdpa_saved,
     rmsnorm,
     saved_per_layer,
     step_context,
@@ -132,7 +133,7 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
                 ckpts.append(sim.ref(x))  # the checkpoint keeps the layer's input
             xo, g = layer_forward(sim, mcx, layer, x, x_rg, keep=training and not gc)
             if masked and layer.kind != "linear_attention":
-                g.save_new("masked_sdpa", ACT, grpo.masked_sdpa_saved(cx))
+                g.save_new("masked_sdpa", ACT, masked_sdpa_saved(cx))
             graphs.append(g)
             sim.drop(x)
             x, x_rg = xo, training
@@ -177,7 +178,7 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
             sim.phase = f"backward: recompute layer {i}"
             out, g = layer_forward(sim, cx, layers[i], ckpts[i], True, keep=True)
             if masked and layers[i].kind != "linear_attention":
-                g.save_new("masked_sdpa", ACT, grpo.masked_sdpa_saved(cx))
+                g.save_new("masked_sdpa", ACT, masked_sdpa_saved(cx))
             sim.drop(out, ckpts[i])
         sim.phase = f"backward: layer {i}"
         layer_backward(sim, cx, layers[i], g, persistent_grads)

@@ -21,7 +21,6 @@ DynamicLayer.update, integrations/sdpa_attention.py):
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -79,15 +78,6 @@ def check_grpo_setup(s) -> None:
 def reference_copy(s, full: bool) -> bool:
     """beta != 0 with full fine-tuning loads a second model (GRPOTrainer.__init__); LoRA disables its adapters."""
     return s.beta != 0 and full
-
-
-def masked_sdpa_saved(cx: StepContext) -> int:
-    """Bytes an attention layer keeps beyond the unmasked walk: keys and values repeated to every query head
-    (repeat_kv, since use_gqa_in_sdpa is False with a mask) and the additive mask torch made from the bool one
-    (b x 1 x s x s in the query dtype, its last dim padded to 16 for the memory-efficient kernel)."""
-    a, s = cx.arch, cx.s.seq_len
-    repeated = 2 * cx.c * (a.q_dim - a.kv_dim) * cx.n
-    return repeated + cx.c * cx.seqs * s * (math.ceil(s / 16) * 16)
 
 
 def generation(sim: Allocator, cx: StepContext, layers: list[Layer], ro: Rollout) -> None:
