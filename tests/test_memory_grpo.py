@@ -24,7 +24,9 @@ from seqprof.predict.memory.grpo import KV, rollout
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "benchmarks" / "memory" / "configs"
 TRL_PYTHON = Path(os.environ.get("SEQPROF_TRL_PYTHON", "/tmp/trlvenv/bin/python"))
-needs_trl = pytest.mark.skipif(not TRL_PYTHON.exists(), reason="no venv with trl 1.16 (SEQPROF_TRL_PYTHON)")
+TOKENIZER = Path(__file__).resolve().parents[1] / ".bench" / "qwen-3"  # the harness's Qwen3 tokenizer (git-ignored)
+needs_trl = pytest.mark.skipif(not TRL_PYTHON.exists() or not TOKENIZER.is_dir(),
+                               reason="no venv with trl 1.16 (SEQPROF_TRL_PYTHON) or no .bench/qwen-3 tokenizer")
 
 
 def _grpo(**kw) -> TrainingSetup:
