@@ -135,6 +135,9 @@ def setup_from_plan(plan: Any, prompt_length: int | None = None) -> tuple[Traini
         token_budget=int(get("token_budget")) if get("token_budget") else None, **grpo)
     if setup.is_preference:
         notes.append(f"{trainer}: chosen and rejected sequences each at {seq} tokens; reference model: {reference}")
+    if plan.dialect == "unsloth":
+        notes.append("Unsloth's own path is not modelled (its fused kernels, and 'unsloth' checkpointing offloading "
+                     "activations to CPU): counted as transformers' path with checkpointing, likely an upper bound")
     return setup, tuple(notes)
 
 
