@@ -20,29 +20,24 @@ and which forwards ran with and without grad.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
-import multiprocessing as mp
 import os
 import sys
-import tempfile
 import time
-import traceback
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 import harness  # noqa: E402  (sets sys.path, the environment and the light seqprof package, like harness.py)
+import trl_harness  # noqa: E402
 from scenarios import ISSUE14_DPO, Scenario  # noqa: E402
+from trl_harness import STEPS, TEXTS, TOKENIZER, WARMUP, PhasePeaks, lora_config, saved_model  # noqa: E402, F401
 
-from seqprof.predict.architecture import architecture_from_config  # noqa: E402
-from seqprof.predict.memory import TrainingSetup, estimate_memory  # noqa: E402
+from seqprof.predict.memory import TrainingSetup  # noqa: E402
 
-TOKENIZER = ROOT / ".bench" / "qwen-3"
-TEXTS = ROOT / "seqprof" / "assets" / "python_docs_chat.jsonl"
-STEPS, WARMUP = 3, 1
+POOL = ISSUE14_DPO
+
 PROMPT, SHORTER = 64, 16  # prompt tokens; how much shorter each rejected is than its chosen
 TINY_PROMPT, TINY_SHORTER = 8, 4
 
@@ -92,7 +87,7 @@ def pairs(tok, seq_len: int, prompt_len: int, shorter: int, rows: int) -> list[d
 def measure(sc: Scenario, device: str, cpu_tiny: bool) -> dict:
     import torch
     from datasets import Dataset
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, TrainerCallback
+    from transformers import AutoTokenizer
     from trl import DPOConfig, DPOTrainer
 
     torch.manual_seed(0)
@@ -101,19 +96,10 @@ def measure(sc: Scenario, device: str, cpu_tiny: bool) -> dict:
     tracker = harness._LiveBytes() if device == "cpu" else None
     tok = AutoTokenizer.from_pretrained(TOKENIZER)
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[s.precision]
-    tmp = tempfile.mkdtemp(prefix="dpo_")
-    model = AutoModelForCausalLM.from_config(AutoConfig.for_model(**cfg), dtype=dtype)
-    model.save_pretrained(tmp)  # on CPU; TRL then loads it onto the GPU (and the reference copy for full FT)
-    tok.save_pretrained(tmp)
-    del model
+    tmp = saved_model(cfg, dtype, tok, "dpo_")  # TRL loads it, and the reference copy for full FT
     rows = s.micro_batch_size * s.gradient_accumulation_steps * STEPS
     data = Dataset.from_list(pairs(tok, s.seq_len, prompt_len, shorter, rows))
-    peft_config = None
-    if s.adapter:
-        from peft import LoraConfig
-        targets = "all-linear" if tuple(s.lora_targets) == ("all-linear",) else list(s.lora_targets)
-        peft_config = LoraConfig(r=s.lora_r, lora_alpha=2 * s.lora_r, lora_dropout=s.lora_dropout,
-                                 target_modules=targets, task_type="CAUSAL_LM")
+    peft_config = lora_config(s)
     args = DPOConfig(
         output_dir=os.path.join(tmp, "out"), per_device_train_batch_size=s.micro_batch_size,
         gradient_accumulation_steps=s.gradient_accumulation_steps, max_steps=STEPS, learning_rate=1e-6,
@@ -125,59 +111,41 @@ def measure(sc: Scenario, device: str, cpu_tiny: bool) -> dict:
         report_to="none", save_strategy="no", logging_steps=1, seed=0, dataloader_num_workers=0,
         use_cpu=device == "cpu", disable_dropout=True)
 
-    phases: dict[str, int] = {}
-    state = {"measuring": False}
+    peaks = PhasePeaks(device, tracker)
+    mark = peaks.mark
     passes: list[dict] = []  # every forward of the policy or the reference during the measured steps
     batches: list[dict] = []
-
-    def mark(phase: str) -> None:
-        """The peak since the previous mark, under `phase` (max over the measured steps)."""
-        if device != "cpu":
-            torch.cuda.synchronize()
-            peak = torch.cuda.max_memory_allocated()
-            torch.cuda.reset_peak_memory_stats()
-        else:
-            peak = tracker.peak
-            tracker.reset_peak()
-        if state["measuring"]:
-            phases[phase] = max(phases.get(phase, 0), peak)
 
     def hooks(module, who: str) -> None:
         def pre(mod, a, kw):
             mark("other" if torch.is_grad_enabled() else "forward")
             ids = kw.get("input_ids")
-            if state["measuring"]:
+            if peaks.measuring:
                 passes.append({"model": who, "grad": torch.is_grad_enabled(),
                                "fused_lm_head": bool(kw.get("fused_lm_head")),
                                "input_ids": list(ids.shape) if ids is not None else None})
 
         def post(mod, a, kw, out):
             mark("forward" if torch.is_grad_enabled() else "reference")
-            if state["measuring"]:
+            if peaks.measuring:
                 passes[-1]["logits"] = getattr(out, "logits", None) is not None
 
         module.register_forward_pre_hook(pre, with_kwargs=True)
         module.register_forward_hook(post, with_kwargs=True)
 
-    class Steps(TrainerCallback):
-        def on_step_end(self, args_, st, control, **kw):
-            mark("optimizer")
-            if st.global_step == WARMUP:
-                state["measuring"] = True
-
     if tracker:
         tracker.mode.__enter__()
     t0 = time.time()
     trainer = DPOTrainer(model=tmp, args=args, train_dataset=data, processing_class=tok, peft_config=peft_config,
-                         callbacks=[Steps()])
+                         callbacks=[peaks.steps_callback()])
     hooks(trainer.model, "policy")
     if trainer.ref_model is not None:
         hooks(trainer.ref_model, "reference")
-    trainer.accelerator.backward = harness_around(trainer.accelerator.backward, mark, "loss", "backward")
+    trainer.accelerator.backward = peaks.around(trainer.accelerator.backward, "loss", "backward")
     orig = trainer._compute_loss
 
     def compute(model, inputs, return_outputs):
-        if state["measuring"]:
+        if peaks.measuring:
             am, cm = inputs["attention_mask"], inputs["completion_mask"]
             batches.append({"input_ids": list(inputs["input_ids"].shape), "padding": int((am == 0).sum()),
                             "completion_tokens": int(cm.sum()), "precomputed": "ref_chosen_logps" in inputs})
@@ -189,7 +157,7 @@ def measure(sc: Scenario, device: str, cpu_tiny: bool) -> dict:
     trainable = [p for p in trainer.model.parameters() if p.requires_grad]
     res = {"name": sc.name, "arch": sc.arch, "device": device, "cpu_tiny": cpu_tiny,
            "setup": dataclasses.asdict(s), "prompt_tokens": prompt_len, "rejected_shorter_by": shorter,
-           "peak_by_phase": phases, "max_allocated": max(phases.values()),
+           "peak_by_phase": peaks.phases, "max_allocated": max(peaks.phases.values()),
            "trainable_params": sum(p.numel() for p in trainable), "batches": batches, "passes": passes,
            "reference_model": trainer.ref_model is not None, "loss_type": list(args.loss_type),
            "wall_seconds": round(time.time() - t0, 1)}
@@ -198,88 +166,8 @@ def measure(sc: Scenario, device: str, cpu_tiny: bool) -> dict:
     return res
 
 
-def harness_around(fn, mark, before: str, after: str):
-    """`fn` with a peak mark before and after it."""
-    def wrapped(*a, **kw):
-        mark(before)
-        out = fn(*a, **kw)
-        mark(after)
-        return out
-    return wrapped
-
-
-def _child(name: str, device: str, cpu_tiny: bool, path: str) -> None:
-    sc = next(s for s in ISSUE14_DPO if s.name == name)
-    try:
-        res = measure(sc, device, cpu_tiny)
-    except Exception as exc:  # noqa: BLE001 - an OOM or a missing wheel is a result, not a crash
-        import torch
-        res = {"name": name, "error": f"{type(exc).__name__}: {exc}"[:2000],
-               "oom": isinstance(exc, torch.OutOfMemoryError), "traceback": traceback.format_exc()[-4000:]}
-    Path(path).write_text(json.dumps(res, indent=1))
-
-
-def run(args: argparse.Namespace) -> int:
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    device = "cpu" if args.cpu_tiny else "cuda"
-    names = args.only.split(",") if args.only else [s.name for s in ISSUE14_DPO]
-    versions = harness._versions()
-    from importlib import metadata
-    for dist in ("trl", "datasets", "accelerate"):
-        versions[dist] = metadata.version(dist)
-    table = {"command": " ".join(["python3", "benchmarks/memory/harness_dpo.py"] + sys.argv[1:]),
-             "peak_measured": f"torch.cuda.max_memory_allocated() per phase over steps {WARMUP + 1}-{STEPS} of "
-                              "TRL's DPOTrainer.train()", "versions": versions, "model_commit": args.commit,
-             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "results": []}
-    start = time.time()
-    for name in names:
-        if time.time() - start > args.deadline:
-            table["results"].append({"name": name, "skipped": "deadline"})
-            continue
-        sc = next(s for s in ISSUE14_DPO if s.name == name)
-        path = out / f"dpo_{len(table['results']):02d}.json"
-        proc = mp.get_context("spawn").Process(target=_child, args=(name, device, args.cpu_tiny, str(path)))
-        proc.start()
-        proc.join(args.timeout)
-        if proc.is_alive():
-            proc.kill()
-            proc.join()
-            res = {"name": name, "error": f"timeout after {args.timeout}s"}
-        elif path.exists():
-            res = json.loads(path.read_text())
-            path.unlink()
-        else:
-            res = {"name": name, "error": f"child exited {proc.exitcode} without a result"}
-        cfg, s = tiny(sc) if args.cpu_tiny else (sc.config(), sc.setup)
-        est = estimate_memory(architecture_from_config(cfg), s)
-        res["predicted_at_run"] = est.allocated_bytes - (est.components["workspace"] if args.cpu_tiny else 0)
-        res["predicted_peak_phase"] = est.peak_phase
-        table["results"].append(res)
-        (out / args.table).write_text(json.dumps(table, indent=1))
-        meas, pred = res.get("max_allocated"), res["predicted_at_run"]
-        if isinstance(meas, int):
-            print(f"{name:56s} measured {meas / 2**30:8.3f} GiB  predicted {pred / 2**30:8.3f} GiB  error "
-                  f"{100 * (pred - meas) / meas:+6.1f}%  {res['peak_by_phase']}", flush=True)
-        else:
-            print(f"{name:56s} {res.get('error')!s:.600}", flush=True)
-    table["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    (out / args.table).write_text(json.dumps(table, indent=1))
-    return 0
-
-
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    r = sub.add_parser("run")
-    r.add_argument("--out", required=True)
-    r.add_argument("--only", default="")
-    r.add_argument("--cpu-tiny", action="store_true")
-    r.add_argument("--deadline", type=float, default=450.0)
-    r.add_argument("--timeout", type=float, default=240.0, help="per scenario")
-    r.add_argument("--table", default="measured_h200_issue14_dpo.json")
-    r.add_argument("--commit", default="")
-    return run(ap.parse_args())
+    return trl_harness.main("harness_dpo", "DPOTrainer", __doc__.split("\n")[0])
 
 
 if __name__ == "__main__":
