@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from seqprof.config.versions import MAX_LEVELS
+from seqprof.config.versions import project_folders
 
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "environment.yml", "requirements.txt")
 SKIPPED_FOLDERS = frozenset({"node_modules", "site-packages", "__pycache__", "venv", "env", "build", "dist",
@@ -42,16 +42,11 @@ class ProjectField:
 def project_root(config_path: str | Path) -> Path:
     """The folder holding .git above the config; else the highest folder with a project file; else its own."""
     start = Path(config_path).resolve().parent
-    folder, marked = start, None
-    for _ in range(MAX_LEVELS + 1):
-        if (folder / ".git").exists():
-            return folder
-        if any((folder / name).is_file() for name in PROJECT_MARKERS):
-            marked = folder
-        if folder.parent == folder:
-            break
-        folder = folder.parent
-    return marked or start
+    folders = list(project_folders(start))  # the same folders the version pins are searched in
+    if (folders[-1] / ".git").exists():
+        return folders[-1]
+    marked = [f for f in folders if any((f / name).is_file() for name in PROJECT_MARKERS)]
+    return marked[-1] if marked else start
 
 
 def project_fields(config_path: str | Path) -> dict[str, ProjectField]:

@@ -126,7 +126,7 @@ def find_pins(config_path: str | Path) -> Pins:
     """Pins from the project files in the config's folder and its parents, up to the repository root."""
     found: list[Pin] = []
     notes: list[str] = []
-    for folder in _project_folders(Path(config_path).resolve().parent):
+    for folder in project_folders(Path(config_path).resolve().parent):
         for path in sorted(folder.iterdir()) if folder.is_dir() else ():
             reader = _reader(path.name)
             if reader is None or not path.is_file():
@@ -144,7 +144,8 @@ def find_pins(config_path: str | Path) -> Pins:
     return Pins({k: tuple(v) for k, v in pins.items()}, tuple(notes))
 
 
-def _project_folders(start: Path) -> Iterable[Path]:
+def project_folders(start: Path) -> Iterable[Path]:
+    """*start* and its parents up to the folder holding .git (at most MAX_LEVELS above when none does)."""
     folder = start
     for _ in range(MAX_LEVELS + 1):
         yield folder
