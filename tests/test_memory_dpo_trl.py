@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from seqprof.errors import SeqprofError
 from seqprof.predict.architecture import read_architecture
 from seqprof.predict.memory import TrainingSetup, estimate_memory
 from seqprof.predict.memory.preference import fused_head, padded
@@ -34,7 +33,8 @@ from scenarios import ISSUE14_DPO, by_name  # noqa: E402
 
 
 def _dpo(**kw) -> TrainingSetup:
-    return TrainingSetup(**{"trainer": "dpo", "micro_batch_size": 4, "seq_len": 2048, "reference": "model", **kw})
+    return TrainingSetup(**{"trainer": "dpo", "micro_batch_size": 4, "seq_len": 2048, "reference": "model",
+                            "fused_lm_head": True, **kw})
 
 
 def test_no_logits_are_materialised():
@@ -47,8 +47,7 @@ def test_no_logits_are_materialised():
     def logits(**kw) -> int:
         return estimate_memory(arch, _dpo(**kw)).components.get("logits", 0)
     assert logits(micro_batch_size=8) - logits() < more / 10
-    loop = "reference_loop"
-    assert logits(micro_batch_size=8, preference_impl=loop) - logits(preference_impl=loop) >= more
+    assert logits(micro_batch_size=8, fused_lm_head=False) - logits(fused_lm_head=False) >= more
 
 
 def test_loss_type_ipo_prices_as_sigmoid():
@@ -58,28 +57,24 @@ def test_loss_type_ipo_prices_as_sigmoid():
 
 
 def test_orpo_keeps_the_materialised_logits():
-    """trl/experimental/orpo's concatenated_forward reads outputs.logits: no fused head, whatever preference_impl."""
+    """trl/experimental/orpo's concatenated_forward reads outputs.logits: no fused head, whatever fused_lm_head."""
     s = _dpo(trainer="orpo", reference="none")
     assert not fused_head(s)
     arch = read_architecture(CONFIGS / "qwen3-0.6b.json")
     assert estimate_memory(arch, s).allocated_bytes == \
-        estimate_memory(arch, replace(s, preference_impl="reference_loop")).allocated_bytes
+        estimate_memory(arch, replace(s, fused_lm_head=False)).allocated_bytes
 
 
 def test_measured_harness_loss_scenarios_keep_what_they_measured():
-    """The DPO rows of measured_h200*.json ran harness.py's own loss, so their scenarios say reference_loop."""
+    """The DPO rows of measured_h200*.json ran harness.py's own loss (materialised logits), the ISSUE14_DPO ones
+    TRL 1.16's DPOTrainer (fused lm_head): each scenario says which."""
     names = [r["name"] for table in BENCH.glob("measured_h200*.json")
              for r in json.loads(table.read_text())["results"]]
     trl = {sc.name for sc in ISSUE14_DPO}  # measured through TRL's own DPOTrainer (harness_dpo.py)
     dpo = [by_name(n) for n in names if "_dpo_" in n and n not in trl]
     assert len(dpo) == 6
-    assert all(sc.setup.preference_impl == "reference_loop" for sc in dpo)
-    assert all(sc.setup.preference_impl == "trl" for sc in ISSUE14_DPO)
-
-
-def test_unknown_preference_impl_is_one_error():
-    with pytest.raises(SeqprofError):
-        _dpo(preference_impl="liger")
+    assert not any(sc.setup.fused_lm_head for sc in dpo)
+    assert all(sc.setup.fused_lm_head for sc in ISSUE14_DPO)
 
 
 @pytest.fixture(scope="module")

@@ -41,7 +41,6 @@ def _s(name: str, arch: str, why: str, layers: int | None = None, **kw) -> Scena
 
 
 ALL = ("all-linear",)
-LOOP = "reference_loop"  # the DPO scenarios measured with harness.py's own loss (materialised logits, row-wise)
 SCENARIOS: tuple[Scenario, ...] = (
     _s("qwen3-0.6b_full_bf16_b4_s1024", "qwen3-0.6b", "full FT bf16, small model: logits-heavy (tied 151k vocab)",
        micro_batch_size=4, seq_len=1024),
@@ -82,13 +81,12 @@ SCENARIOS: tuple[Scenario, ...] = (
     _s("llama3.2-1b_full_bf16_gc_ga2_b4_s2048", "llama3.2-1b", "gradient accumulation 2: grads live in forward",
        micro_batch_size=4, seq_len=2048, gradient_checkpointing=True, gradient_accumulation_steps=2),
     _s("qwen3-1.7b_dpo_full_ref_b2_s1024", "qwen3-1.7b", "DPO full FT with a separate reference model",
-       micro_batch_size=2, seq_len=1024, trainer="dpo", reference="model", gradient_checkpointing=True,
-       preference_impl=LOOP),
+       micro_batch_size=2, seq_len=1024, trainer="dpo", reference="model", gradient_checkpointing=True),
     _s("qwen3-4b_dpo_lora16_b2_s2048", "qwen3-4b", "DPO LoRA, reference = base with adapters off",
        micro_batch_size=2, seq_len=2048, trainer="dpo", reference="lora_base", adapter="lora", lora_r=16,
-       lora_targets=ALL, preference_impl=LOOP),
+       lora_targets=ALL),
     _s("llama3.2-1b_dpo_full_ref_b4_s2048", "llama3.2-1b", "DPO full FT, reference copy, no checkpointing",
-       micro_batch_size=4, seq_len=2048, trainer="dpo", preference_impl=LOOP, reference="model"),
+       micro_batch_size=4, seq_len=2048, trainer="dpo", reference="model"),
     _s("qwen2.5-1.5b_full_bf16_chunked_b4_s4096", "qwen2.5-1.5b", "chunked CE (4096-position chunks, recomputed)",
        micro_batch_size=4, seq_len=4096, gradient_checkpointing=True, loss="chunked"),
     _s("qwen3-0.6b_lora16_all_gc_liger_b2_s16384", "qwen3-0.6b", "Liger fused linear CE (carried wheel)",
@@ -108,7 +106,7 @@ SCENARIOS: tuple[Scenario, ...] = (
 
 def by_name(name: str) -> Scenario:
     for sc in SCENARIOS + HOLDOUT + ISSUE14 + ISSUE14_HOLDOUT + ISSUE14_HYBRID + ISSUE14_HYBRID_HOLDOUT + ISSUE14_GRPO + ISSUE14_CCE + \
-            ISSUE14_DPO:
+            ISSUE14_DPO + ISSUE14_SFT + ISSUE14_KTO:
         if sc.name == name:
             return sc
     raise KeyError(name)
@@ -125,13 +123,12 @@ HOLDOUT: tuple[Scenario, ...] = (
        micro_batch_size=2, seq_len=4096, gradient_checkpointing=True),
     _s("holdout_qwen3-8b_dpo_lora32_attn_gc_b2_s2048", "qwen3-8b", "DPO LoRA with checkpointing",
        micro_batch_size=2, seq_len=2048, trainer="dpo", reference="lora_base", adapter="lora", lora_r=32,
-       lora_targets=("q_proj", "k_proj", "v_proj", "o_proj"), gradient_checkpointing=True, preference_impl=LOOP),
+       lora_targets=("q_proj", "k_proj", "v_proj", "o_proj"), gradient_checkpointing=True),
     _s("holdout_llama3.2-3b_dpo_full_ref_gc_b2_s2048", "llama3.2-3b", "DPO full FT, reference copy, checkpointing",
-       micro_batch_size=2, seq_len=2048, trainer="dpo", reference="model", gradient_checkpointing=True,
-       preference_impl=LOOP),
+       micro_batch_size=2, seq_len=2048, trainer="dpo", reference="model", gradient_checkpointing=True),
     _s("holdout_llama3.1-8b_dpo_lora16_qv_b1_s4096", "llama3.1-8b", "DPO LoRA q,v without checkpointing",
        micro_batch_size=1, seq_len=4096, trainer="dpo", reference="lora_base", adapter="lora", lora_r=16,
-       lora_targets=("q_proj", "v_proj"), preference_impl=LOOP),
+       lora_targets=("q_proj", "v_proj")),
     _s("holdout_qwen2.5-1.5b_lora16_all_eager_b1_s4096", "qwen2.5-1.5b", "eager attention under LoRA",
        micro_batch_size=1, seq_len=4096, adapter="lora", lora_r=16, lora_targets=ALL, attn_implementation="eager"),
     _s("holdout_qwen3-1.7b_full_fp32_gc_b1_s4096", "qwen3-1.7b", "fp32, math attention, checkpointing",
@@ -275,20 +272,56 @@ ISSUE14_CCE: tuple[Scenario, ...] = (
 ISSUE14_DPO: tuple[Scenario, ...] = (
     _s("dpo_trl_qwen3-1.7b_full_ref_gc_b4_s2048", "qwen3-1.7b", "TRL DPOTrainer, full FT with the reference copy "
        "TRL loads itself (ref_model=None), checkpointing, 8 rows x 2K", micro_batch_size=4, seq_len=2048,
-       trainer="dpo", trainer_autocast=True, reference="model", gradient_checkpointing=True),
+       trainer="dpo", trainer_autocast=True, fused_lm_head=True, reference="model", gradient_checkpointing=True),
     _s("dpo_trl_qwen3-4b_lora16_all_b2_s2048", "qwen3-4b", "TRL DPOTrainer, LoRA all-linear, ref_model=None: the "
        "reference is the policy with its adapters off; no checkpointing", micro_batch_size=2, seq_len=2048,
-       trainer="dpo", trainer_autocast=True, reference="lora_base", adapter="lora", lora_r=16, lora_targets=ALL),
+       trainer="dpo", trainer_autocast=True, fused_lm_head=True, reference="lora_base", adapter="lora", lora_r=16, lora_targets=ALL),
     _s("dpo_trl_qwen3-0.6b_full_precomputed_ipo_gc_b8_s1024", "qwen3-0.6b", "TRL DPOTrainer, loss_type ipo, "
        "precompute_ref_log_probs: no reference copy, no reference forward in the step", micro_batch_size=8,
-       seq_len=1024, trainer="ipo", trainer_autocast=True, reference="precomputed", gradient_checkpointing=True),
+       seq_len=1024, trainer="ipo", trainer_autocast=True, fused_lm_head=True, reference="precomputed", gradient_checkpointing=True),
     # a holdout after the first run (LoRA without checkpointing +24%: the Trainer's autocast runs the fp32 adapters'
     # matmuls in bf16, so they keep bf16 inputs, not fp32 ones), predicted at the commit that models it, run once
     _s("holdout_dpo_trl_qwen2.5-1.5b_lora32_attn_b4_s1024", "qwen2.5-1.5b", "TRL DPOTrainer, LoRA r32 on q,k,v,o, "
        "adapters off for the reference, no checkpointing, 8 rows x 1K", micro_batch_size=4, seq_len=1024,
-       trainer="dpo", trainer_autocast=True, reference="lora_base", adapter="lora", lora_r=32,
+       trainer="dpo", trainer_autocast=True, fused_lm_head=True, reference="lora_base", adapter="lora", lora_r=32,
        lora_targets=("q_proj", "k_proj", "v_proj", "o_proj")),
     _s("holdout_dpo_trl_qwen3-1.7b_lora16_all_gc_b2_s2048", "qwen3-1.7b", "TRL DPOTrainer, LoRA all-linear with "
-       "checkpointing, 4 rows x 2K", micro_batch_size=2, seq_len=2048, trainer="dpo", trainer_autocast=True,
+       "checkpointing, 4 rows x 2K", micro_batch_size=2, seq_len=2048, trainer="dpo", trainer_autocast=True, fused_lm_head=True,
        reference="lora_base", adapter="lora", lora_r=16, lora_targets=ALL, gradient_checkpointing=True),
+)
+
+# Issue 14, the step as the trainers run it (benchmarks/memory/harness_sft.py runs transformers' Trainer and TRL 1.16's
+# SFTTrainer, harness_kto.py TRL 1.16's KTOTrainer): real text rows of differing length (each batch's longest at
+# seq_len, the others 16 tokens apart), so the collator pads and sdpa gets the padding mask; the Trainer's bf16
+# autocast; bitsandbytes weights loaded by from_pretrained(quantization_config=...) and prepared by peft's
+# prepare_model_for_kbit_training as axolotl does. Predicted before any run.
+T14 = dict(trainer_autocast=True, padding_mask=True)
+ISSUE14_SFT: tuple[Scenario, ...] = (
+    _s("sft_trl_qwen3-1.7b_full_gc_b4_s2048", "qwen3-1.7b", "TRL SFTTrainer: fused lm_head, full FT with "
+       "checkpointing, 4 padded rows x 2K", micro_batch_size=4, seq_len=2048, gradient_checkpointing=True,
+       fused_lm_head=True, **T14),
+    _s("sft_trl_qwen3-4b_lora16_all_b2_s2048", "qwen3-4b", "TRL SFTTrainer: fused lm_head, LoRA all-linear, no "
+       "checkpointing, 2 padded rows x 2K", micro_batch_size=2, seq_len=2048, adapter="lora", lora_r=16,
+       lora_targets=ALL, fused_lm_head=True, **T14),
+    _s("sft_hf_qwen3-1.7b_full_b4_s1024", "qwen3-1.7b", "transformers Trainer: materialised logits, full FT without "
+       "checkpointing, 4 padded rows x 1K (the padding mask in every layer)", micro_batch_size=4, seq_len=1024,
+       **T14),
+    _s("sft_hf_qwen3-8b_qlora16_prep_gc_b2_s2048", "qwen3-8b", "transformers Trainer, 4-bit NF4 (double quant) by "
+       "from_pretrained, prepare_model_for_kbit_training, LoRA all-linear, autocast", micro_batch_size=2,
+       seq_len=2048, adapter="lora", lora_r=16, lora_targets=ALL, load_in_4bit=True, kbit_upcast=True,
+       gradient_checkpointing=True, **T14),
+    _s("sft_hf_qwen3-4b_lora16_8bit_prep_gc_b2_s2048", "qwen3-4b", "transformers Trainer, 8-bit LLM.int8 weights, "
+       "prepare_model_for_kbit_training, LoRA all-linear", micro_batch_size=2, seq_len=2048, adapter="lora",
+       lora_r=16, lora_targets=ALL, load_in_8bit=True, kbit_upcast=True, gradient_checkpointing=True, **T14),
+    _s("sft_hf_qwen3-1.7b_full_adamw8bit_gc_b4_s2048", "qwen3-1.7b", "transformers Trainer, full FT with "
+       "bitsandbytes' 8-bit AdamW (optim adamw_bnb_8bit)", micro_batch_size=4, seq_len=2048,
+       optimizer="adamw_bnb_8bit", gradient_checkpointing=True, **T14),
+)
+ISSUE14_KTO: tuple[Scenario, ...] = (
+    _s("kto_trl_qwen3-1.7b_full_ref_gc_b4_s2048", "qwen3-1.7b", "TRL KTOTrainer: fused lm_head, full FT with the "
+       "reference copy TRL loads, KL rows, checkpointing, 4 rows x 2K", micro_batch_size=4, seq_len=2048,
+       trainer="kto", reference="model", gradient_checkpointing=True, fused_lm_head=True, **T14),
+    _s("kto_trl_qwen3-4b_lora16_all_b4_s1024", "qwen3-4b", "TRL KTOTrainer: LoRA all-linear, adapters off for the "
+       "reference, no checkpointing, 4 rows x 1K", micro_batch_size=4, seq_len=1024, trainer="kto",
+       reference="lora_base", adapter="lora", lora_r=16, lora_targets=ALL, fused_lm_head=True, **T14),
 )

@@ -115,6 +115,16 @@ def setup_from_plan(plan: Any, prompt_length: int | None = None) -> tuple[Traini
     # HF Trainer-based frameworks hand bf16/fp16 to accelerate, which runs the forward under torch.autocast (an fp32
     # LoRA branch then computes in bf16); torchtune and LLaMA-Factory v1 run their own loops without it
     trainer_autocast = plan.dialect in TRAINER_DIALECTS and precision in ("bf16", "fp16")
+    fused, why = _fused_lm_head(plan, trainer)
+    if why:
+        notes.append(why)
+    # dynamic padding: rows padded to the longest of their batch (or to max length) carry an attention mask that
+    # transformers hands to sdpa; one unpadded row (b = 1, padding to the longest) gets none (masking_utils skips
+    # an all-ones mask), and torchtune's own attention never takes one
+    padding = str(get("padding") or "")
+    micro = int(get("micro_batch_size") or 1)
+    padding_mask = plan.dialect in TRAINER_DIALECTS and trainer != "grpo" and (
+        padding == "max_length" or (padding == "longest" and micro > 1))
     if kbit_upcast:
         notes.append("4-bit base prepared as axolotl does (peft's prepare_model_for_kbit_training): embeddings, "
                      "norms and lm_head upcast to fp32, activations and logits in fp32")
@@ -124,21 +134,49 @@ def setup_from_plan(plan: Any, prompt_length: int | None = None) -> tuple[Traini
         adapter=adapter, lora_r=int(get("lora_r") or 16), lora_targets=tuple(str(t) for t in (targets or ())),
         lora_dropout=float(get("lora_dropout") or 0.0), load_in_4bit=load4, load_in_8bit=load8 and not load4,
         kbit_upcast=kbit_upcast, trainer_autocast=trainer_autocast,
-        # TRL 1.16's DPOTrainer (and axolotl, which runs it) scores through a fused lm_head; LLaMA-Factory's
-        # CustomDPOTrainer.concatenated_forward materialises the logits (model(**batch).logits.to(float32))
-        preference_impl="trl" if plan.dialect in ("trl", "axolotl") else "reference_loop",
+        fused_lm_head=fused, padding_mask=padding_mask,
         optimizer=optimizer, gradient_checkpointing=_checkpointing(get("gradient_checkpointing")),
         attn_implementation=attn, loss=loss, trainer=trainer,
         reference=reference, zero_stage=int(zero) if zero not in (None, "") else 0, fsdp=bool(get("fsdp")),
         world_size=int(get("world_size") or 1),
         gradient_accumulation_steps=int(get("gradient_accumulation_steps") or 1),
         token_budget=int(get("token_budget")) if get("token_budget") else None, **grpo)
-    if setup.is_preference:
+    if setup.is_paired:
         notes.append(f"{trainer}: chosen and rejected sequences each at {seq} tokens; reference model: {reference}")
+    elif setup.is_preference:
+        notes.append(f"{trainer}: prompt + completion at {seq} tokens, KL rows as long; reference model: {reference}")
     if plan.dialect == "unsloth":
         notes.append("Unsloth's own path is not modelled (its fused kernels, and 'unsloth' checkpointing offloading "
                      "activations to CPU): counted as transformers' path with checkpointing, likely an upper bound")
     return setup, tuple(notes)
+
+
+def _fused_lm_head(plan: Any, trainer: str) -> tuple[bool, str | None]:
+    """Whether the step scores through TRL's fused lm_head (no logits), and a note on the trl release assumed.
+
+    TRL configs run under the newest trl release their pins allow (pip's pick), else the newest seqprof knows.
+    axolotl's SFT runs its own Trainer subclass (transformers' loss on materialised logits) and its DPO/KTO/ORPO run
+    TRL's trainers under the trl axolotl pins, older than the fused head (axolotl 0.19.0 requires trl==1.9.0);
+    LLaMA-Factory's trainers materialise the logits (CustomDPOTrainer.concatenated_forward)."""
+    from seqprof.config.versions import KeyHistory, Pin
+    from seqprof.predict.memory.preference import FUSED_FROM, FUSED_TRAINERS
+
+    if plan.dialect != "trl" or trainer not in FUSED_TRAINERS:
+        return False, None
+    from packaging.version import Version
+
+    versions = KeyHistory.load().versions("trl")
+    info = (plan.get("framework_versions") or {}).get("trl") or {}
+    spec = info.get("pinned")
+    pin = Pin("trl", spec, "") if spec else None
+    exact = spec[2:].strip() if spec and spec.startswith("==") and "," not in spec else None
+    allowed = [exact] if exact else [v for v in versions if pin.allows(v)] if pin else []
+    release = allowed[-1] if allowed else versions[-1]
+    why = f"trl {spec} ({info.get('source')})" + ("" if exact else f": newest allowed {release}") if allowed else \
+        f"no trl pin found: trl {release} assumed"
+    if Version(release) >= Version(FUSED_FROM):
+        return True, f"{why}, whose {trainer.upper()} trainer scores through its fused lm_head (no logits)"
+    return False, f"{why}, before the fused lm_head ({FUSED_FROM}): the logits are materialised"
 
 
 # GRPOConfig's fields the GRPO walk reads (seqprof.predict.memory.grpo), with their trl 1.16 defaults left to

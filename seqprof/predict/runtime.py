@@ -75,7 +75,7 @@ def epoch_timer(plan: Any, *, gpu: str, model_config: str | None = None, calibra
         setup = replace(setup, seq_len=max_seq_length)
     return EpochTimer(calibration=calibration_for(label, calibration), costs=model_costs(arch, setup), setup=setup,
                       accumulation=max(1, setup.gradient_accumulation_steps), world_size=max(1, setup.world_size),
-                      sequences_per_row=2 if setup.is_preference else 1)
+                      sequences_per_row=2 if setup.is_paired else 1)
 
 
 def _with_length(plan: Any, length: int) -> Any:

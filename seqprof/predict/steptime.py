@@ -88,8 +88,10 @@ def model_costs(arch: Architecture, setup: TrainingSetup) -> ModelCosts:
     quadratic = sum(1 for layer in layers if layer.kind != "linear_attention")  # Gated DeltaNet is linear in length
     head = 2.0 * arch.vocab_size * arch.hidden_size
     gc = 1.0 if setup.gradient_checkpointing else 0.0
-    reference = 1.0 if (setup.is_preference and setup.trainer not in REFERENCE_FREE
-                        and setup.reference in ("model", "lora_base")) else 0.0
+    # no_grad forwards besides the policy's: DPO's reference pass; KTO's KL rows through the policy, then the
+    # reference's completion and KL passes (trl kto_trainer.py _compute_loss)
+    ref_pass = setup.is_preference and setup.trainer not in REFERENCE_FREE and setup.reference in ("model", "lora_base")
+    reference = (1.0 + 2.0 * ref_pass) if setup.trainer == "kto" else float(ref_pass)
     backward = 2.0 if full else 1.0  # input gradients always; weight gradients only for trained weights
     matmul = body * (1 + backward + gc + reference) + head * (1 + backward + reference)
     attn_fwd = 2.0 * quadratic * arch.num_heads * arch.head_dim  # QKᵀ and PV, causal half, 2 FLOPs a MAC

@@ -233,17 +233,23 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
                      f"old log-probs {'yes' if ro.old_logps else 'no'}, reference log-probs "
                      f"{'yes' if ro.ref_logps else 'no'}; fused lm_head: no logits materialised (measured with sdpa on an "
                      "H200: benchmarks/memory/measured_h200_issue14_grpo.json)")
-    elif s.loss == "hf" and not s.is_preference:
+    elif s.loss == "hf" and not s.is_preference and not preference.fused_head(s):
         notes.append(f"logits: {n:,} tokens x {V:,} vocab = {_gib(c * V * n)} in {'fp32' if c == 4 else s.precision}, "
                      f"{_gib(4 * V * n)} again in fp32 inside the loss, twice more for its gradients")
-    if s.is_preference:
+    if s.is_paired:
         notes.append(f"preference training: chosen and rejected in one batch ({cx.seqs} sequences); "
                      f"reference: {s.reference}")
+    elif s.is_preference:
+        notes.append(f"KTO: {cx.seqs} completions, each scored against the reference ({s.reference}), and as many "
+                     "KL rows (prompt i with completion i+1) scored under no_grad")
     if preference.fused_head(s):
-        notes.append("DPO as TRL 1.16's DPOTrainer runs it: fused lm_head (no logits materialised), the padding "
-                     "mask through sdpa, the reference log-probs "
+        notes.append(f"{s.trainer.upper()} as TRL >= {preference.FUSED_FROM}'s trainer runs it: fused lm_head (no "
+                     "logits materialised)" + (", the padding mask through sdpa, the reference log-probs "
                      + ("precomputed before training" if s.reference in ("precomputed", "none") else
-                        "from a no_grad forward after the policy's"))
+                        "from a no_grad forward after the policy's") if s.is_preference else ""))
+    if masked and not is_grpo and not (preference.fused_head(s) and s.is_preference):
+        notes.append("rows padded to the longest of each batch: sdpa gets the padding mask and keeps it, with the "
+                     "keys and values repeated to every query head, in each layer")
     if arch.is_moe:
         notes.append("MoE: router and fused experts as transformers 5's grouped_mm path runs them (tokens x top-k "
                      "rows; measured on an H200, benchmarks/memory/measured_h200_issue14*.json)")

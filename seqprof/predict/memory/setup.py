@@ -31,6 +31,7 @@ COMPONENT_LABELS: Mapping[str, str] = {
 PRECISIONS = {"bf16": 2, "fp16": 2, "fp32": 4}
 PAIRED_TRAINERS = ("dpo", "orpo", "ftpo", "simpo", "cpo", "ipo")  # chosen + rejected in every batch
 REFERENCE_FREE = ("orpo", "simpo", "cpo")  # paired, but no reference model
+UNPAIRED_PREFERENCE = ("kto",)  # one completion per row, labelled desirable or not; a reference model like DPO's
 ATTENTION = ("sdpa", "flash_attention_2", "flash_attention_3", "eager", "flex_attention")
 LOSSES = ("hf", "chunked", "liger", "cut_cross_entropy")
 OPTIMIZERS = {  # config name -> the state layout optimizer_bytes() prices
@@ -90,9 +91,13 @@ class TrainingSetup:
     steps_per_generation: int | None = None  # None: gradient_accumulation_steps, as GRPOConfig.__post_init__ sets it
     num_iterations: int = 1
     beta: float = 0.0  # KL coefficient: > 0 runs the reference log-probs (a copy, or LoRA's adapters off)
-    # dpo / ipo: "trl" walks TRL 1.16's DPOTrainer (fused lm_head, no logits: seqprof.predict.memory.preference);
-    # "reference_loop" the materialised logits and row-wise log_softmax the first DPO measurements ran
-    preference_impl: str = "trl"
+    # TRL >= 1.15's SFT, DPO and KTO trainers score through add_fused_lm_head, so no logits exist
+    # (seqprof.predict.memory.preference); False: the logits are materialised (transformers' loss, TRL before 1.15,
+    # axolotl's own trainer, LLaMA-Factory). GRPO always walks TRL 1.16's fused head.
+    fused_lm_head: bool = False
+    # rows padded to the longest of their batch carry an attention mask: sdpa then keeps an additive mask and the
+    # repeated keys/values per layer (dynamic padding with more than one row; packing has no mask)
+    padding_mask: bool = False
 
     def __post_init__(self) -> None:
         if self.precision not in PRECISIONS:
@@ -104,26 +109,30 @@ class TrainingSetup:
         if self.optimizer.lower() not in OPTIMIZERS:
             raise SeqprofError(f"unknown optimizer {self.optimizer!r}",
                                fix=f"use one of {', '.join(sorted(OPTIMIZERS))}")
-        if self.preference_impl not in ("trl", "reference_loop"):
-            raise SeqprofError(f"unknown preference_impl {self.preference_impl!r}", fix="use trl or reference_loop")
         if self.trainer == "grpo":
             from seqprof.predict.memory.grpo import check_grpo_setup
             check_grpo_setup(self)
 
     @property
     def sequences(self) -> int:
-        """Sequences in one forward: preference trainers put chosen and rejected in the same batch."""
+        """Sequences in one forward: paired preference trainers put chosen and rejected in the same batch."""
         n = self.micro_batch_size if self.token_budget is None else max(1, self.token_budget // self.seq_len)
-        return 2 * n if self.is_preference else n
+        return 2 * n if self.is_paired else n
 
     @property
     def tokens(self) -> int:
         per = self.micro_batch_size * self.seq_len if self.token_budget is None else self.token_budget
-        return 2 * per if self.is_preference else per
+        return 2 * per if self.is_paired else per
+
+    @property
+    def is_paired(self) -> bool:
+        """Chosen and rejected in every batch (DPO and its reference-free cousins)."""
+        return self.trainer in PAIRED_TRAINERS
 
     @property
     def is_preference(self) -> bool:
-        return self.trainer in PAIRED_TRAINERS
+        """Sequence log-probs against a preference loss: the paired trainers and KTO."""
+        return self.is_paired or self.trainer in UNPAIRED_PREFERENCE
 
 
 @dataclass(frozen=True)
