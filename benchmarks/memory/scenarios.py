@@ -295,7 +295,7 @@ ISSUE14_DPO: tuple[Scenario, ...] = (
 # seq_len, the others 16 tokens apart), so the collator pads and sdpa gets the padding mask; the Trainer's bf16
 # autocast; bitsandbytes weights loaded by from_pretrained(quantization_config=...) and prepared by peft's
 # prepare_model_for_kbit_training as axolotl does. Predicted before any run.
-T14 = dict(trainer_autocast=True, padding_mask=True)
+T14 = dict(trainer_autocast=True, hf_trainer=True, padding_mask=True)
 ISSUE14_SFT: tuple[Scenario, ...] = (
     _s("sft_trl_qwen3-1.7b_full_gc_b4_s2048", "qwen3-1.7b", "TRL SFTTrainer: fused lm_head, full FT with "
        "checkpointing, 4 padded rows x 2K", micro_batch_size=4, seq_len=2048, gradient_checkpointing=True,

@@ -32,6 +32,15 @@ def _checkpointing(value: Any) -> bool:
     return _on(value) or (isinstance(value, str) and value.strip().lower() == "unsloth")
 
 
+EIGHT_BIT_WEIGHTS = ("8-bit (LLM.int8) weights are not modelled: through transformers' Trainer a Qwen3-4B LoRA step "
+                     "peaked at 1.86x what seqprof walks (benchmarks/memory/measured_h200_issue14_sft.json)")
+
+
+def refused(setup: TrainingSetup) -> str | None:
+    """Why `seqprof memory` gives no estimate for *setup* although estimate_memory can walk it, or None."""
+    return EIGHT_BIT_WEIGHTS if setup.load_in_8bit and not setup.load_in_4bit else None
+
+
 TRAINER_DIALECTS = frozenset({"hf", "trl", "axolotl", "llamafactory", "unsloth"})
 ONLINE_RL = frozenset({"grpo", "ppo", "rloo", "online_dpo"})  # a generation phase inside every step
 
@@ -82,6 +91,9 @@ def setup_from_plan(plan: Any, prompt_length: int | None = None) -> tuple[Traini
     adapter = str(adapter).lower() if adapter else None
     load4 = _on(get("load_in_4bit")) or adapter == "qlora"
     load8 = _on(get("load_in_8bit"))
+    if load8 and not load4:
+        raise SeqprofError(EIGHT_BIT_WEIGHTS, path=plan.path, fix="estimate the 4-bit (QLoRA) or bf16 LoRA setup "
+                                                                  "instead, or measure the 8-bit run on one GPU")
     if adapter in ("qlora",):
         adapter = "lora"
     if adapter in ("none", "full", ""):
@@ -133,7 +145,7 @@ def setup_from_plan(plan: Any, prompt_length: int | None = None) -> tuple[Traini
         master_weights_fp32=master_fp32,
         adapter=adapter, lora_r=int(get("lora_r") or 16), lora_targets=tuple(str(t) for t in (targets or ())),
         lora_dropout=float(get("lora_dropout") or 0.0), load_in_4bit=load4, load_in_8bit=load8 and not load4,
-        kbit_upcast=kbit_upcast, trainer_autocast=trainer_autocast,
+        kbit_upcast=kbit_upcast, trainer_autocast=trainer_autocast, hf_trainer=plan.dialect in TRAINER_DIALECTS,
         fused_lm_head=fused, padding_mask=padding_mask,
         optimizer=optimizer, gradient_checkpointing=_checkpointing(get("gradient_checkpointing")),
         attn_implementation=attn, loss=loss, trainer=trainer,

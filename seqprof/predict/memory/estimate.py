@@ -67,7 +67,8 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
     trainable = total_params if full else pb["lora_params"]
     trainable_bytes = trainable * pc if full else pb["lora"]
     weights_bytes = pb["base"] + pb["lora"]
-    state_bytes, opt_ws, opt_note = optimizer_bytes(s, trainable, trainable_bytes)
+    state_bytes, opt_ws, opt_note = optimizer_bytes(s, trainable, trainable_bytes,
+                                                    embedding_params=V * h if full else 0)
     notes.append(opt_note)
     master_bytes = 0
     if zero and full and pc == 2 and OPTIMIZERS[s.optimizer.lower()].startswith("adam"):

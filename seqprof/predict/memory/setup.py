@@ -67,6 +67,9 @@ class TrainingSetup:
     # the Trainer's bf16/fp16 flag: accelerate runs the forward under torch.autocast, so an fp32 LoRA branch's
     # matmuls run (and keep their inputs) in the compute dtype; a plain training loop has no autocast
     trainer_autocast: bool = False
+    # the step runs inside transformers' Trainer (or a subclass: TRL, axolotl, LLaMA-Factory): with a bitsandbytes
+    # 8-bit optimizer, Trainer.create_optimizer keeps every nn.Embedding weight in 32-bit states
+    hf_trainer: bool = False
     load_in_4bit: bool = False
     load_in_8bit: bool = False
     double_quant: bool = True

@@ -32,8 +32,11 @@ def weight_bytes(arch: Architecture, cx: StepContext) -> dict[str, int]:
     return {"base": int(lin_bytes + (bias_params + other) * other_bytes), "lora_params": lora, "lora": lora * cx.lb}
 
 
-def optimizer_bytes(setup: TrainingSetup, trainable: int, trainable_bytes: int) -> tuple[int, int, str]:
-    """(state bytes, step workspace bytes, description) for the trainable parameters."""
+def optimizer_bytes(setup: TrainingSetup, trainable: int, trainable_bytes: int,
+                    embedding_params: int = 0) -> tuple[int, int, str]:
+    """(state bytes, step workspace bytes, description) for the trainable parameters; *embedding_params* of them
+    are trainable nn.Embedding weights, which transformers' Trainer gives 32-bit states under a bitsandbytes 8-bit
+    optimizer (trainer.py create_optimizer: GlobalOptimManager.register_module_override(..., {"optim_bits": 32}))."""
     kind = OPTIMIZERS[setup.optimizer.lower()]
     if kind == "adam_foreach":
         return 2 * trainable_bytes, trainable_bytes, "AdamW (foreach): exp_avg, exp_avg_sq in the param dtype; " \
@@ -42,7 +45,10 @@ def optimizer_bytes(setup: TrainingSetup, trainable: int, trainable_bytes: int) 
         return 2 * trainable_bytes, 0, "AdamW (fused): two states in the param dtype, no step temporaries"
     if kind in ("adam_8bit", "paged_adam_8bit"):
         paged = "; paged: can spill to host" if "paged" in kind else ""
-        return int(trainable * (2 + 2 * 4 / 256)), 0, f"8-bit AdamW (bitsandbytes): 1 byte per state + absmax{paged}"
+        exempt = embedding_params if setup.hf_trainer else 0
+        kept = f"; the Trainer keeps {exempt:,} embedding weights in fp32 states" if exempt else ""
+        return int((trainable - exempt) * (2 + 2 * 4 / 256) + 8 * exempt), 0, \
+            f"8-bit AdamW (bitsandbytes): 1 byte per state + absmax{kept}{paged}"
     if kind == "paged_adam_32bit":
         return 8 * trainable, 0, "paged AdamW 32-bit: fp32 states in unified memory (can spill to host)"
     if kind == "sgd":
@@ -52,5 +58,6 @@ def optimizer_bytes(setup: TrainingSetup, trainable: int, trainable_bytes: int) 
     if kind == "lion":
         return trainable_bytes, 0, "Lion: one momentum state"
     if kind == "lion_8bit":
-        return int(trainable * (1 + 4 / 256)), 0, "8-bit Lion: one 8-bit state"
+        exempt = embedding_params if setup.hf_trainer else 0
+        return int((trainable - exempt) * (1 + 4 / 256) + 4 * exempt), 0, "8-bit Lion: one 8-bit state"
     return int(trainable_bytes * 0.05), 0, "Adafactor: factored second moments (rows + columns)"
