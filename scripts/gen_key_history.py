@@ -1,4 +1,4 @@
-"""Regenerate seqprof/config/dialects/keys/key_history.json: when each TRL / transformers config field came and went.
+"""Regenerate dialects/keys/key_history.json: when each TRL, transformers, axolotl, LLaMA-Factory config field came and went.
 
     .venv/bin/python scripts/gen_key_history.py                  # download the wheels, write the file
     .venv/bin/python scripts/gen_key_history.py --check          # exit 1 if the committed file is stale
@@ -14,6 +14,16 @@ never imported, so one environment covers every version:
   wherever it lives (trl/trainer, trl/experimental), with the fields of its TRL base classes, minus the
   fields of the newest TrainingArguments (as keys/trl_configs.json, which came from importing the classes).
 
+- axolotl: the fields of its pydantic ``AxolotlInputConfig`` and every model class it derives from, by their
+  YAML names (a ``Field(alias=...)`` is the key), from src/axolotl/utils/config/models/input/v0_4_1/__init__.py
+  up to 0.7 and src/axolotl/utils/schemas/*.py from 0.8 (the last patch of each minor release, sdists where
+  PyPI has no wheel); the plugins' arguments are not in the schema and stay as keys/axolotl.json lists them;
+- llamafactory: the dataclasses of src/llamafactory/hparams/*.py that HfArgumentParser reads (LLAMAFACTORY_CLASSES,
+  with their LLaMA-Factory bases; TrainingArguments' own fields, not transformers' Seq2SeqTrainingArguments it
+  derives from, which are TrainingArguments keys judged by the transformers history), every release (its
+  patches changed the fields), and per release the transformers range its METADATA requires, so a
+  TrainingArguments key is judged against the transformers releases that LLaMA-Factory release runs with.
+
 Per field (and per class, under "versions") the file holds spans ``[first version that has it, first later
 version that lacks it]`` (null: still present) over the version list beside them, so `seqprof lint` knows which
 pinned versions take a key (seqprof/config/versions.py reads it).
@@ -27,6 +37,7 @@ import json
 import re
 import subprocess
 import sys
+import tarfile
 import tempfile
 import zipfile
 from collections.abc import Iterable, Mapping
@@ -49,20 +60,67 @@ TRANSFORMERS_VERSIONS = (
     "5.12.1", "5.13.1", "5.14.1", "5.15.1", "5.16.1", "5.17.0", "5.18.0", "5.19.0", "5.20.2", "5.21.1", "5.22.2",
     "5.23.0", "5.24.0",
 )
+# last patch of each minor release with the pydantic schema (pip index versions axolotl: 0.5.0 is the oldest on PyPI)
+AXOLOTL_VERSIONS = ("0.5.2", "0.6.0", "0.7.0", "0.8.1", "0.9.2", "0.10.0", "0.11.0", "0.12.2", "0.13.2", "0.14.0",
+                    "0.15.0", "0.16.1", "0.17.0", "0.18.0", "0.19.0")
+AXOLOTL_SCHEMA_DIRS = ("axolotl/utils/config/models/input/v0_4_1/", "axolotl/utils/schemas/")
+# every release (pip index versions llamafactory): its patches add and drop arguments, so each is a step of its own
+LLAMAFACTORY_VERSIONS = ("0.7.1", "0.8.0", "0.8.1", "0.8.2", "0.8.3", "0.9.0", "0.9.1", "0.9.2", "0.9.3", "0.9.4",
+                         "0.9.5")
+# the dataclasses llamafactory/hparams/parser.py hands HfArgumentParser (each with its LLaMA-Factory bases)
+LLAMAFACTORY_CLASSES = ("ModelArguments", "DataArguments", "TrainingArguments", "FinetuningArguments",
+                        "GeneratingArguments", "EvaluationArguments")
+# the environment a requirement's markers are read in (METADATA may give Linux and macOS different ranges)
+MARKER_ENV = {"sys_platform": "linux", "platform_system": "Linux", "python_version": "3.11",
+              "python_full_version": "3.11.9", "implementation_name": "cpython", "extra": ""}
 # the argument classes TRL's scripts parse a --config YAML into besides the trainer config
 TRL_CLASSES = ("ModelConfig", "ScriptArguments", "GRPOScriptArguments", "RLOOScriptArguments",
                "DatasetMixtureConfig")
 
 
-def wheel(package: str, version: str, directory: Path) -> Path:
-    """The wheel of package==version in *directory*, downloaded there first if missing."""
+def wheel(package: str, version: str, directory: Path, *, sdist: bool = False) -> Path:
+    """The wheel of package==version in *directory* (or, with *sdist*, its sdist when PyPI has no wheel),
+    downloaded there first if missing."""
     stem = package.replace("-", "_")
-    found = sorted(directory.glob(f"{stem}-{version}-*.whl"))
-    if not found:
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q",
+
+    def found() -> list[Path]:
+        return sorted(directory.glob(f"{stem}-{version}-*.whl")) + sorted(directory.glob(f"{stem}-{version}.tar.gz"))
+    if not found():
+        binary = [] if sdist else ["--only-binary=:all:"]
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", *binary, "-q",
                         f"{package}=={version}", "-d", str(directory)], check=True)
-        found = sorted(directory.glob(f"{stem}-{version}-*.whl"))
-    return found[0]
+    return found()[0]
+
+
+def package_files(archive: Path, prefix: str) -> dict[str, bytes]:
+    """The files of a wheel or an sdist whose path inside the installed package starts with *prefix*
+    ('axolotl/utils/schemas/'); an sdist's 'axolotl-0.5.2/src/' is dropped."""
+    out = {}
+    if archive.suffix == ".whl":
+        with zipfile.ZipFile(archive) as z:
+            return {n: z.read(n) for n in z.namelist() if n.startswith(prefix)}
+    with tarfile.open(archive) as tar:
+        for member in tar.getmembers():
+            inner = re.sub(r"^[^/]+/(src/)?", "", member.name)
+            if member.isfile() and inner.startswith(prefix):
+                out[inner] = tar.extractfile(member).read()
+    return out
+
+
+def required_range(archive: Path, requirement: str) -> str:
+    """The specifier the release's metadata (wheel METADATA, sdist PKG-INFO) gives *requirement*, markers read
+    for Linux / Python 3.11 and extras left out; '' when it names no version."""
+    from packaging.markers import Marker
+    from packaging.requirements import Requirement
+
+    with zipfile.ZipFile(archive) as z:
+        metadata = z.read(next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))).decode()
+    for line in metadata.splitlines():
+        if line.startswith("Requires-Dist:"):
+            req = Requirement(line.split(":", 1)[1].strip())
+            if req.name == requirement and (req.marker is None or Marker(str(req.marker)).evaluate(MARKER_ENV)):
+                return str(req.specifier)
+    return ""
 
 
 def _decorated_dataclass(node: ast.ClassDef) -> bool:
@@ -155,6 +213,70 @@ def trl_class_fields(whl: Path, newest_ta: set[str]) -> dict[str, set[str]]:
     return out
 
 
+def _model_keys(node: ast.ClassDef) -> list[str]:
+    """The keys a pydantic model reads: its annotated fields by their ``Field(alias=...)`` name where they have one
+    (no ClassVar, no private ``_x``)."""
+    out = []
+    for stmt in node.body:
+        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+            continue
+        if "ClassVar" in ast.unparse(stmt.annotation) or stmt.target.id.startswith("_"):
+            continue
+        alias = [k.value.value for k in getattr(stmt.value, "keywords", ())
+                 if k.arg == "alias" and isinstance(k.value, ast.Constant)]
+        out.append(alias[0] if alias else stmt.target.id)
+    return out
+
+
+def class_fields(files: Mapping[str, bytes], wanted: Iterable[str], *, pydantic: bool) -> dict[str, set[str]]:
+    """Keys of each *wanted* class defined in *files*, with those of every base class the same files define (a
+    base from elsewhere, e.g. transformers' Seq2SeqTrainingArguments, is left out); classes absent are left out."""
+    defs: dict[str, list[tuple[list[str], list[str]]]] = {}
+    for name, text in sorted(files.items()):
+        if not name.endswith(".py"):
+            continue
+        tree = ast.parse(text)
+        aliases = {a.asname: a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                   for a in n.names if a.asname}
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef):
+                own = _model_keys(node) if pydantic else _fields(node, init_only=True)
+                defs.setdefault(node.name, []).append((_base_names(node, aliases), own))
+
+    def resolve(name: str, seen: frozenset[str]) -> set[str]:
+        out: set[str] = set()
+        for bases, own in defs.get(name, ()):
+            out |= set(own)
+            for base in bases:
+                if base not in seen:
+                    out |= resolve(base, seen | {base})
+        return out
+
+    return {name: resolve(name, frozenset({name})) for name in wanted if name in defs}
+
+
+def axolotl_fields(archive: Path) -> set[str]:
+    """The top-level keys of AxolotlInputConfig (with its mixins) in one axolotl release."""
+    for prefix in reversed(AXOLOTL_SCHEMA_DIRS):
+        files = package_files(archive, prefix)
+        found = class_fields(files, ["AxolotlInputConfig"], pydantic=True)
+        if found:
+            return found["AxolotlInputConfig"]
+    raise SystemExit(f"{archive.name}: no AxolotlInputConfig under {' or '.join(AXOLOTL_SCHEMA_DIRS)}")
+
+
+def history(versions: Iterable[str], by_version: Mapping[str, Mapping[str, set[str]]]) -> dict[str, dict]:
+    """class -> {"versions": spans of the class, "fields": spans per field} over *versions*."""
+    versions = list(versions)
+    names = sorted({c for classes in by_version.values() for c in classes})
+    out = {}
+    for cls in names:
+        present = {v: by_version[v][cls] for v in versions if cls in by_version[v]}
+        out[cls] = {"versions": intervals(versions, {v: {"*"} for v in present})["*"],
+                    "fields": intervals(versions, present)}
+    return out
+
+
 def intervals(versions: Iterable[str], present: Mapping[str, set[str]]) -> dict[str, list[list[str | None]]]:
     """field -> [[first version with it, first later version without it (None: still there)], ...]."""
     out: dict[str, list[list[str | None]]] = {}
@@ -174,12 +296,11 @@ def build(wheels: Path) -> dict:
     ta_by_version = {v: training_arguments_fields(wheel("transformers", v, wheels)) for v in TRANSFORMERS_VERSIONS}
     newest_ta = ta_by_version[TRANSFORMERS_VERSIONS[-1]]
     trl_by_version = {v: trl_class_fields(wheel("trl", v, wheels), newest_ta) for v in TRL_VERSIONS}
-    class_names = sorted({c for classes in trl_by_version.values() for c in classes})
-    trl_classes = {}
-    for cls in class_names:
-        present = {v: trl_by_version[v][cls] for v in TRL_VERSIONS if cls in trl_by_version[v]}
-        trl_classes[cls] = {"versions": intervals(TRL_VERSIONS, {v: {"*"} for v in present})["*"],
-                            "fields": intervals(TRL_VERSIONS, present)}
+    axolotl_by_version = {v: {"AxolotlInputConfig": axolotl_fields(wheel("axolotl", v, wheels, sdist=True))}
+                          for v in AXOLOTL_VERSIONS}
+    llamafactory = {v: wheel("llamafactory", v, wheels) for v in LLAMAFACTORY_VERSIONS}
+    lf_by_version = {v: class_fields(package_files(whl, "llamafactory/hparams/"), LLAMAFACTORY_CLASSES,
+                                     pydantic=False) for v, whl in llamafactory.items()}
     return {
         "command": COMMAND,
         "source": "released wheels (pip download --no-deps), sources parsed with ast; per field: "
@@ -187,8 +308,18 @@ def build(wheels: Path) -> dict:
         "transformers": {"versions": list(TRANSFORMERS_VERSIONS), "classes": {
             "TrainingArguments": {"versions": [[TRANSFORMERS_VERSIONS[0], None]],
                                   "fields": intervals(TRANSFORMERS_VERSIONS, ta_by_version)}}},
-        "trl": {"versions": list(TRL_VERSIONS), "classes": trl_classes,
+        "trl": {"versions": list(TRL_VERSIONS), "classes": history(TRL_VERSIONS, trl_by_version),
                 "note": f"TRL fields minus transformers {TRANSFORMERS_VERSIONS[-1]} TrainingArguments fields"},
+        "axolotl": {"versions": list(AXOLOTL_VERSIONS), "classes": history(AXOLOTL_VERSIONS, axolotl_by_version),
+                    "note": "AxolotlInputConfig and its mixins (src/axolotl/utils/config/models/input/v0_4_1/ to "
+                            "0.7, src/axolotl/utils/schemas/ from 0.8; sdists where PyPI has no wheel), alias names"},
+        "llamafactory": {"versions": list(LLAMAFACTORY_VERSIONS), "step": "patch",
+                         "classes": history(LLAMAFACTORY_VERSIONS, lf_by_version),
+                         "requires": {v: {"transformers": required_range(whl, "transformers")}
+                                      for v, whl in llamafactory.items()},
+                         "note": "src/llamafactory/hparams/*.py dataclasses with their LLaMA-Factory bases "
+                                 "(TrainingArguments: its own fields, not Seq2SeqTrainingArguments'); requires: the "
+                                 "Requires-Dist range of each release's METADATA (Linux, Python 3.11)"},
     }
 
 

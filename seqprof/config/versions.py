@@ -394,15 +394,36 @@ class KeyHistory:
         fields = self.data[package]["classes"]
         return {k for cls in classes for k in fields.get(cls, {}).get("fields", {})}
 
+    def step(self, package: str) -> str:
+        """'minor' (one generated version stands for its minor release) or 'patch' (every release is listed:
+        LLaMA-Factory's patches add and drop arguments)."""
+        return self.data[package].get("step", "minor")
+
+    def release(self, package: str, version: str) -> str:
+        """How a generated version is named in a message: 'trl 0.20', 'llamafactory 0.9.5'."""
+        return f"{package} {version if self.step(package) == 'patch' else minor(version)}"
+
+    def requires(self, package: str, version: str, dependency: str) -> str | None:
+        """The specifier release *version* of *package* gives *dependency* in its metadata; None if not recorded."""
+        return self.data[package].get("requires", {}).get(version, {}).get(dependency)
+
+    def allowed(self, package: str, pins: Pins) -> list[str] | None:
+        """The generated versions of *package* the pins allow (allowed_minors, by patch for a 'patch' history)."""
+        return allowed_minors(pins, package, self.versions(package), patch=self.step(package) == "patch")
+
+    def fields_in(self, package: str, version: str, classes: Iterable[str]) -> set[str]:
+        """The fields *classes* have in generated *version* of *package*."""
+        classes = list(classes)
+        return {k for k in self.ever(package, classes) if version in self.having(package, k, classes)}
+
     def removal(self, package: str, key: str, classes: Sequence[str], pins: Pins) -> Removal | None:
         """How a key the newest version of *package* lacks stands under *pins*; None if the newest has it or none did."""
         order = self.versions(package)
         having = self.having(package, key, classes)
         if not having or order[-1] in having:
             return None
-        last = max(having, key=order.index)
-        removed_in = f"{package} {minor(order[order.index(last) + 1])}"
-        allowed = allowed_minors(pins, package, order)
+        removed_in = self.removed_in(package, having)
+        allowed = self.allowed(package, pins)
         vcs = pins.vcs(package)
         if allowed is None and vcs is not None and vcs.head:  # the branch head is past the newest release
             return Removal(package, removed_in, "error",
@@ -416,15 +437,32 @@ class KeyHistory:
             return Removal(package, removed_in, "assumed", f"removed in {removed_in}")
         pinned = pins.describe(package)
         if not allowed:  # the pins allow no release the history knows: say so, judge as without pins
+            first = self.release(package, order[0]).split()[-1]
             return Removal(package, removed_in, "assumed",
-                           f"removed in {removed_in}; {pinned} matches no release from {minor(order[0])} on")
+                           f"removed in {removed_in}; {pinned} matches no release from {first} on")
+        return self.removal_among(package, key, classes, allowed, pinned)
+
+    def removed_in(self, package: str, having: Iterable[str]) -> str:
+        """'trl 0.20': the release after the last one of *having* (which must not hold the newest)."""
+        order = self.versions(package)
+        last = max(having, key=order.index)
+        return self.release(package, order[order.index(last) + 1])
+
+    def removal_among(self, package: str, key: str, classes: Sequence[str], allowed: Sequence[str],
+                      pinned: str) -> Removal | None:
+        """How a key stands when *allowed* (generated versions; *pinned* says why, e.g. 'trl>=0.20 (requirements.txt:1)')
+        may run: a warning if one has it, an error if none does; None if the newest has it or none ever did."""
+        order = self.versions(package)
+        having = self.having(package, key, classes)
+        if not having or order[-1] in having:
+            return None
+        removed_in = self.removed_in(package, having)
         if any(v in having for v in allowed):
             still = "still has it" if all(v in having for v in allowed) else "allows releases that still have it"
             return Removal(package, removed_in, "warning",
                            f"{pinned} {still}, {removed_in} removes it: it breaks on that upgrade")
         return Removal(package, removed_in, "error",
                        f"removed in {removed_in}, and every release {pinned} allows lacks it")
-
 
     def arrival(self, package: str, replacement: str, classes: Sequence[str], pins: Pins) -> Removal | None:
         """A deprecated key whose *replacement* no pinned release has yet: the deprecation lies past the pins.
@@ -435,10 +473,10 @@ class KeyHistory:
         the history never had the replacement."""
         order = self.versions(package)
         having = self.having(package, replacement, classes)
-        allowed = allowed_minors(pins, package, order)
+        allowed = self.allowed(package, pins)
         if not having or not allowed or any(v in having for v in allowed):
             return None
-        first = f"{package} {minor(min(having, key=order.index))}"
+        first = self.release(package, min(having, key=order.index))
         return Removal(package, first, "later",
                        f"{pins.describe(package)} has no '{replacement}' yet ({first} added it): nothing to change "
                        "before that upgrade")
@@ -448,15 +486,16 @@ def minor(version: str) -> str:
     return ".".join(version.split(".")[:2])
 
 
-def allowed_minors(pins: Pins, package: str, order: Sequence[str]) -> list[str] | None:
+def allowed_minors(pins: Pins, package: str, order: Sequence[str], *, patch: bool = False) -> list[str] | None:
     """The generated versions (one per minor release) the pins allow; None when *package* is unpinned.
 
     Each generated version stands for its whole minor release: a pin allowing its .0 or its last patch allows
-    it. A pin above the newest release known is taken as the newest (a later release is judged like it)."""
+    it (with *patch*, every release is listed and stands only for itself). A pin above the newest release known
+    is taken as the newest (a later release is judged like it)."""
     found = pins.of(package)
     if not found:
         return None
-    out = [v for v in order if all(_allows_minor(p, v) for p in found)]
+    out = [v for v in order if all(p.allows(v) if patch else _allows_minor(p, v) for p in found)]
     if not out:
         from packaging.version import InvalidVersion, Version
 
@@ -485,7 +524,7 @@ def assumed(packages: Iterable[str], pins: Pins, history: KeyHistory) -> str | N
     free = [p for p in packages if not pins.of(p)]
     if not free:
         return None
-    names = " / ".join(f"{p} {minor(history.newest(p))}" for p in free)
+    names = " / ".join(history.release(p, history.newest(p)) for p in free)
     which = "pins" if len(free) > 1 else f"{free[0]} pin"
     return f"assuming {names} (no {which} found beside the config)"
 

@@ -2,8 +2,13 @@
 
 Keys: axolotl's pydantic schema (src/axolotl/utils/schemas/: AxolotlInputConfig and its
 mixins), its bundled plugins' arguments, and the plugin keys its own examples use (committed
-list, keys/axolotl.json). axolotl ignores keys it does not know (pydantic's default), so a
-misspelled key silently does nothing: that is what unknown-key diagnostics catch here.
+list, keys/axolotl.json), plus every schema field of the newest release in keys/key_history.json
+(scripts/gen_key_history.py reads each minor release's schema from its wheel or sdist). axolotl
+ignores keys it does not know (pydantic's default), so a misspelled key silently does nothing:
+that is what unknown-key diagnostics catch here. A key an older release's schema had and the
+newest lacks (relora_steps, gone in 0.12; the unsloth_* switches, gone in 0.17) is judged by the
+axolotl version the project pins (seqprof.config.versions): SP408 when every pinned release lacks
+it, a warning when a pinned one still has it, the assumed release named when nothing pins axolotl.
 
 Defaults (schemas/config.py, training.py, peft.py):
 - sequence_len 512; micro_batch_size 1; gradient_accumulation_steps 1; num_epochs 1.0;
@@ -44,8 +49,12 @@ from seqprof.config.dialects.common import (
 )
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
+from seqprof.config.versions import KeyHistory, Pins, assumed, describe_versions, pins_beside
 
 NAME = "axolotl"
+USES_PINS = True  # read_plan hands build() the version pins (--versions, else the files beside the config)
+PACKAGES = ("axolotl",)
+SCHEMA_CLASSES = ("AxolotlInputConfig",)  # the class keys/key_history.json records axolotl's schema under
 LABEL = "axolotl"
 SCHEMA = "axolotl schema default (src/axolotl/utils/schemas/{})"
 
@@ -106,10 +115,22 @@ WEAK = frozenset({"micro_batch_size", "num_epochs", "adapter", "datasets", "opti
 
 @cache
 def keyspace() -> Keyspace:
+    """The committed key list and the newest release's schema; fields only older releases had are removals
+    (a Moved each, judged against the pins by removal_judge)."""
     data = load_keys_file("axolotl")
-    known = frozenset(data["schema_and_plugins"]) | frozenset(data["from_examples"])
-    return Keyspace(known=known - frozenset(RENAMED) - frozenset(DEPRECATED),
-                    renamed=RENAMED, deprecated=DEPRECATED)
+    history = KeyHistory.load()
+    newest = history.fields_in("axolotl", history.newest("axolotl"), SCHEMA_CLASSES)
+    older = history.ever("axolotl", SCHEMA_CLASSES) - newest - frozenset(RENAMED) - frozenset(DEPRECATED)
+    removed = {k: Moved(None, "a field of axolotl's schema (AxolotlInputConfig) in earlier releases")
+               for k in sorted(older)}
+    known = frozenset(data["schema_and_plugins"]) | frozenset(data["from_examples"]) | newest
+    return Keyspace(known=known - frozenset(RENAMED) - frozenset(DEPRECATED) - frozenset(removed),
+                    renamed=RENAMED, deprecated={**removed, **DEPRECATED})
+
+
+def removal_judge(pins: Pins, history: KeyHistory):
+    """key -> Removal under *pins* (seqprof.config.versions), from the history of axolotl's schema."""
+    return lambda key: history.removal("axolotl", key, SCHEMA_CLASSES, pins)
 
 
 def detect(data: Mapping[str, Any]) -> int:
@@ -123,9 +144,11 @@ def _datasets(value: Any) -> Any:
     return [d.get("path", d) if isinstance(d, Mapping) else d for d in value]
 
 
-def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
-    """Canonical settings of an axolotl config."""
+def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = None) -> DialectResult:
+    """Canonical settings of an axolotl config; keys judged against *pins* (default: the files beside it)."""
     b = Builder(cfg)
+    pins = pins if pins is not None else pins_beside(cfg.path)
+    history = KeyHistory.load()
     b.stated("model", "base_model")
     b.stated("model_config_path", "base_model_config")
     # trainer kind
@@ -230,7 +253,11 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     b.stated("tensor_parallel_size", "tensor_parallel_size", as_number)
     b.stated("datasets", "datasets", _datasets)
     b.stated("datasets", "pretraining_dataset", _datasets)
-    b.diagnostics.extend(_attention_flag_fixes(_only_false(check_keys(cfg, keyspace(), dialect_label=LABEL), cfg), cfg))
+    b.default("framework_versions", describe_versions(PACKAGES, pins, history),
+              "the axolotl version keys were judged against (seqprof.config.versions)")
+    found = check_keys(cfg, keyspace(), dialect_label=LABEL, removal=removal_judge(pins, history),
+                       assumption=assumed(PACKAGES, pins, history))
+    b.diagnostics.extend(_attention_flag_fixes(_only_false(found, cfg), cfg))
     return b.result()
 
 

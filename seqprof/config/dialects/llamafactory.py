@@ -5,8 +5,13 @@ model_args.py, data_args.py, finetuning_args.py, generating_args.py, evaluation_
 training_args.py = RayArguments + transformers' Seq2SeqTrainingArguments), the Megatron
 (USE_MCA) and Megatron-Bridge arguments its examples use, and KTransformers' options. The
 parser is strict (``allow_extra_keys=False``): an unknown key stops the run at start-up.
-LLaMA-Factory pins its own transformers range, so TrainingArguments keys that transformers 5.x
-dropped (warmup_ratio, overwrite_output_dir — which LLaMA-Factory re-adds) are accepted here.
+Every release's arguments are in keys/key_history.json (scripts/gen_key_history.py, read from the wheels):
+a key an older release had and the newest lacks (ray_run_name, gone in 0.9.5; visual_inputs, gone in
+0.9.0) is judged by the llamafactory version the project pins (SP408 / a warning / the assumed release
+named, seqprof.config.versions), and the newest release's own arguments are known. TrainingArguments keys
+follow the transformers pin when the project pins transformers, else the transformers range the pinned
+(or assumed) llamafactory release requires in its METADATA (0.9.1: transformers>=4.41.2,<=4.46.1), so
+warmup_ratio, which transformers 5.15 dropped, is right under every release that caps transformers below it.
 
 Defaults (hparams/*.py @ hiyouga/LLaMA-Factory):
 - stage "sft", finetuning_type "lora" with lora_rank 8, lora_alpha = 2 x lora_rank,
@@ -29,6 +34,7 @@ from seqprof.config.dialects.common import (
     Builder,
     DialectResult,
     Keyspace,
+    Moved,
     as_bool,
     as_number,
     check_keys,
@@ -36,8 +42,15 @@ from seqprof.config.dialects.common import (
 )
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.project_fields import project_fields, read_by_project
+from seqprof.config.versions import KeyHistory, Pins, Removal, assumed, describe_versions, pins_beside
 
 NAME = "llamafactory"
+USES_PINS = True  # read_plan hands build() the version pins (--versions, else the files beside the config)
+PACKAGES = ("llamafactory", "transformers")
+# the hparams dataclasses keys/key_history.json records (TrainingArguments: LLaMA-Factory's own fields only)
+CLASSES = ("ModelArguments", "DataArguments", "TrainingArguments", "FinetuningArguments", "GeneratingArguments",
+           "EvaluationArguments")
+TA = ["TrainingArguments"]
 LABEL = "LLaMA-Factory"
 SRC = "LLaMA-Factory default (src/llamafactory/hparams/{})"
 
@@ -100,9 +113,49 @@ FLASH_ATTN = {"fa2": "flash_attention_2", "fa3": "flash_attention_3", "sdpa": "s
 
 @cache
 def keyspace() -> Keyspace:
-    own = set(" ".join((MODEL_ARGS, DATA_ARGS, FINETUNING_ARGS, TRAINING_ARGS, GENERATING_EVAL_ARGS,
-                        MEGATRON_ARGS)).split())
-    return Keyspace(known=frozenset(own) | hf.training_argument_fields())
+    """The listed arguments, the newest release's, and transformers' TrainingArguments; an argument only older
+    releases had, or a TrainingArguments field transformers dropped, is a removal judged by removal_judge."""
+    history = KeyHistory.load()
+    listed = set(" ".join((MODEL_ARGS, DATA_ARGS, FINETUNING_ARGS, TRAINING_ARGS, GENERATING_EVAL_ARGS,
+                           MEGATRON_ARGS)).split())
+    newest = history.fields_in("llamafactory", history.newest("llamafactory"), CLASSES)
+    older = history.ever("llamafactory", CLASSES) - newest
+    dropped = history.ever("transformers", TA) - hf.training_argument_fields() - newest
+    removed = {k: Moved(None, "an argument of earlier LLaMA-Factory releases") for k in sorted(older)}
+    removed.update({k: Moved(None, "a TrainingArguments field of earlier transformers releases")
+                    for k in sorted(dropped - older)})
+    known = (listed | newest | hf.training_argument_fields()) - set(removed)
+    return Keyspace(known=frozenset(known), deprecated=removed)
+
+
+def removal_judge(pins: Pins, history: KeyHistory):
+    """key -> Removal under *pins*: an LLaMA-Factory argument by the llamafactory pin; a TrainingArguments field
+    by the transformers releases both the transformers pin and the range of the llamafactory releases the pins
+    allow take (the newest llamafactory's range when nothing pins it). A field every allowed transformers has is no finding: the
+    strict parser takes it until an upgrade those pins forbid."""
+    lf = history.allowed("llamafactory", pins)
+    own_pin = lf is not None and bool(lf)
+    releases = lf if own_pin else [history.newest("llamafactory")]
+    ranges = {v: history.requires("llamafactory", v, "transformers") or "" for v in releases}
+    from packaging.specifiers import SpecifierSet
+
+    runs_with = [t for t in history.versions("transformers")
+                 if any(SpecifierSet(r).contains(t) for r in ranges.values())]
+    named = ", ".join(sorted({f"transformers{r}" if r else "any transformers" for r in ranges.values()}))
+    why = f"{named} (what {pins.describe('llamafactory') if own_pin else f'llamafactory {releases[0]}'} requires)"
+
+    def judge(key: str) -> Removal | None:
+        if key in history.ever("llamafactory", CLASSES):
+            return history.removal("llamafactory", key, CLASSES, pins)
+        # the project's transformers pin within what the llamafactory release installs with; the release's range
+        # alone when transformers is unpinned, pinned to a commit, or pinned to nothing the history knows
+        both = [t for t in history.allowed("transformers", pins) or () if t in runs_with]
+        found = history.removal_among("transformers", key, TA, both or runs_with,
+                                      f"{pins.describe('transformers')} with {why}" if both else why)
+        if found is None or (found.verdict == "warning" and "still has it" in found.detail):
+            return None  # every transformers the pins (or the llamafactory release) allow has it: it works
+        return found if both or own_pin else Removal(found.package, found.removed_in, "assumed", found.detail)
+    return judge
 
 
 def detect(data: Mapping[str, Any]) -> int:
@@ -124,9 +177,10 @@ def _task(b: Builder) -> tuple[str, str | None]:
     return "train", "stage"
 
 
-def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
-    """Canonical settings of a LLaMA-Factory v0 config."""
+def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = None) -> DialectResult:
+    """Canonical settings of a LLaMA-Factory v0 config; keys judged against *pins* (default: files beside it)."""
     b = Builder(cfg)
+    pins = pins if pins is not None else pins_beside(cfg.path)
     b.stated("model", "model_name_or_path")
     task, task_key = _task(b)
     if task_key:
@@ -146,7 +200,7 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     elif bits == 8:
         b.derived("load_in_8bit", True, "quantization_bit")
     if task != "train":
-        b.diagnostics.extend(_checked_keys(cfg))
+        b.diagnostics.extend(_checked_keys(cfg, pins))
         return b.result()
     stage = str(b.raw("stage", "sft")).lower()
     if b.present("stage"):
@@ -197,12 +251,19 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     if isinstance(samples, int) and samples > 0:
         b.derived("max_train_examples", samples * max(1, len(b.value("datasets") or [])), "max_samples")
     hf.apply_training_arguments(b)
-    b.diagnostics.extend(_checked_keys(cfg))
+    b.diagnostics.extend(_checked_keys(cfg, pins))
+    b.default("framework_versions", describe_versions(PACKAGES, pins, KeyHistory.load()),
+              "the llamafactory/transformers versions keys were judged against (seqprof.config.versions)")
     return b.result()
 
 
-def _checked_keys(cfg: LoadedConfig) -> list:
+def _checked_keys(cfg: LoadedConfig, pins: Pins) -> list:
     """Key diagnostics; a key a dataclass of the config's own repository declares (a repo carrying its own copy of
     LLaMA-Factory, whose hparams/*.py are HfArgumentParser dataclasses) is a note naming it."""
-    found = check_keys(cfg, keyspace(), dialect_label=LABEL)
+    history = KeyHistory.load()
+    judge = removal_judge(pins, history)
+    found = check_keys(cfg, keyspace(), dialect_label=LABEL, removal=judge,
+                       assumption=assumed(["llamafactory"], pins, history))
+    own = history.ever("llamafactory", CLASSES)  # a TrainingArguments field every transformers it runs with has:
+    found = [d for d in found if d.kind != "deprecated_key" or d.key in own or judge(d.key) is not None]  # fine
     return read_by_project(found, project_fields(cfg.path), LABEL) if found else found
