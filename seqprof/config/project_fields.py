@@ -1,4 +1,5 @@
-"""The fields of a project's own argument dataclasses, read from the Python files beside its config.
+"""The fields of a project's own argument dataclasses (and pydantic models), read from the Python files beside
+its config.
 
 Recipes built on TRL or transformers parse their YAML with HfArgumentParser / TrlParser into the framework's
 classes *and* the project's own dataclasses (SimPO's SimPOConfig(TrainingArguments), a ScriptArguments of its
@@ -87,7 +88,7 @@ def dataclass_fields(file: Path, root: Path) -> list[ProjectField]:
         text = file.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return []
-    if "dataclass" not in text:
+    if "dataclass" not in text and "BaseModel" not in text:
         return []
     try:
         tree = ast.parse(text)
@@ -96,10 +97,19 @@ def dataclass_fields(file: Path, root: Path) -> list[ProjectField]:
     rel = file.relative_to(root).as_posix()
     out = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and any(_is_dataclass(d) for d in node.decorator_list):
+        if isinstance(node, ast.ClassDef) and (any(_is_dataclass(d) for d in node.decorator_list)
+                                               or any(_is_pydantic_model(b) for b in node.bases)):
             out += [ProjectField(item.target.id, node.name, rel, item.lineno) for item in node.body
                     if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)]
     return out
+
+
+def _is_pydantic_model(base: ast.expr) -> bool:
+    """A pydantic model's fields are config keys too: axolotl's plugins declare their arguments as
+    `class MedusaArgs(BaseModel)` (src/axolotl/integrations/*/args.py), merged into the schema when listed
+    under `plugins:`."""
+    name = base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", "")
+    return name == "BaseModel"
 
 
 def _is_dataclass(decorator: ast.expr) -> bool:

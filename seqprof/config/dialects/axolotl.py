@@ -48,6 +48,7 @@ from seqprof.config.dialects.common import (
     split_list,
 )
 from seqprof.config.loader import LoadedConfig
+from seqprof.config.project_fields import project_fields, read_by_project
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.versions import KeyHistory, Pins, assumed, describe_versions, pins_beside
 
@@ -257,7 +258,9 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
               "the axolotl version keys were judged against (seqprof.config.versions)")
     found = check_keys(cfg, keyspace(), dialect_label=LABEL, removal=removal_judge(pins, history),
                        assumption=assumed(PACKAGES, pins, history))
-    b.diagnostics.extend(_attention_flag_fixes(_only_false(found, cfg), cfg))
+    found = _attention_flag_fixes(_only_false(found, cfg), cfg)
+    # a fork's own plugin arguments (pydantic models beside the config) are read by its axolotl
+    b.diagnostics.extend(read_by_project(found, project_fields(cfg.path), LABEL) if found else found)
     return b.result()
 
 

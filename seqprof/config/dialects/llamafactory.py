@@ -149,9 +149,13 @@ def removal_judge(pins: Pins, history: KeyHistory):
             return history.removal("llamafactory", key, CLASSES, pins)
         # the project's transformers pin within what the llamafactory release installs with; the release's range
         # alone when transformers is unpinned, pinned to a commit, or pinned to nothing the history knows
-        both = [t for t in history.allowed("transformers", pins) or () if t in runs_with]
+        # a project that pins transformers but no llamafactory release (a fork carrying its own copy) installs its
+        # own transformers pin: the assumed release's range is only a guess at a different copy
+        pinned = list(history.allowed("transformers", pins) or ())
+        both = [t for t in pinned if t in runs_with] if own_pin else pinned
         found = history.removal_among("transformers", key, TA, both or runs_with,
-                                      f"{pins.describe('transformers')} with {why}" if both else why)
+                                      (f"{pins.describe('transformers')} with {why}" if own_pin else
+                                       pins.describe("transformers")) if both else why)
         if found is None or (found.verdict == "warning" and "still has it" in found.detail):
             return None  # every transformers the pins (or the llamafactory release) allow has it: it works
         return found if both or own_pin else Removal(found.package, found.removed_in, "assumed", found.detail)
