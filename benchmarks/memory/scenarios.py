@@ -310,6 +310,12 @@ ISSUE14_SFT: tuple[Scenario, ...] = (
        "from_pretrained, prepare_model_for_kbit_training, LoRA all-linear, autocast", micro_batch_size=2,
        seq_len=2048, adapter="lora", lora_r=16, lora_targets=ALL, load_in_4bit=True, kbit_upcast=True,
        gradient_checkpointing=True, **T14),
+    # after the 8B one timed out while saving its random-init model: the same setup on the 4B shape, predicted at the
+    # commit that adds it
+    _s("sft_hf_qwen3-4b_qlora16_prep_gc_b2_s2048", "qwen3-4b", "transformers Trainer, 4-bit NF4 (double quant) by "
+       "from_pretrained, prepare_model_for_kbit_training, LoRA all-linear, autocast", micro_batch_size=2,
+       seq_len=2048, adapter="lora", lora_r=16, lora_targets=ALL, load_in_4bit=True, kbit_upcast=True,
+       gradient_checkpointing=True, **T14),
     _s("sft_hf_qwen3-4b_lora16_8bit_prep_gc_b2_s2048", "qwen3-4b", "transformers Trainer, 8-bit LLM.int8 weights, "
        "prepare_model_for_kbit_training, LoRA all-linear", micro_batch_size=2, seq_len=2048, adapter="lora",
        lora_r=16, lora_targets=ALL, load_in_8bit=True, kbit_upcast=True, gradient_checkpointing=True, **T14),
