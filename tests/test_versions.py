@@ -196,6 +196,18 @@ def test_a_deprecation_past_the_pins_is_a_note(tmp_path):
     assert d.kind == "deprecated_key" and "no pins found" in d.message
 
 
+def test_a_deprecation_under_a_commit_pin_is_a_note_naming_the_commit(tmp_path):
+    """A transformers commit (Wen-ChuangChou/open-r1's setup.py pins a 4.52 dev commit) cannot be placed among
+    releases: whether it has activation_checkpointing_kwargs yet is unknown, so the old name is a note, and the
+    assumed release says why it was assumed."""
+    config = project(tmp_path, {"requirements.txt": "transformers @ git+https://github.com/huggingface/transformers"
+                                                    ".git@acdbe627\n"},
+                     extra_key="gradient_checkpointing_kwargs:\n  use_reentrant: false\n")
+    d = diagnostic(read_plan(config), "gradient_checkpointing_kwargs")
+    assert d.kind == "upcoming_deprecation" and "pinned to a commit (requirements.txt:1)" in d.message
+    assert "no pins found" not in d.message
+
+
 def test_lint_json_names_the_versions_and_exits_1_on_sp408(tmp_path):
     config = project(tmp_path, {"requirements.txt": "trl>=0.20\n"})
     result = CliRunner().invoke(main, ["lint", str(config), "--format", "json", "--select", "SP4"])

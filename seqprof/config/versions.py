@@ -468,12 +468,19 @@ class KeyHistory:
         """A deprecated key whose *replacement* no pinned release has yet: the deprecation lies past the pins.
 
         transformers 5.23 made gradient_checkpointing a deprecated alias of activation_checkpointing; a project
-        pinned to 4.52 cannot use the new name, so the old one is right there (a note, not a warning). None when
-        the pins allow a release with the replacement, when *package* is unpinned or pinned to a commit, or when
-        the history never had the replacement."""
+        pinned to 4.52 cannot use the new name, so the old one is right there (a note, not a warning). A commit pin
+        (`@git+...@acdbe627`) cannot be placed among releases, so whether it has the replacement is unknown: a note
+        too. None when the pins allow a release with the replacement, when *package* is unpinned or installed from
+        its main branch, or when the history never had the replacement."""
         order = self.versions(package)
         having = self.having(package, replacement, classes)
         allowed = self.allowed(package, pins)
+        vcs = pins.vcs(package)
+        if having and allowed is None and vcs is not None and not vcs.head:
+            first = self.release(package, min(having, key=order.index))
+            return Removal(package, first, "later",
+                           f"{package} is pinned to a commit ({vcs.source}), which seqprof cannot place among "
+                           f"releases; '{replacement}' arrived in {first}: check the commit before renaming")
         if not having or not allowed or any(v in having for v in allowed):
             return None
         first = self.release(package, min(having, key=order.index))
@@ -525,6 +532,9 @@ def assumed(packages: Iterable[str], pins: Pins, history: KeyHistory) -> str | N
     if not free:
         return None
     names = " / ".join(history.release(p, history.newest(p)) for p in free)
+    commits = [f"{p} at a commit ({pins.vcs(p).source})" for p in free if pins.vcs(p) is not None]
+    if commits:
+        return f"assuming {names} ({', '.join(commits)} cannot be placed among releases)"
     which = "pins" if len(free) > 1 else f"{free[0]} pin"
     return f"assuming {names} (no {which} found beside the config)"
 

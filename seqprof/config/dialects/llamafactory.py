@@ -162,10 +162,22 @@ def removal_judge(pins: Pins, history: KeyHistory):
     return judge
 
 
+# a training run names its data and what to train (data_args.py dataset, finetuning_args.py stage/finetuning_type,
+# template): a file with none of these, whose other keys LLaMA-Factory would mostly refuse, is another project's
+# HfArgumentParser YAML that happens to share a key (FastIE's dataset_dir)
+CORE = frozenset({"stage", "finetuning_type", "template", "dataset", "cutoff_len", "lora_target", "export_dir",
+                  "adapter_name_or_path", "infer_backend"})
+
+
 def detect(data: Mapping[str, Any]) -> int:
     strong = sum(3 for k in data if k in STRONG)
     if not strong:
         return 0
+    if not any(k in CORE for k in data):
+        known = keyspace().known
+        foreign = sum(1 for k in data if k not in known)
+        if foreign > strong // 3:
+            return 0
     return strong + sum(1 for k in data if k in WEAK) + sum(1 for k in data if k in hf.training_argument_fields())
 
 
