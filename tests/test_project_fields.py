@@ -74,3 +74,37 @@ def test_only_dataclasses_count_and_bad_files_are_skipped(tmp_path):
     assert names == {"alpha", "gamma"}
     assert dataclass_fields(tmp_path / "broken.py", tmp_path) == []
     assert dataclass_fields(tmp_path / "fifo.py", tmp_path) == []
+
+
+LF_CONFIG = ("model_name_or_path: Qwen/Qwen3-8B\nstage: sft\ndo_train: true\nfinetuning_type: lora\ndataset: alpaca_en\n"
+             "template: qwen3\ncutoff_len: 2048\nlvm_loss: mse\n")
+
+
+def test_a_fork_of_the_framework_without_its_sources_gets_notes_for_its_own_keys(tmp_path):
+    """A repository whose setup.py names it llamafactory is LLaMA-Factory itself (a fork): a key no release has may
+    be an argument of that copy, so it is a note. With the copy's hparams dataclasses beside the config, those decide,
+    and a key they lack stays SP401 (LLaMA-Factory's parser refuses it)."""
+    root = tmp_path / "fork"
+    root.mkdir()
+    (root / "setup.py").write_text("from setuptools import setup\nsetup(\n    name=\"llamafactory\",\n    version='0.9.5')\n")
+    config = root / "train.yaml"
+    config.write_text(LF_CONFIG)
+    d = next(d for d in read_plan(config).diagnostics if d.key == "lvm_loss")
+    assert d.kind == "unread_key" and "setup.py:3 names it 'llamafactory'" in d.message
+    hparams = root / "src" / "llamafactory" / "hparams"
+    hparams.mkdir(parents=True)
+    (hparams / "data_args.py").write_text("from dataclasses import dataclass\n\n\n@dataclass\nclass DataArguments:\n"
+                                          "    template: str = None\n")
+    from seqprof.config import project_fields as module
+    module._fields_under.cache_clear()  # the scan is cached per root: the sources arrived after the first read
+    d = next(d for d in read_plan(config).diagnostics if d.key == "lvm_loss")
+    assert d.kind == "unknown_key"
+
+
+def test_a_project_of_its_own_keeps_sp401(tmp_path):
+    root = tmp_path / "mine"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("[project]\nname = \"my-trainer\"\ndependencies = [\"llamafactory==0.9.5\"]\n")
+    config = root / "train.yaml"
+    config.write_text(LF_CONFIG)
+    assert next(d for d in read_plan(config).diagnostics if d.key == "lvm_loss").kind == "unknown_key"

@@ -118,6 +118,78 @@ def _is_dataclass(decorator: ast.expr) -> bool:
     return name == "dataclass"
 
 
+@dataclass(frozen=True)
+class Fork:
+    """The project's own packaging names it as a framework package: a fork (or an old copy) of that framework."""
+
+    package: str  # normalised: "llamafactory", "axolotl", "trl", "torchtune"
+    source: str  # "setup.py:40"
+
+
+def framework_fork(config_path: str | Path) -> Fork | None:
+    """The framework this config's project *is*, by the name its setup.py / pyproject.toml gives it (LLaMA-Factory
+    forks keep name="llamafactory", an axolotl checkout name="axolotl"); None for a project of its own."""
+    from seqprof.config.versions import PACKAGES, normalize
+
+    path = Path(config_path)
+    if not path.is_file():
+        return None
+    root = project_root(path)
+    for name, reader in (("pyproject.toml", _pyproject_name), ("setup.py", _setup_py_name)):
+        file = root / name
+        found = reader(file) if file.is_file() else None
+        if found and normalize(found[0]) in PACKAGES:
+            return Fork(normalize(found[0]), f"{name}:{found[1]}")
+    return None
+
+
+def _pyproject_name(file: Path) -> tuple[str, int] | None:
+    try:
+        import tomllib
+
+        text = file.read_text(encoding="utf-8", errors="replace")
+        data = tomllib.loads(text)
+    except (OSError, ValueError):
+        return None
+    name = data.get("project", {}).get("name") or data.get("tool", {}).get("poetry", {}).get("name")
+    if not isinstance(name, str):
+        return None
+    line = next((i for i, row in enumerate(text.splitlines(), 1) if row.strip().startswith("name")), 1)
+    return name, line
+
+
+def _setup_py_name(file: Path) -> tuple[str, int] | None:
+    """setup(name="...") written literally (the file is parsed, never run)."""
+    try:
+        info = file.stat()
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+            return None
+        tree = ast.parse(file.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "setup":
+            for kw in node.keywords:
+                if kw.arg == "name" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
+                    return kw.value.value, kw.value.lineno
+    return None
+
+
+def read_by_fork(diagnostics: list, fork: Fork | None, package: str, framework: str) -> list:
+    """Unknown keys in a repository that is *framework* itself (a fork, or a copy older than every release seqprof
+    knows) become SP407 notes: that copy's own arguments may read them. For when its Python files are not beside
+    the config; where they are, project_fields reads that copy's arguments and an unknown key stays unknown."""
+    if fork is None or fork.package != package:
+        return diagnostics
+    from dataclasses import replace
+
+    return [d if d.kind != "unknown_key" else replace(
+        d, kind="unread_key", suggestion=None, value_change=None,
+        message=f"'{d.key}' is not an argument of any {framework} release seqprof knows, but this repository is "
+                f"{framework} itself ({fork.source} names it '{fork.package}'): its own copy may read it")
+        for d in diagnostics]
+
+
 PROJECT_READ_KINDS = frozenset({"unknown_key", "unread_key", "deprecated_key", "renamed_key", "removed_key",
                                 "upcoming_deprecation"})
 

@@ -48,7 +48,7 @@ from seqprof.config.dialects.common import (
     split_list,
 )
 from seqprof.config.loader import LoadedConfig
-from seqprof.config.project_fields import project_fields, read_by_project
+from seqprof.config.project_fields import framework_fork, project_fields, read_by_fork, read_by_project
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.versions import KeyHistory, Pins, assumed, describe_versions, pins_beside
 
@@ -260,7 +260,10 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
                        assumption=assumed(PACKAGES, pins, history))
     found = _attention_flag_fixes(_only_false(found, cfg), cfg)
     # a fork's own plugin arguments (pydantic models beside the config) are read by its axolotl
-    b.diagnostics.extend(read_by_project(found, project_fields(cfg.path), LABEL) if found else found)
+    fields = project_fields(cfg.path) if found else {}
+    if not fields:  # a fork whose own schema is not beside the config: its keys cannot be placed
+        found = read_by_fork(found, framework_fork(cfg.path), NAME, LABEL)
+    b.diagnostics.extend(read_by_project(found, fields, LABEL) if found else found)
     return b.result()
 
 
