@@ -30,6 +30,9 @@ def read_plan(path: str | Path, dialect: str | None = None, versions: str | None
         name, variant = dialects.resolve(dialect)
     else:
         name, variant = dialects.detect(cfg.data), None
+    own_parser = not dialect and name == "trl" and not versions and _own_parser_without_trl(cfg.path, cfg.data)
+    if own_parser:
+        name = "hf"
     settings: dict = {}
     found: list[ConfigDiagnostic] = list(cfg.diagnostics)
     if name != dialects.UNKNOWN:
@@ -42,6 +45,31 @@ def read_plan(path: str | Path, dialect: str | None = None, versions: str | None
             result = reader.build(cfg, variant)
         settings = result.settings
         found.extend(result.diagnostics)
+    if own_parser and "trainer" not in settings:
+        from seqprof.config.dialects.trl import path_trainer
+        from seqprof.config.plan import Setting
+
+        named = path_trainer(cfg.path)  # the project's own loop: its folder names what it trains
+        if named:
+            settings = {**settings, "trainer": Setting(named, None, None, None, f"default: the path names {named} "
+                                                       "(the project's own training script reads this YAML)")}
     found.sort(key=lambda d: (d.file != cfg.path, d.file, d.line, d.key))
     return Plan(path=cfg.path, dialect=name, settings=settings, diagnostics=tuple(found),
                 raw=cfg.data, key_lines=cfg.key_lines)
+
+
+def _own_parser_without_trl(path: str, data: Mapping) -> bool:
+    """The project pins transformers but never trl, and its own dataclasses declare most of the keys that are not
+    TrainingArguments fields: an HfArgumentParser YAML over the project's classes (allenai/open-instruct's
+    ArgumentParserPlus(FlatArguments)), not a TRL recipe. A TRL recipe that leaves trl unpinned has no such classes
+    beside it, or keys they do not declare."""
+    from seqprof.config.dialects.hf import training_argument_fields
+    from seqprof.config.project_fields import project_fields
+    from seqprof.config.versions import pins_beside
+
+    pins = pins_beside(path)
+    if not pins.pins.get("transformers") or pins.pins.get("trl"):
+        return False
+    own = [k for k in data if k not in training_argument_fields()]
+    fields = project_fields(path) if own else {}
+    return bool(own) and sum(1 for k in own if k in fields) * 2 > len(own)

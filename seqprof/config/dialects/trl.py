@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from seqprof.config.dialects import hf
@@ -247,10 +248,32 @@ def trl_only_fields() -> frozenset[str]:
     return trl_fields() - hf.training_argument_fields() - {"model_name_or_path"}
 
 
-def infer_trainer(data: Mapping[str, Any]) -> tuple[str, str]:
-    """(trainer, why) from the keys of a TRL YAML."""
+# GRPO keys that other online trainers and recipes' own scripts log with too: alone, they do not outweigh a path
+# that names another trainer (Semantic-Voting's configs/dpo/*.yaml keep open-r1's log_completions)
+SHARED_GRPO_KEYS = frozenset({"log_completions", "num_completions_to_print", "use_vllm"})
+PATH_TRAINERS = {"sft": "sft", "dpo": "dpo", "kto": "kto", "orpo": "orpo", "grpo": "grpo", "cpo": "cpo"}
+
+
+def path_trainer(path: str | None) -> str | None:
+    """The one trainer the config's folders or file name name (recipes/x/dpo/config.yaml, sft_config.yaml), if any."""
+    if not path:
+        return None
+    import re
+
+    words = {w.lower() for part in Path(path).parts[-4:] for w in re.split(r"[^A-Za-z0-9]+", part)}
+    named = {PATH_TRAINERS[w] for w in words if w in PATH_TRAINERS}
+    return named.pop() if len(named) == 1 else None
+
+
+def infer_trainer(data: Mapping[str, Any], path: str | None = None) -> tuple[str, str]:
+    """(trainer, why) from the keys of a TRL YAML (and, when its only GRPO keys are shared ones, its path)."""
     keys = set(data)
-    if keys & GRPO_KEYS:  # before DPO: GRPO configs set beta and max_completion_length too
+    grpo = keys & GRPO_KEYS
+    named = path_trainer(path)
+    if grpo and grpo <= SHARED_GRPO_KEYS and named in ("dpo", "kto", "orpo", "cpo", "sft"):
+        return named, (f"the path names {named} ({Path(path).name}); its only GRPO keys, "
+                       f"{', '.join(sorted(grpo))}, are logged by other recipes too")
+    if grpo:  # before DPO: GRPO configs set beta and max_completion_length too
         return "grpo", "inferred from " + ", ".join(sorted(keys & GRPO_KEYS)) + " (GRPOConfig keys)"
     if keys & KTO_KEYS:
         return "kto", "inferred from " + ", ".join(sorted(keys & KTO_KEYS)) + " (KTOConfig keys)"
@@ -271,7 +294,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     if variant in VARIANTS:
         trainer, why = variant, "given as the dialect"
     else:
-        trainer, why = infer_trainer(data)
+        trainer, why = infer_trainer(data, cfg.path)
     b.default("trainer", trainer, why)
     b.first("model", ["model_name_or_path"])
     b.first("datasets", ["dataset_name", "datasets"], lambda v: v if isinstance(v, list) else [v])
