@@ -126,6 +126,22 @@ class Fork:
     source: str  # "setup.py:40"
 
 
+def project_name(config_path: str | Path) -> str | None:
+    """The name the config's project gives itself in pyproject.toml or setup.py (normalised), or None."""
+    from seqprof.config.versions import normalize
+
+    path = Path(config_path)
+    if not path.is_file():
+        return None
+    root = project_root(path)
+    for name, reader in (("pyproject.toml", _pyproject_name), ("setup.py", _setup_py_name)):
+        file = root / name
+        found = reader(file) if file.is_file() else None
+        if found:
+            return normalize(found[0])
+    return None
+
+
 def framework_fork(config_path: str | Path) -> Fork | None:
     """The framework this config's project *is*, by the name its setup.py / pyproject.toml gives it (LLaMA-Factory
     forks keep name="llamafactory", an axolotl checkout name="axolotl"); None for a project of its own."""
@@ -175,19 +191,29 @@ def _setup_py_name(file: Path) -> tuple[str, int] | None:
     return None
 
 
-def read_by_fork(diagnostics: list, fork: Fork | None, package: str, framework: str) -> list:
-    """Unknown keys in a repository that is *framework* itself (a fork, or a copy older than every release seqprof
-    knows) become SP407 notes: that copy's own arguments may read them. For when its Python files are not beside
+def read_by_fork(diagnostics: list, fork: Fork | None, package: str, framework: str,
+                 own_argument=lambda key: False) -> list:
+    """Unknown keys, and removals of the framework's own arguments (*own_argument*), in a repository that is
+    *framework* itself (a fork, or a copy older than every release seqprof knows) become SP407 notes: that copy's
+    own arguments may read them. For when its Python files are not beside
     the config; where they are, project_fields reads that copy's arguments and an unknown key stays unknown."""
     if fork is None or fork.package != package:
         return diagnostics
     from dataclasses import replace
 
-    return [d if d.kind != "unknown_key" else replace(
-        d, kind="unread_key", suggestion=None, value_change=None,
-        message=f"'{d.key}' is not an argument of any {framework} release seqprof knows, but this repository is "
-                f"{framework} itself ({fork.source} names it '{fork.package}'): its own copy may read it")
-        for d in diagnostics]
+    out = []
+    for d in diagnostics:
+        if d.kind == "unknown_key":
+            said = f"'{d.key}' is not an argument of any {framework} release seqprof knows"
+        elif d.kind in ("deprecated_key", "removed_key", "renamed_key") and own_argument(d.key):
+            said = f"'{d.key}' is an argument some {framework} releases had"  # which one this copy is, is unknown
+        else:
+            out.append(d)
+            continue
+        out.append(replace(d, kind="unread_key", suggestion=None, value_change=None,
+                           message=f"{said}, and this repository is {framework} itself ({fork.source} names it "
+                                   f"'{fork.package}'), at a version seqprof cannot see: its own copy may read it"))
+    return out
 
 
 PROJECT_READ_KINDS = frozenset({"unknown_key", "unread_key", "deprecated_key", "renamed_key", "removed_key",

@@ -284,5 +284,5 @@ def _checked_keys(cfg: LoadedConfig, pins: Pins) -> list:
     found = [d for d in found if d.kind != "deprecated_key" or d.key in own or judge(d.key) is not None]  # fine
     fields = project_fields(cfg.path) if found else {}
     if not fields:  # a fork whose own arguments are not beside the config: its keys cannot be placed
-        found = read_by_fork(found, framework_fork(cfg.path), NAME, LABEL)
+        found = read_by_fork(found, framework_fork(cfg.path), NAME, LABEL, own_argument=own.__contains__)
     return read_by_project(found, fields, LABEL) if found else found

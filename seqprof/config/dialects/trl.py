@@ -49,7 +49,7 @@ from seqprof.config.dialects.common import (
     split_list,
 )
 from seqprof.config.loader import LoadedConfig
-from seqprof.config.project_fields import project_fields, read_by_project
+from seqprof.config.project_fields import project_fields, project_name, read_by_project
 from seqprof.config.versions import KeyHistory, Pins, assumed, describe_versions, pins_beside
 
 NAME = "trl"
@@ -251,6 +251,9 @@ def trl_only_fields() -> frozenset[str]:
 # GRPO keys that other online trainers and recipes' own scripts log with too: alone, they do not outweigh a path
 # that names another trainer (Semantic-Voting's configs/dpo/*.yaml keep open-r1's log_completions)
 SHARED_GRPO_KEYS = frozenset({"log_completions", "num_completions_to_print", "use_vllm"})
+# DPOConfig keys GRPOConfig, KTOConfig, ORPOConfig and CPOConfig have had too (trl grpo_config.py max_prompt_length /
+# max_completion_length / beta; kto_config.py and orpo_config.py beta, max_prompt_length): alone, the path decides
+SHARED_PREFERENCE_KEYS = frozenset({"beta", "max_prompt_length", "max_completion_length", "loss_type"})
 PATH_TRAINERS = {"sft": "sft", "dpo": "dpo", "kto": "kto", "orpo": "orpo", "grpo": "grpo", "cpo": "cpo"}
 
 
@@ -263,6 +266,51 @@ def path_trainer(path: str | None) -> str | None:
     words = {w.lower() for part in Path(path).parts[-4:] for w in re.split(r"[^A-Za-z0-9]+", part)}
     named = {PATH_TRAINERS[w] for w in words if w in PATH_TRAINERS}
     return named.pop() if len(named) == 1 else None
+
+
+CONFIG_CLASSES_FROM = "0.9"  # trl 0.9 added SFTConfig / DPOConfig / ...: before it, no TRL class parsed a YAML's keys
+
+
+def own_classes_era(path: str, pins: Pins, history: KeyHistory) -> str | None:
+    """Why the project's own argument classes, not TRL's, read a TRL-era recipe's keys; None when TRL's may.
+
+    Before trl 0.9 there was no SFTConfig or DPOConfig: a recipe pinned to such a release (every allowed one
+    older) parsed its YAML with its own dataclasses (alignment-handbook's H4ArgumentParser over ModelArguments,
+    DataArguments, SFTConfig(TrainingArguments)). alignment-handbook itself kept that layout while its pins allowed
+    pre-0.9 releases (its later src/alignment/configs.py takes trl's ModelConfig and ScriptArguments)."""
+    from packaging.version import Version
+
+    allowed = history.allowed("trl", pins)
+    if allowed is None:
+        return None
+    old = [v for v in allowed if Version(v) < Version(CONFIG_CLASSES_FROM)]
+    if not allowed:  # pinned below the oldest release the history holds (trl==0.7.4): read the bound itself
+        from packaging.specifiers import SpecifierSet
+
+        bounds = [Version(b.version.rstrip(".*")) for pin in pins.of("trl") for b in SpecifierSet(pin.specifier)
+                  if b.operator in ("==", "===", "<", "<=", "~=")]
+        old = ["older"] if bounds and min(bounds) < Version(CONFIG_CLASSES_FROM) else []
+        allowed = old or ["none"]
+    if len(old) == len(allowed):
+        return f"{pins.describe('trl')} predates TRL's config classes (trl {CONFIG_CLASSES_FROM} added SFTConfig)"
+    if old and project_name(path) == "alignment-handbook":
+        return (f"alignment-handbook pinned to {pins.describe('trl')}, which allows releases before TRL's config "
+                "classes: its own src/alignment/configs.py of that era declares its arguments")
+    return None
+
+
+def read_by_own_classes(diagnostics: list, path: str, pins: Pins, history: KeyHistory) -> list:
+    """Key diagnostics on keys that are not TrainingArguments fields become SP407 notes when the project's own
+    classes read them (own_classes_era) and its sources are not beside the config."""
+    why = own_classes_era(path, pins, history)
+    if why is None:
+        return diagnostics
+    training_arguments = history.ever("transformers", ["TrainingArguments"])
+    kinds = {"unknown_key", "deprecated_key", "renamed_key", "removed_key", "upcoming_deprecation"}
+    return [replace(d, kind="unread_key", suggestion=None, value_change=None,
+                    message=f"'{d.key}' is read by the project's own argument classes, not TRL's: {why}; "
+                            "the project's script reads it")
+            if d.kind in kinds and d.key not in training_arguments else d for d in diagnostics]
 
 
 def infer_trainer(data: Mapping[str, Any], path: str | None = None) -> tuple[str, str]:
@@ -278,6 +326,9 @@ def infer_trainer(data: Mapping[str, Any], path: str | None = None) -> tuple[str
     if keys & KTO_KEYS:
         return "kto", "inferred from " + ", ".join(sorted(keys & KTO_KEYS)) + " (KTOConfig keys)"
     pref = keys & PREFERENCE_KEYS
+    if pref and pref <= SHARED_PREFERENCE_KEYS and named in ("grpo", "kto", "orpo", "cpo"):
+        return named, (f"the path names {named} ({Path(path).name}); its preference keys, {', '.join(sorted(pref))}, "
+                       f"are fields of {named.upper()}Config too")
     if pref and not (keys & SFT_KEYS):
         return "dpo", "inferred from " + ", ".join(sorted(pref)) + " (preference-training keys)"
     why = ("inferred from " + ", ".join(sorted(keys & SFT_KEYS))) if keys & SFT_KEYS else \
@@ -353,7 +404,10 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     found = check_keys(cfg, keyspace(trainer, history), dialect_label=LABEL, scripts_read_extra=True,
                        removal=removal_judge(trainer, pins, history), arrival=arrival_judge(trainer, pins, history),
                        assumption=assumed(PACKAGES, pins, history))
-    found = read_by_project(found, project_fields(cfg.path), "TRL") if found else found
+    fields = project_fields(cfg.path) if found else {}
+    found = read_by_project(found, fields, "TRL") if found else found
+    if found and not fields:
+        found = read_by_own_classes(found, cfg.path, pins, history)
     b.diagnostics.extend(replace(d, kind="unread_key", suggestion=None, message=f"'{d.key}' is not a TRL field; {RECIPES}.")
                          if d.kind == "unknown_key" and d.key in RECIPE_KEYS else d for d in found)
     return b.result()
