@@ -631,3 +631,19 @@ def test_trl_read_by_evidence_and_its_recipes_keys_are_notes_not_typos(tmp_path:
     assert kinds == {"chat_template": ("unread_key", None), "dataset_configs": ("unread_key", None),
                      "learnig_rate": ("unknown_key", "learning_rate"), "my_flag": ("unread_key", None),
                      "torch_dtype": ("deprecated_key", "dtype")}
+
+
+@pytest.mark.parametrize("folder, keys, trainer", [
+    ("grpo", "beta: 0.04\nmax_prompt_length: 512\nmax_completion_length: 1024\n", "grpo"),  # GRPOConfig has all three
+    ("dpo", "beta: 0.1\nmax_prompt_length: 512\nlog_completions: true\n", "dpo"),  # log_completions alone: shared
+    ("recipes", "beta: 0.1\nmax_prompt_length: 512\n", "dpo"),  # no path evidence: the keys decide
+    ("dpo", "num_generations: 8\nbeta: 0.04\n", "grpo"),  # a GRPO-only key outweighs the path
+])
+def test_the_path_decides_a_trl_trainer_only_when_the_keys_are_shared(tmp_path, folder, keys, trainer):
+    from seqprof.config.read import read_plan
+
+    config = tmp_path / folder / "config.yaml"
+    config.parent.mkdir()
+    config.write_text("model_name_or_path: Qwen/Qwen3-1.7B\ndataset_name: trl-lib/ultrafeedback_binarized\n" + keys)
+    plan = read_plan(config)
+    assert plan.dialect == "trl" and plan.get("trainer") == trainer

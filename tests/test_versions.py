@@ -240,3 +240,20 @@ def test_history_agrees_with_the_imported_training_arguments():
     fields = history.ever("transformers", ["TrainingArguments"])
     assert {k for k in fields if history.having("transformers", k, ["TrainingArguments"]) >= {imported["version"]}} \
         == set(imported["fields"])
+
+
+def test_a_recipe_pinned_before_trls_config_classes_reads_its_own_keys(tmp_path):
+    """trl 0.9 added SFTConfig and DPOConfig (the key history's SFTConfig starts there): a project pinned to
+    trl==0.7.4 parsed its YAML with its own classes (SPIN, old alignment-handbook), so TRL's later removal of
+    max_seq_length is no finding of TRL's; a TrainingArguments key still follows transformers."""
+    first = min(KeyHistory.load().having("trl", "max_seq_length", ["SFTConfig"]),
+                key=lambda v: tuple(map(int, v.split("."))))
+    assert first.startswith("0.9")
+    config = project(tmp_path, {"requirements.txt": "trl==0.7.4\ntransformers==4.36.2\n"},
+                     extra_key="max_seq_length: 1024\nevaluation_strategy: steps\n")
+    plan = read_plan(config)
+    d = diagnostic(plan, "max_seq_length")
+    assert d.kind == "unread_key" and "predates TRL's config classes" in d.message
+    assert diagnostic(plan, "evaluation_strategy").kind != "unread_key"
+    newer = project(tmp_path / "newer", {"requirements.txt": "trl==0.19.1\n"})
+    assert diagnostic(read_plan(newer), "max_seq_length").kind in ("renamed_key", "removed_key")
