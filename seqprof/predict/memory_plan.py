@@ -91,9 +91,6 @@ def setup_from_plan(plan: Any, prompt_length: int | None = None) -> tuple[Traini
     adapter = str(adapter).lower() if adapter else None
     load4 = _on(get("load_in_4bit")) or adapter == "qlora"
     load8 = _on(get("load_in_8bit"))
-    if load8 and not load4:
-        raise SeqprofError(EIGHT_BIT_WEIGHTS, path=plan.path, fix="estimate the 4-bit (QLoRA) or bf16 LoRA setup "
-                                                                  "instead, or measure the 8-bit run on one GPU")
     if adapter in ("qlora",):
         adapter = "lora"
     if adapter in ("none", "full", ""):
@@ -153,6 +150,9 @@ def setup_from_plan(plan: Any, prompt_length: int | None = None) -> tuple[Traini
         world_size=int(get("world_size") or 1),
         gradient_accumulation_steps=int(get("gradient_accumulation_steps") or 1),
         token_budget=int(get("token_budget")) if get("token_budget") else None, **grpo)
+    if refused(setup):
+        raise SeqprofError(refused(setup), path=plan.path, fix="estimate the 4-bit (QLoRA) or bf16 LoRA setup "
+                                                              "instead, or measure the 8-bit run on one GPU")
     if setup.is_paired:
         notes.append(f"{trainer}: chosen and rejected sequences each at {seq} tokens; reference model: {reference}")
     elif setup.is_preference:
@@ -184,8 +184,12 @@ def _fused_lm_head(plan: Any, trainer: str) -> tuple[bool, str | None]:
     exact = spec[2:].strip() if spec and spec.startswith("==") and "," not in spec else None
     allowed = [exact] if exact else [v for v in versions if pin.allows(v)] if pin else []
     release = allowed[-1] if allowed else versions[-1]
-    why = f"trl {spec} ({info.get('source')})" + ("" if exact else f": newest allowed {release}") if allowed else \
-        f"no trl pin found: trl {release} assumed"
+    if allowed:
+        why = f"trl {spec} ({info.get('source')})" + ("" if exact else f": newest allowed {release}")
+    elif spec:
+        why = f"trl {spec} ({info.get('source')}) matches no release seqprof knows: trl {release} assumed"
+    else:
+        why = f"no trl pin found: trl {release} assumed"
     if Version(release) >= Version(FUSED_FROM):
         return True, f"{why}, whose {trainer.upper()} trainer scores through its fused lm_head (no logits)"
     return False, f"{why}, before the fused lm_head ({FUSED_FROM}): the logits are materialised"

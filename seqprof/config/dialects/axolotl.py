@@ -48,8 +48,8 @@ from seqprof.config.dialects.common import (
     split_list,
 )
 from seqprof.config.loader import LoadedConfig
-from seqprof.config.project_fields import framework_fork, project_fields, read_by_fork, read_by_project
 from seqprof.config.plan import ConfigDiagnostic
+from seqprof.config.project_fields import framework_fork, project_fields, read_by_fork, read_by_project
 from seqprof.config.versions import KeyHistory, Pins, assumed, describe_versions, pins_beside
 
 NAME = "axolotl"
