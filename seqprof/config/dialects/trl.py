@@ -283,17 +283,18 @@ def own_classes_era(path: str, pins: Pins, history: KeyHistory) -> str | None:
     allowed = history.allowed("trl", pins)
     if allowed is None:
         return None
-    old = [v for v in allowed if Version(v) < Version(CONFIG_CLASSES_FROM)]
-    if not allowed:  # pinned below the oldest release the history holds (trl==0.7.4): read the bound itself
+    before = Version(CONFIG_CLASSES_FROM)
+    if allowed:
+        every_old, some_old = (f([Version(v) < before for v in allowed]) for f in (all, any))
+    else:  # pinned below the oldest release the history holds (trl==0.7.4): read the bound itself
         from packaging.specifiers import SpecifierSet
 
         bounds = [Version(b.version.rstrip(".*")) for pin in pins.of("trl") for b in SpecifierSet(pin.specifier)
                   if b.operator in ("==", "===", "<", "<=", "~=")]
-        old = ["older"] if bounds and min(bounds) < Version(CONFIG_CLASSES_FROM) else []
-        allowed = old or ["none"]
-    if len(old) == len(allowed):
+        every_old = some_old = bool(bounds) and min(bounds) < before
+    if every_old:
         return f"{pins.describe('trl')} predates TRL's config classes (trl {CONFIG_CLASSES_FROM} added SFTConfig)"
-    if old and project_name(path) == "alignment-handbook":
+    if some_old and project_name(path) == "alignment-handbook":
         return (f"alignment-handbook pinned to {pins.describe('trl')}, which allows releases before TRL's config "
                 "classes: its own src/alignment/configs.py of that era declares its arguments")
     return None
