@@ -28,6 +28,7 @@ is an error when every transformers version the project pins lacks it (seqprof.c
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from functools import cache
 from typing import Any
 
@@ -127,10 +128,26 @@ def arrival_judge(pins: Pins, history: KeyHistory):
     return lambda replacement: history.arrival("transformers", replacement, ["TrainingArguments"], pins)
 
 
+# ChatGLM3 / GLM-4's finetune_hf.py: `Seq2SeqTrainingArguments(**config["training_args"])`, the rest of the file
+# (data_config, peft_config, max_input_length) read by the script itself
+SECTION = "training_args"
+
+
 def detect(data: Mapping[str, Any]) -> int:
     fields = training_argument_fields() | frozenset(LEGACY_RENAMED) | frozenset(LEGACY_DEPRECATED)
     score = sum(SIGNATURE_WEIGHT for k in data if k in fields)
+    if score < 2 and isinstance(data.get(SECTION), Mapping):  # TrainingArguments one level down
+        score = sum(SIGNATURE_WEIGHT for k in data[SECTION] if k in fields)
     return score if score >= 2 else 0
+
+
+def arguments_section(cfg: LoadedConfig) -> str:
+    """'' when the TrainingArguments keys are the file's own, SECTION when they sit one level down."""
+    fields = training_argument_fields()
+    nested = cfg.data.get(SECTION)
+    if isinstance(nested, Mapping) and sum(k in fields for k in nested) > sum(k in fields for k in cfg.data):
+        return SECTION
+    return ""
 
 
 def apply_training_arguments(b: Builder, *, source: str = TA_SOURCE) -> None:
@@ -176,6 +193,11 @@ def apply_training_arguments(b: Builder, *, source: str = TA_SOURCE) -> None:
 
 def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = None) -> DialectResult:
     """Canonical settings of an HF TrainingArguments YAML; keys judged against *pins* (default: files beside it)."""
+    section = arguments_section(cfg)
+    if section:  # read the block as its own file: its keys, their lines
+        prefix = section + "."
+        cfg = replace(cfg, data=cfg.data[section], key_lines={k[len(prefix):]: v for k, v in cfg.key_lines.items()
+                                                               if k.startswith(prefix)})
     b = Builder(cfg)
     pins = pins if pins is not None else pins_beside(cfg.path)
     history = KeyHistory.load()
@@ -191,5 +213,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     found = check_keys(cfg, keyspace(history), dialect_label=LABEL, scripts_read_extra=True,
                        removal=removal_judge(pins, history), arrival=arrival_judge(pins, history),
                        assumption=assumed(["transformers"], pins, history))
+    if section:  # name each key where it sits
+        found = [replace(d, key=f"{section}.{d.key}") for d in found]
     b.diagnostics.extend(read_by_project(found, project_fields(cfg.path), "transformers") if found else found)
     return b.result()
