@@ -119,3 +119,24 @@ def test_real_trainer_builds_the_batch_seqprof_assumes(tmp_path):
         assert ("old_per_token_logps" in batch) == ro.old_logps
         assert ("ref_per_token_logps" in batch) == ro.ref_logps
     assert res["reference_model"] is False  # LoRA: the reference is the base with adapters off
+
+
+def test_the_generation_batch_is_divisible_over_all_gpus_not_one(tmp_path):
+    """GRPOConfig.__post_init__ checks per_device_train_batch_size x GPUs x steps_per_generation against
+    num_generations: open-r1's recipes (4 per GPU, 16 generations) run on several GPUs. Without a stated GPU count
+    the fewest that satisfy TRL are assumed and said; a setup that states too few is still one error."""
+    from seqprof.config.read import read_plan
+    from seqprof.errors import SeqprofError
+    from seqprof.predict.memory import TrainingSetup
+    from seqprof.predict.memory_plan import setup_from_plan
+
+    config = tmp_path / "grpo.yaml"
+    config.write_text("model_name_or_path: Qwen/Qwen3-1.7B\ndataset_name: open-r1/OpenR1-Math-220k\nbf16: true\n"
+                      "per_device_train_batch_size: 4\nnum_generations: 16\nmax_completion_length: 1024\n"
+                      "use_vllm: false\n")
+    setup, notes = setup_from_plan(read_plan(config), prompt_length=256)
+    assert setup.world_size == 4 and any("at least 4 GPUs are assumed" in n for n in notes)
+    base = dict(trainer="grpo", micro_batch_size=4, num_generations=16, seq_len=1280, max_completion_length=1024)
+    TrainingSetup(**base, world_size=4)
+    with pytest.raises(SeqprofError, match="4 completions x 2 GPUs"):
+        TrainingSetup(**base, world_size=2)

@@ -137,6 +137,16 @@ def setup_from_plan(plan: Any, prompt_length: int | None = None) -> tuple[Traini
     if kbit_upcast:
         notes.append("4-bit base prepared as axolotl does (peft's prepare_model_for_kbit_training): embeddings, "
                      "norms and lm_head upcast to fp32, activations and logits in fp32")
+    world_size = int(get("world_size") or 0) or None
+    if trainer == "grpo":
+        from seqprof.predict.memory.grpo import gpus_for_generation_batch
+
+        steps = grpo.get("steps_per_generation") or int(get("gradient_accumulation_steps") or 1)
+        world_size, why = gpus_for_generation_batch(int(get("micro_batch_size") or 1) * steps,
+                                                    grpo.get("num_generations", TrainingSetup.num_generations),
+                                                    world_size)
+        if why:
+            notes.append(why)
     setup = TrainingSetup(
         micro_batch_size=int(get("micro_batch_size") or 1), seq_len=int(seq), precision=precision,
         master_weights_fp32=master_fp32,
@@ -147,7 +157,7 @@ def setup_from_plan(plan: Any, prompt_length: int | None = None) -> tuple[Traini
         optimizer=optimizer, gradient_checkpointing=_checkpointing(get("gradient_checkpointing")),
         attn_implementation=attn, loss=loss, trainer=trainer,
         reference=reference, zero_stage=int(zero) if zero not in (None, "") else 0, fsdp=bool(get("fsdp")),
-        world_size=int(get("world_size") or 1),
+        world_size=world_size or 1,
         gradient_accumulation_steps=int(get("gradient_accumulation_steps") or 1),
         token_budget=int(get("token_budget")) if get("token_budget") else None, **grpo)
     if refused(setup):

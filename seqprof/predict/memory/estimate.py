@@ -228,7 +228,7 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
                      "seqprof reads (linear_num_value_heads, ...): counted as attention layers (not measured)")
     if is_grpo:
         ro = grpo.rollout(s)
-        notes.append(f"GRPO (TRL 1.16 without vLLM): {ro.rows} completions generated at once ({ro.prompts} prompts x "
+        notes.append(f"GRPO (TRL 1.16 without vLLM): {ro.rows} completions generated at once ({ro.rows / s.num_generations:g} prompts x "
                      f"{s.num_generations}), {ro.prompt_len} prompt + {ro.completion_len} completion tokens, KV cache "
                      f"{_gib(grpo.kv_cache_bytes(arch, cx, ro))} at the last decode step; "
                      f"old log-probs {'yes' if ro.old_logps else 'no'}, reference log-probs "

@@ -69,10 +69,24 @@ def check_grpo_setup(s) -> None:
         raise SeqprofError("GRPO needs num_generations >= 2 (TRL computes advantages within each group)",
                            fix="set num_generations to 2 or more")
     rows = s.micro_batch_size * (s.steps_per_generation or s.gradient_accumulation_steps)
-    if rows % s.num_generations:
-        raise SeqprofError(f"GRPO: the generation batch ({rows} completions) is not divisible by num_generations "
-                           f"{s.num_generations}", fix="make per_device_train_batch_size x steps_per_generation a "
-                                                       "multiple of num_generations")
+    if (rows * max(1, s.world_size)) % s.num_generations:  # GRPOConfig checks the batch of all processes
+        raise SeqprofError(f"GRPO: the generation batch ({rows} completions x {max(1, s.world_size)} GPUs) is not "
+                           f"divisible by num_generations {s.num_generations}",
+                           fix="make per_device_train_batch_size x steps_per_generation x GPUs a multiple of "
+                               "num_generations")
+
+
+def gpus_for_generation_batch(rows: int, num_generations: int, stated: int | None) -> tuple[int, str | None]:
+    """The world size the GRPO walk uses: the stated one, else the fewest GPUs whose generation batch (*rows*
+    completions per GPU: per_device_train_batch_size x steps_per_generation; GRPOConfig.__post_init__ checks
+    rows x GPUs) num_generations divides, with a note. A recipe rarely states its GPU count (the launcher does)."""
+    if stated:
+        return stated, None
+    gpus = next(w for w in range(1, num_generations + 1) if (rows * w) % num_generations == 0)
+    if gpus == 1:
+        return 1, None
+    return gpus, (f"GRPO: {rows} completions per GPU; TRL needs the generation batch of all GPUs to be a multiple of "
+                  f"num_generations {num_generations}, so at least {gpus} GPUs are assumed (the launcher decides)")
 
 
 def reference_copy(s, full: bool) -> bool:
