@@ -128,6 +128,21 @@ class Fork:
 
 def project_name(config_path: str | Path) -> str | None:
     """The name the config's project gives itself in pyproject.toml or setup.py (normalised), or None."""
+    found = _own_name(config_path)
+    return found[0] if found else None
+
+
+def framework_fork(config_path: str | Path) -> Fork | None:
+    """The framework this config's project *is*, by the name its setup.py / pyproject.toml gives it (LLaMA-Factory
+    forks keep name="llamafactory", an axolotl checkout name="axolotl"); None for a project of its own."""
+    from seqprof.config.versions import PACKAGES
+
+    found = _own_name(config_path)
+    return Fork(*found) if found and found[0] in PACKAGES else None
+
+
+def _own_name(config_path: str | Path) -> tuple[str, str] | None:
+    """(normalised name, 'setup.py:40') from the project root's pyproject.toml, else its setup.py."""
     from seqprof.config.versions import normalize
 
     path = Path(config_path)
@@ -138,33 +153,16 @@ def project_name(config_path: str | Path) -> str | None:
         file = root / name
         found = reader(file) if file.is_file() else None
         if found:
-            return normalize(found[0])
-    return None
-
-
-def framework_fork(config_path: str | Path) -> Fork | None:
-    """The framework this config's project *is*, by the name its setup.py / pyproject.toml gives it (LLaMA-Factory
-    forks keep name="llamafactory", an axolotl checkout name="axolotl"); None for a project of its own."""
-    from seqprof.config.versions import PACKAGES, normalize
-
-    path = Path(config_path)
-    if not path.is_file():
-        return None
-    root = project_root(path)
-    for name, reader in (("pyproject.toml", _pyproject_name), ("setup.py", _setup_py_name)):
-        file = root / name
-        found = reader(file) if file.is_file() else None
-        if found and normalize(found[0]) in PACKAGES:
-            return Fork(normalize(found[0]), f"{name}:{found[1]}")
+            return normalize(found[0]), f"{name}:{found[1]}"
     return None
 
 
 def _pyproject_name(file: Path) -> tuple[str, int] | None:
-    try:
-        import tomllib
+    from seqprof.config.versions import parse_toml
 
+    try:
         text = file.read_text(encoding="utf-8", errors="replace")
-        data = tomllib.loads(text)
+        data = parse_toml(text)
     except (OSError, ValueError):
         return None
     name = data.get("project", {}).get("name") or data.get("tool", {}).get("poetry", {}).get("name")

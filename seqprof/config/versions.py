@@ -235,7 +235,8 @@ def _line_of(text: str, name: str) -> int:
     return 1
 
 
-def _toml(text: str) -> Mapping:
+def parse_toml(text: str) -> Mapping:
+    """TOML text -> data (tomllib, or tomli on Python 3.10)."""
     try:
         import tomllib
     except ImportError:  # Python 3.10
@@ -246,7 +247,7 @@ def _toml(text: str) -> Mapping:
 def read_pyproject(path: Path) -> list[Pin]:
     """[project] dependencies / optional-dependencies, [dependency-groups], [tool.poetry.dependencies]."""
     text = _text(path)
-    data = _toml(text)
+    data = parse_toml(text)
     strings: list[str] = list(data.get("project", {}).get("dependencies", []))
     for group in (data.get("project", {}).get("optional-dependencies", {}),
                   data.get("dependency-groups", {})):
@@ -297,7 +298,7 @@ def read_lock(path: Path) -> list[Pin]:
     """uv.lock / poetry.lock: the resolved version of each [[package]]."""
     text = _text(path)
     out = []
-    for package in _toml(text).get("package", []):
+    for package in parse_toml(text).get("package", []):
         name = normalize(str(package.get("name", "")))
         version = package.get("version")
         if name in PACKAGES and isinstance(version, str):
