@@ -112,35 +112,15 @@ def measure(sc: Scenario, device: str, cpu_tiny: bool) -> dict:
         use_cpu=device == "cpu", disable_dropout=True)
 
     peaks = PhasePeaks(device, tracker)
-    mark = peaks.mark
     passes: list[dict] = []  # every forward of the policy or the reference during the measured steps
     batches: list[dict] = []
-
-    def hooks(module, who: str) -> None:
-        def pre(mod, a, kw):
-            mark("other" if torch.is_grad_enabled() else "forward")
-            ids = kw.get("input_ids")
-            if peaks.measuring:
-                passes.append({"model": who, "grad": torch.is_grad_enabled(),
-                               "fused_lm_head": bool(kw.get("fused_lm_head")),
-                               "input_ids": list(ids.shape) if ids is not None else None})
-
-        def post(mod, a, kw, out):
-            mark("forward" if torch.is_grad_enabled() else "reference")
-            if peaks.measuring:
-                passes[-1]["logits"] = getattr(out, "logits", None) is not None
-
-        module.register_forward_pre_hook(pre, with_kwargs=True)
-        module.register_forward_hook(post, with_kwargs=True)
 
     if tracker:
         tracker.mode.__enter__()
     t0 = time.time()
     trainer = DPOTrainer(model=tmp, args=args, train_dataset=data, processing_class=tok, peft_config=peft_config,
                          callbacks=[peaks.steps_callback()])
-    hooks(trainer.model, "policy")
-    if trainer.ref_model is not None:
-        hooks(trainer.ref_model, "reference")
+    peaks.watch(trainer, passes)
     trainer.accelerator.backward = peaks.around(trainer.accelerator.backward, "loss", "backward")
     orig = trainer._compute_loss
 

@@ -82,6 +82,34 @@ class PhasePeaks:
             return out
         return wrapped
 
+    def watch(self, trainer, passes: list[dict]) -> None:
+        """Marks around every forward of the trainer's policy and reference (a preference trainer's two models:
+        a grad-enabled forward ends phase 'forward', a no_grad one 'reference'), and, while measuring, a record of
+        each in *passes*: which model, with or without grad, through the fused head or not, its input shape,
+        whether it returned logits."""
+        import torch
+
+        def hooks(module, who: str) -> None:
+            def pre(mod, a, kw):
+                self.mark("other" if torch.is_grad_enabled() else "forward")
+                ids = kw.get("input_ids")
+                if self.measuring:
+                    passes.append({"model": who, "grad": torch.is_grad_enabled(),
+                                   "fused_lm_head": bool(kw.get("fused_lm_head")),
+                                   "input_ids": list(ids.shape) if ids is not None else None})
+
+            def post(mod, a, kw, out):
+                self.mark("forward" if torch.is_grad_enabled() else "reference")
+                if self.measuring:
+                    passes[-1]["logits"] = getattr(out, "logits", None) is not None
+
+            module.register_forward_pre_hook(pre, with_kwargs=True)
+            module.register_forward_hook(post, with_kwargs=True)
+
+        hooks(trainer.model, "policy")
+        if trainer.ref_model is not None:
+            hooks(trainer.ref_model, "reference")
+
     def steps_callback(self):
         """A TrainerCallback marking the optimizer step and starting the measurement after WARMUP steps."""
         from transformers import TrainerCallback
