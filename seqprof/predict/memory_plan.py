@@ -180,24 +180,23 @@ def _fused_lm_head(plan: Any, trainer: str) -> tuple[bool, str | None]:
     axolotl's SFT runs its own Trainer subclass (transformers' loss on materialised logits) and its DPO/KTO/ORPO run
     TRL's trainers under the trl axolotl pins, older than the fused head (axolotl 0.19.0 requires trl==1.9.0);
     LLaMA-Factory's trainers materialise the logits (CustomDPOTrainer.concatenated_forward)."""
-    from seqprof.config.versions import KeyHistory, Pin
+    from seqprof.config.versions import KeyHistory, Pin, Pins
     from seqprof.predict.memory.preference import FUSED_FROM, FUSED_TRAINERS
 
     if plan.dialect != "trl" or trainer not in FUSED_TRAINERS:
         return False, None
     from packaging.version import Version
 
-    versions = KeyHistory.load().versions("trl")
+    history = KeyHistory.load()
     info = (plan.get("framework_versions") or {}).get("trl") or {}
-    spec = info.get("pinned")
-    pin = Pin("trl", spec, "") if spec else None
-    exact = spec[2:].strip() if spec and spec.startswith("==") and "," not in spec else None
-    allowed = [exact] if exact else [v for v in versions if pin.allows(v)] if pin else []
-    release = allowed[-1] if allowed else versions[-1]
+    spec, source = info.get("pinned"), info.get("source")
+    # the pins lint judged keys against, placed among releases as lint places them (KeyHistory.allowed)
+    allowed = history.allowed("trl", Pins({"trl": (Pin("trl", spec, source or ""),)})) if spec else None
+    release = allowed[-1] if allowed else history.newest("trl")
     if allowed:
-        why = f"trl {spec} ({info.get('source')})" + ("" if exact else f": newest allowed {release}")
+        why = f"trl {spec} ({source})" + ("" if spec.startswith("==") else f": newest allowed {release}")
     elif spec:
-        why = f"trl {spec} ({info.get('source')}) matches no release seqprof knows: trl {release} assumed"
+        why = f"trl {spec} ({source}) matches no release seqprof knows: trl {release} assumed"
     else:
         why = f"no trl pin found: trl {release} assumed"
     if Version(release) >= Version(FUSED_FROM):
