@@ -83,8 +83,7 @@ def test_eight_bit_adam_keeps_the_embedding_in_32_bit_states_only_under_the_trai
     trainer = estimate_memory(sc.architecture(), sc.setup)
     arch = sc.architecture()
     extra = trainer.totals["optimizer_states"] - plain.totals["optimizer_states"]
-    assert extra == int(arch.vocab_size * arch.hidden_size * (8 - 2 - 8 / 256)) or \
-        abs(extra - arch.vocab_size * arch.hidden_size * (8 - 2 - 8 / 256)) < 2
+    assert abs(extra - arch.vocab_size * arch.hidden_size * (8 - 2 - 8 / 256)) < 2  # fp32 states, not 8-bit
     assert plain.allocated_bytes < 0.95 * r["max_allocated"]
 
 

@@ -189,6 +189,19 @@ def _setup_py_name(file: Path) -> tuple[str, int] | None:
     return None
 
 
+def read_by_own_copy(diagnostics: list, config_path: str | Path, package: str, framework: str,
+                     own_argument=lambda key: False) -> list:
+    """A framework's key diagnostics as the config's repository reads them: by its own dataclasses where their
+    Python files are beside the config (read_by_project), else, in a repository that is *package* itself, as that
+    copy's possible arguments (read_by_fork)."""
+    if not diagnostics:
+        return diagnostics
+    fields = project_fields(config_path)
+    if not fields:
+        diagnostics = read_by_fork(diagnostics, framework_fork(config_path), package, framework, own_argument)
+    return read_by_project(diagnostics, fields, framework)
+
+
 def read_by_fork(diagnostics: list, fork: Fork | None, package: str, framework: str,
                  own_argument=lambda key: False) -> list:
     """Unknown keys, and removals of the framework's own arguments (*own_argument*), in a repository that is

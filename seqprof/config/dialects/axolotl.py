@@ -49,7 +49,7 @@ from seqprof.config.dialects.common import (
 )
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
-from seqprof.config.project_fields import framework_fork, project_fields, read_by_fork, read_by_project
+from seqprof.config.project_fields import read_by_own_copy
 from seqprof.config.versions import KeyHistory, Pins, assumed, describe_versions, pins_beside
 
 NAME = "axolotl"
@@ -260,10 +260,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
                        assumption=assumed(PACKAGES, pins, history))
     found = _attention_flag_fixes(_only_false(found, cfg), cfg)
     # a fork's own plugin arguments (pydantic models beside the config) are read by its axolotl
-    fields = project_fields(cfg.path) if found else {}
-    if not fields:  # a fork whose own schema is not beside the config: its keys cannot be placed
-        found = read_by_fork(found, framework_fork(cfg.path), NAME, LABEL)
-    b.diagnostics.extend(read_by_project(found, fields, LABEL) if found else found)
+    b.diagnostics.extend(read_by_own_copy(found, cfg.path, NAME, LABEL))
     return b.result()
 
 

@@ -41,7 +41,7 @@ from seqprof.config.dialects.common import (
     split_list,
 )
 from seqprof.config.loader import LoadedConfig
-from seqprof.config.project_fields import framework_fork, project_fields, read_by_fork, read_by_project
+from seqprof.config.project_fields import read_by_own_copy
 from seqprof.config.versions import KeyHistory, Pins, Removal, assumed, describe_versions, pins_beside
 
 NAME = "llamafactory"
@@ -282,7 +282,4 @@ def _checked_keys(cfg: LoadedConfig, pins: Pins) -> list:
                        assumption=assumed(["llamafactory"], pins, history))
     own = history.ever("llamafactory", CLASSES)  # a TrainingArguments field every transformers it runs with has:
     found = [d for d in found if d.kind != "deprecated_key" or d.key in own or judge(d.key) is not None]  # fine
-    fields = project_fields(cfg.path) if found else {}
-    if not fields:  # a fork whose own arguments are not beside the config: its keys cannot be placed
-        found = read_by_fork(found, framework_fork(cfg.path), NAME, LABEL, own_argument=own.__contains__)
-    return read_by_project(found, fields, LABEL) if found else found
+    return read_by_own_copy(found, cfg.path, NAME, LABEL, own_argument=own.__contains__)
