@@ -117,7 +117,8 @@ def measure(sc: Scenario, device: str, cpu_tiny: bool) -> dict:
                   gradient_accumulation_steps=s.gradient_accumulation_steps, max_steps=STEPS, learning_rate=1e-6,
                   optim=s.optimizer, gradient_checkpointing=s.gradient_checkpointing, bf16=True, report_to="none",
                   save_strategy="no", logging_steps=1, seed=0, dataloader_num_workers=0, use_cpu=device == "cpu",
-                  train_sampling_strategy="sequential")
+                  train_sampling_strategy="sequential",
+                  gradient_checkpointing_kwargs={"use_reentrant": s.checkpoint_reentrant})
     peaks = PhasePeaks(device, tracker)
     if tracker:
         tracker.mode.__enter__()

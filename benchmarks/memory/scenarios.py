@@ -322,6 +322,24 @@ ISSUE14_SFT: tuple[Scenario, ...] = (
     _s("sft_hf_qwen3-1.7b_full_adamw8bit_gc_b4_s2048", "qwen3-1.7b", "transformers Trainer, full FT with "
        "bitsandbytes' 8-bit AdamW (optim adamw_bnb_8bit)", micro_batch_size=4, seq_len=2048,
        optimizer="adamw_bnb_8bit", gradient_checkpointing=True, **T14),
+    # after probe_int8.py found bitsandbytes' 8-bit contexts holding their inputs and the prepared fp32 lm_head's
+    # bf16 copy under autocast: other shapes, both checkpointing variants and none, predicted at the commit that
+    # adds them
+    _s("sft_hf_llama3.2-3b_lora16_8bit_prep_gc_b4_s1024", "llama3.2-3b", "transformers Trainer, 8-bit LLM.int8 "
+       "weights, prepared, LoRA all-linear, non-reentrant checkpointing (transformers 5's default)",
+       micro_batch_size=4, seq_len=1024, adapter="lora", lora_r=16, lora_targets=ALL, load_in_8bit=True,
+       kbit_upcast=True, gradient_checkpointing=True, **T14),
+    _s("sft_hf_qwen2.5-1.5b_lora16_8bit_prep_gcre_b2_s2048", "qwen2.5-1.5b", "transformers Trainer, 8-bit weights, "
+       "prepared, LoRA all-linear, reentrant checkpointing (axolotl's SFT default)", micro_batch_size=2,
+       seq_len=2048, adapter="lora", lora_r=16, lora_targets=ALL, load_in_8bit=True, kbit_upcast=True,
+       gradient_checkpointing=True, checkpoint_reentrant=True, **T14),
+    _s("sft_hf_qwen3-1.7b_lora16_8bit_prep_b2_s1024", "qwen3-1.7b", "transformers Trainer, 8-bit weights, "
+       "prepared, LoRA all-linear, no checkpointing", micro_batch_size=2, seq_len=1024, adapter="lora", lora_r=16,
+       lora_targets=ALL, load_in_8bit=True, kbit_upcast=True, **T14),
+    _s("sft_hf_llama3.2-3b_qlora16_prep_gc_b2_s2048", "llama3.2-3b", "transformers Trainer, 4-bit NF4 prepared, "
+       "LoRA all-linear, autocast: the untied fp32 lm_head's bf16 copy", micro_batch_size=2, seq_len=2048,
+       adapter="lora", lora_r=16, lora_targets=ALL, load_in_4bit=True, kbit_upcast=True,
+       gradient_checkpointing=True, **T14),
 )
 ISSUE14_KTO: tuple[Scenario, ...] = (
     _s("kto_trl_qwen3-1.7b_full_ref_gc_b4_s2048", "qwen3-1.7b", "TRL KTOTrainer: fused lm_head, full FT with the "

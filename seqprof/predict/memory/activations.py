@@ -126,7 +126,19 @@ def linear(sim: Allocator, g: SavedForBackward, x: Block | None, cx: StepContext
     if cx.autocast and x_bytes != c:
         xin = sim.new(ACT, c * d_in * n)  # autocast casts the activation for every matmul
     quant = cx.s.load_in_4bit or cx.s.load_in_8bit
-    if quant and cx.mm != c:  # fp32 activations (prepare_model_for_kbit_training): x.to(compute dtype),
+    if cx.s.load_in_8bit:  # LLM.int8 (bitsandbytes' MatMul8bitLt): the input cast to fp16 and quantised to int8
+        tmp = sim.new(ACT, 3 * d_in * n)  # by rows, an int32 product, the output in the input's own dtype
+        acc = sim.new(ACT, 4 * d_out * n)
+        out = sim.new(ACT, x_bytes * d_out * n)
+        sim.drop(tmp, acc)
+        # ctx.tensors = (CAt, subA, A): the input kept on the context itself, not through save_for_backward, so
+        # a non-reentrant checkpoint cannot drop it, and it lives until the whole graph is freed after backward
+        # (probe_int8.py: Qwen3-1.7B, 5.4 GB more than with use_reentrant=True); a recomputed layer's is freed
+        # with that layer's graph
+        keeper = g.held if g.held is not None else (g if g.keep else None)
+        if keeper is not None:
+            keeper.save(lin.name, xin)
+    elif quant and cx.mm != c:  # fp32 activations (prepare_model_for_kbit_training): x.to(compute dtype),
         xc = sim.new(ACT, cx.mm * d_in * n)  # the matmul in it, and the output cast back
         sim.spike(ACT, cx.mm * d_in * d_out * lin.count)
         oc = sim.new(ACT, cx.mm * d_out * n)
@@ -265,13 +277,14 @@ def is_gated_attention(arch: Architecture, lins: dict[str, Linear]) -> bool:
 
 
 def layer_forward(sim: Allocator, cx: StepContext, layer: Layer, x: Block | None, x_rg: bool,
-                  keep: bool) -> tuple[Block | None, SavedForBackward]:
+                  keep: bool, held: SavedForBackward | None = None) -> tuple[Block | None, SavedForBackward]:
     """One decoder layer's forward (`layer`: its own linears and mixer kind, from Architecture.layers());
-    keep=False (no_grad, or a checkpoint's first pass) keeps nothing."""
+    keep=False (no_grad, or a checkpoint's first pass) keeps nothing but what `held` keeps to the step's end."""
     a, n, c = cx.arch, cx.n, cx.c
     h = a.hidden_size  # dense FFN width from the layer's up_proj (MoE blocks: seqprof.predict.memory.moe)
     lins = {lin.name: lin for lin in layer.linears}
     g = SavedForBackward(sim, keep)
+    g.held = held
     xb = 4 if cx.autocast else c  # residual stream dtype (fp32 weights promote it under autocast)
     lora_any = bool(cx.targets) and not cx.full
     if cx.autocast:

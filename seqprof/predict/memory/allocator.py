@@ -84,6 +84,9 @@ class SavedForBackward:
     def __init__(self, sim: Allocator, keep: bool) -> None:
         self.sim, self.keep = sim, keep
         self.groups: list[tuple[str, list[Block]]] = []
+        # what outlives autograd's own saving (bitsandbytes' 8-bit contexts): kept even when `keep` is False,
+        # freed with the whole graph after backward
+        self.held: SavedForBackward | None = None
 
     def save(self, name: str, *ts: Block | None) -> None:
         """Autograd keeps a reference to these (no-op under no_grad or a checkpoint's first pass)."""

@@ -132,7 +132,8 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
             sim.phase = ("reference " if ref else "") + f"forward: layer {i}"
             if training and gc:
                 ckpts.append(sim.ref(x))  # the checkpoint keeps the layer's input
-            xo, g = layer_forward(sim, mcx, layer, x, x_rg, keep=training and not gc)
+            xo, g = layer_forward(sim, mcx, layer, x, x_rg, keep=training and not gc,
+                                  held=int8_held if training else None)
             if masked and layer.kind != "linear_attention":
                 g.save_new("masked_sdpa", ACT, masked_sdpa_saved(cx))
             graphs.append(g)
@@ -144,6 +145,9 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
         sim.drop(x, emb, eager_mask)
         return graphs, fg, y, ckpts
 
+    # bitsandbytes' 8-bit linears keep their inputs on their contexts until the graph dies after backward, unless
+    # a reentrant checkpoint ran the layer under no_grad
+    int8_held = SavedForBackward(sim, True) if s.load_in_8bit and not (gc and s.checkpoint_reentrant) else None
     # autocast: the weight cache holds bf16 copies of every matmul weight until the autocast block ends
     cache = sim.new(ACT, c * sum(lin.params for layer in layers for lin in layer.linears)) \
         if autocast and gc else None
@@ -200,6 +204,8 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
                     sim.drop(total)  # then added in place into the accumulated .grad
         else:
             param_grad(pc * V * h)
+    if int8_held is not None:
+        int8_held.release_all()  # the graph dies when the training step returns
     sim.phase = "optimizer step"
     sim.mark()
     sim.spike("optimizer_workspace", opt_ws)

@@ -15,6 +15,13 @@ from seqprof.predict.memory.allocator import Allocator, Block, SavedForBackward
 from seqprof.predict.memory import preference
 
 
+def cast_head(cx: StepContext) -> bool:
+    """A prepared k-bit model (fp32 lm_head, peft's prepare_model_for_kbit_training) under the Trainer's autocast:
+    the lm_head's matmul runs in bf16 on a bf16 copy of its weight, and its logits come out in bf16 (measured:
+    Qwen3-4B QLoRA and Qwen3-1.7B 8-bit LoRA, each about vocab x hidden x 2 bytes over the fp32 walk)."""
+    return cx.s.trainer_autocast and cx.mm != cx.c and cx.s.loss in ("hf", "chunked") and not cx.s.is_preference
+
+
 def loss_forward(sim: Allocator, cx: StepContext, head: SavedForBackward, y: Block | None,
                  lm_head_grad: Callable[[], None], reference_hidden: Callable[[], Block | None]) -> Block | None:
     """Forward of the lm_head and the loss on the final hidden state `y` (consumed).
@@ -29,6 +36,8 @@ def loss_forward(sim: Allocator, cx: StepContext, head: SavedForBackward, y: Blo
     h, V = cx.arch.hidden_size, cx.arch.vocab_size
     autocast = cx.autocast
     lm_trainable = cx.full
+    if cast_head(cx):
+        head.save_new("lm_head", ACT, cx.mm * V * h)  # the bf16 copy of the fp32 weight, for the input gradient
     if autocast:
         head.save_new("lm_head", ACT, c * V * h)  # bf16 copy of the lm_head weight
         yc = sim.new(ACT, c * h * n)
@@ -78,11 +87,12 @@ def loss_forward(sim: Allocator, cx: StepContext, head: SavedForBackward, y: Blo
             sim.spike(LOG, 4 * row if c == 4 else 2 * c * row)  # the next row's log_softmax before the last dies
             sim.drop(rlog)
     else:  # transformers' ForCausalLMLoss: logits.float(), log_softmax, nll_loss
-        logits = sim.new(LOG, c * V * n)
+        lc = cx.mm if cast_head(cx) else c
+        logits = sim.new(LOG, lc * V * n)
         if lm_trainable:
             head.save("lm_head", y)
         sim.drop(y)
-        lf = sim.new(LOG, 4 * V * n) if c != 4 else sim.ref(logits)
+        lf = sim.new(LOG, 4 * V * n) if lc != 4 else sim.ref(logits)
         lsm = sim.new(LOG, 4 * V * n)
         head.save("loss", lsm)
         sim.drop(lf, logits, lsm)
@@ -148,8 +158,11 @@ def loss_backward(sim: Allocator, cx: StepContext, head: SavedForBackward, gy: B
         g2 = sim.new(LOG, 4 * V * n)  # log_softmax backward
         sim.drop(g1)
         head.release("loss")
-        g3 = sim.new(LOG, c * V * n) if c != 4 else None  # .float() backward
+        lc = cx.mm if cast_head(cx) else c
+        g3 = sim.new(LOG, lc * V * n) if lc != 4 else None  # .float() backward
         sim.drop(g2)
+        if lc != c:
+            sim.spike(ACT, lc * h * n)  # the bf16 matmul's input gradient, then cast to the fp32 hidden state
         gy = sim.new(ACT, xb * h * n)
         if lm_trainable:
             if autocast:

@@ -76,6 +76,10 @@ class TrainingSetup:
     kbit_upcast: bool = False  # 4/8-bit: peft's prepare_model_for_kbit_training upcast the unquantised params to fp32
     optimizer: str = "adamw_torch_fused"  # transformers' default with torch >= 2.8
     gradient_checkpointing: bool = False
+    # torch.utils.checkpoint's use_reentrant: transformers 5 passes False, 4.x True, axolotl's SFT and LLaMA-Factory
+    # True. It matters for 8-bit weights: bitsandbytes keeps each linear's input on the autograd context itself,
+    # which the non-reentrant variant cannot drop (seqprof.predict.memory.activations.linear)
+    checkpoint_reentrant: bool = False
     attn_implementation: str = "sdpa"
     loss: str = "hf"  # hf (logits materialised, fp32 upcast) | chunked | liger | cut_cross_entropy
     loss_chunk_size: int = 4096
