@@ -135,7 +135,8 @@ def measure(sc: Scenario, device: str, cpu_tiny: bool) -> dict:
     else:
         from transformers import DataCollatorForSeq2Seq, Trainer, TrainingArguments
 
-        enc = [tok(t + tok.eos_token)["input_ids"] for t in docs]
+        vocab = cfg["vocab_size"]  # a Llama shape (128k) under the Qwen3 tokenizer (151k): ids folded into range
+        enc = [[i % vocab for i in tok(t + tok.eos_token)["input_ids"]] for t in docs]
         data = Dataset.from_list([{"input_ids": ids, "attention_mask": [1] * len(ids), "labels": ids} for ids in enc])
         trainer = Trainer(model=_hf_model(tmp, s, device), args=TrainingArguments(**common), train_dataset=data,
                           data_collator=DataCollatorForSeq2Seq(tok, padding="longest"),
