@@ -138,8 +138,14 @@ def measure(sc: Scenario, device: str, cpu_tiny: bool) -> dict:
         vocab = cfg["vocab_size"]  # a Llama shape (128k) under the Qwen3 tokenizer (151k): ids folded into range
         enc = [[i % vocab for i in tok(t + tok.eos_token)["input_ids"]] for t in docs]
         data = Dataset.from_list([{"input_ids": ids, "attention_mask": [1] * len(ids), "labels": ids} for ids in enc])
+        pad = DataCollatorForSeq2Seq(tok, padding="longest")
+
+        def collate(rows):  # the pad id too (151643) is past a 128k vocabulary
+            batch = pad(rows)
+            batch["input_ids"] = batch["input_ids"] % vocab
+            return batch
         trainer = Trainer(model=_hf_model(tmp, s, device), args=TrainingArguments(**common), train_dataset=data,
-                          data_collator=DataCollatorForSeq2Seq(tok, padding="longest"),
+                          data_collator=collate,
                           callbacks=[peaks.steps_callback()])
         kind = "transformers.Trainer"
     batches: list[dict] = []
