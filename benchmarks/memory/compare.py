@@ -21,7 +21,6 @@ sys.path.insert(0, str(HERE))
 from scenarios import by_name  # noqa: E402
 
 from seqprof.predict.memory import PRECISIONS, estimate_memory  # noqa: E402
-from seqprof.predict.memory_plan import refused  # noqa: E402
 
 GIB = 2**30
 
@@ -35,7 +34,8 @@ def main() -> int:
                   "measured_h200_issue14_hybrid_holdout.json", "measured_h200_issue14_grpo.json",
                   "measured_h200_issue14_cce.json", "measured_h200_issue14_dpo.json",
                   "measured_h200_issue14_dpo_holdout.json", "measured_h200_issue14_sft.json",
-                  "measured_h200_issue14_kto.json"):
+                  "measured_h200_issue14_kto.json", "measured_h200_issue14_sft_4b.json",
+                  "measured_h200_issue14_int8.json", "measured_h200_issue14_int8_llama.json"):
         data = json.loads((HERE / table).read_text())
         for r in data["results"]:
             sc = by_name(r["name"])
@@ -45,9 +45,6 @@ def main() -> int:
             if not isinstance(meas, int):
                 rows.append((r["name"], "OOM" if r.get("oom") else r.get("error", "?")[:40],
                              f"{est.allocated_bytes / GIB:.2f}", "", "", est.peak_phase))
-                continue
-            if refused(sc.setup):  # seqprof memory gives no estimate: listed, not counted
-                rows.append((r["name"], f"{meas / GIB:.2f}", "refused", "", "", refused(sc.setup)[:40]))
                 continue
             err = (est.allocated_bytes - meas) / meas
             dtype_bytes = 4 if sc.setup.master_weights_fp32 else PRECISIONS[sc.setup.precision]

@@ -32,13 +32,33 @@ def _checkpointing(value: Any) -> bool:
     return _on(value) or (isinstance(value, str) and value.strip().lower() == "unsloth")
 
 
-EIGHT_BIT_WEIGHTS = ("8-bit (LLM.int8) weights are not modelled: through transformers' Trainer a Qwen3-4B LoRA step "
-                     "peaked at 1.86x what seqprof walks (benchmarks/memory/measured_h200_issue14_sft.json)")
+def _checkpoint_reentrant(plan: Any, raw: Mapping, trainer: str) -> tuple[bool, str]:
+    """torch.utils.checkpoint's use_reentrant as the framework passes it, and where that came from.
 
+    A stated gradient_checkpointing_kwargs.use_reentrant wins. axolotl sets True for SFT unless unfrozen_parameters
+    is set (utils/config/__init__.py), and its RL builders False; LLaMA-Factory's use_reentrant_gc defaults to True;
+    transformers' gradient_checkpointing_enable passes True in 4.x and False from 5.0 (placed by the pins); torchtune
+    wraps layers with the non-reentrant checkpoint."""
+    kwargs = raw.get("gradient_checkpointing_kwargs")
+    if isinstance(kwargs, Mapping) and "use_reentrant" in kwargs:
+        return _on(kwargs["use_reentrant"]), "gradient_checkpointing_kwargs.use_reentrant"
+    if plan.dialect == "axolotl":
+        return trainer == "sft" and not raw.get("unfrozen_parameters"), "axolotl's default"
+    if plan.dialect == "llamafactory":
+        stated = raw.get("use_reentrant_gc")
+        return (True if stated is None else _on(stated)), "LLaMA-Factory's use_reentrant_gc"
+    if plan.dialect in ("hf", "trl", "unsloth"):
+        from seqprof.config.versions import KeyHistory, Pin, Pins
 
-def refused(setup: TrainingSetup) -> str | None:
-    """Why `seqprof memory` gives no estimate for *setup* although estimate_memory can walk it, or None."""
-    return EIGHT_BIT_WEIGHTS if setup.load_in_8bit and not setup.load_in_4bit else None
+        info = (plan.get("framework_versions") or {}).get("transformers") or {}
+        spec, source = info.get("pinned"), info.get("source")
+        allowed = KeyHistory.load().allowed("transformers", Pins({"transformers": (Pin("transformers", spec,
+                                                                                        source or ""),)})) \
+            if spec else None
+        if allowed and int(allowed[-1].split(".")[0]) < 5:
+            return True, f"transformers {spec} ({source}): 4.x checkpoints reentrantly"
+        return False, "transformers 5's non-reentrant checkpoint"
+    return False, f"{plan.dialect}'s non-reentrant checkpoint"
 
 
 TRAINER_DIALECTS = frozenset({"hf", "trl", "axolotl", "llamafactory", "unsloth"})
@@ -135,8 +155,16 @@ def setup_from_plan(plan: Any, prompt_length: int | None = None) -> tuple[Traini
     padding_mask = plan.dialect in TRAINER_DIALECTS and trainer != "grpo" and (
         padding == "max_length" or (padding == "longest" and micro > 1))
     if kbit_upcast:
-        notes.append("4-bit base prepared as axolotl does (peft's prepare_model_for_kbit_training): embeddings, "
-                     "norms and lm_head upcast to fp32, activations and logits in fp32")
+        notes.append(f"{'8' if load8 and not load4 else '4'}-bit base prepared as axolotl does (peft's "
+                     "prepare_model_for_kbit_training): embeddings, norms and lm_head upcast to fp32, activations and "
+                     "logits in fp32")
+    gc = _checkpointing(get("gradient_checkpointing"))
+    reentrant, reentrant_why = _checkpoint_reentrant(plan, raw, trainer) if gc else (False, "")
+    if gc and load8 and not load4:
+        notes.append(f"8-bit weights under a {'' if reentrant else 'non-'}reentrant checkpoint (use_reentrant="
+                     f"{reentrant}: {reentrant_why}): " + (
+                         "each layer's 8-bit inputs live only while it is recomputed" if reentrant else
+                         "bitsandbytes keeps every linear's input on its autograd context until backward ends"))
     world_size = int(get("world_size") or 0) or None
     if trainer == "grpo":
         from seqprof.predict.memory.grpo import gpus_for_generation_batch
@@ -154,15 +182,12 @@ def setup_from_plan(plan: Any, prompt_length: int | None = None) -> tuple[Traini
         lora_dropout=float(get("lora_dropout") or 0.0), load_in_4bit=load4, load_in_8bit=load8 and not load4,
         kbit_upcast=kbit_upcast, trainer_autocast=trainer_autocast, hf_trainer=plan.dialect in TRAINER_DIALECTS,
         fused_lm_head=fused, padding_mask=padding_mask,
-        optimizer=optimizer, gradient_checkpointing=_checkpointing(get("gradient_checkpointing")),
+        optimizer=optimizer, gradient_checkpointing=gc, checkpoint_reentrant=reentrant,
         attn_implementation=attn, loss=loss, trainer=trainer,
         reference=reference, zero_stage=int(zero) if zero not in (None, "") else 0, fsdp=bool(get("fsdp")),
         world_size=world_size or 1,
         gradient_accumulation_steps=int(get("gradient_accumulation_steps") or 1),
         token_budget=int(get("token_budget")) if get("token_budget") else None, **grpo)
-    if refused(setup):
-        raise SeqprofError(refused(setup), path=plan.path, fix="estimate the 4-bit (QLoRA) or bf16 LoRA setup "
-                                                              "instead, or measure the 8-bit run on one GPU")
     if setup.is_paired:
         notes.append(f"{trainer}: chosen and rejected sequences each at {seq} tokens; reference model: {reference}")
     elif setup.is_preference:

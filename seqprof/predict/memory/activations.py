@@ -31,6 +31,9 @@ class StepContext:
     backend: str  # flash | efficient | math | eager
     mm: int = 2  # bytes of a quantised matmul's compute dtype (bitsandbytes casts its input to it and back)
     la: int = 0  # bytes of the LoRA branch's activations (0: the adapter dtype lb; autocast: the compute dtype)
+    # bytes of the attention kernel's inputs and output when the Trainer's autocast runs sdpa below the activation
+    # dtype (a prepared k-bit model: fp32 activations, bf16 attention); 0: the activation dtype c
+    ac: int = 0
 
 
 ACT, LOG = "activations", "logits"
@@ -199,9 +202,9 @@ def masked_sdpa_saved(cx: StepContext) -> int:
     """Bytes an attention layer keeps beyond the unmasked walk: keys and values repeated to every query head
     (repeat_kv, since use_gqa_in_sdpa is False with a mask) and the additive mask torch made from the bool one
     (b x 1 x s x s in the query dtype, its last dim padded to 16 for the memory-efficient kernel)."""
-    a, s = cx.arch, cx.s.seq_len
-    repeated = 2 * cx.c * (a.q_dim - a.kv_dim) * cx.n
-    return repeated + cx.c * cx.seqs * s * (math.ceil(s / 16) * 16)
+    a, s, kc = cx.arch, cx.s.seq_len, cx.ac or cx.c
+    repeated = 2 * kc * (a.q_dim - a.kv_dim) * cx.n
+    return repeated + kc * cx.seqs * s * (math.ceil(s / 16) * 16)
 
 
 def attention(sim: Allocator, g: SavedForBackward, cx: StepContext, q: Block | None, k: Block | None, v: Block | None) -> Block | None:
@@ -212,7 +215,7 @@ def attention(sim: Allocator, g: SavedForBackward, cx: StepContext, q: Block | N
     sq = seqs * heads * s * s  # elements of the s x s score matrices of all heads and sequences
     gqa = a.num_kv_heads != a.num_heads
     if cx.backend in ("flash", "efficient"):
-        out = sim.new(ACT, c * qd * n)
+        out = sim.new(ACT, (cx.ac or c) * qd * n)
         lse_len = n if cx.backend == "flash" else seqs * math.ceil(s / 32) * 32
         g.save("attn", q, k, v, out)
         g.save_new("attn", ACT, 4 * heads * lse_len)  # logsumexp
@@ -382,6 +385,10 @@ def _attention_forward(sim: Allocator, g: SavedForBackward, cx: StepContext, lin
         qc, kc = sim.new(ACT, c * a.q_dim * n), sim.new(ACT, c * a.kv_dim * n)
         sim.drop(q, k)
         q, k = qc, kc
+    elif cx.ac:  # a prepared k-bit model under the Trainer's autocast: q, k and v cast to bf16 for sdpa
+        qc, kc, vc = (sim.new(ACT, cx.ac * d * n) for d in (a.q_dim, a.kv_dim, a.kv_dim))
+        sim.drop(q, k, v)
+        q, k, v = qc, kc, vc
     o = attention(sim, g, cx, q, k, v)
     sim.drop(q, k, v)
     if gated:  # attn_output * torch.sigmoid(gate): sigmoid keeps its output, the product both factors
@@ -390,7 +397,7 @@ def _attention_forward(sim: Allocator, g: SavedForBackward, cx: StepContext, lin
         g.save("out_gate", o, sg)
         sim.drop(o, sg)
         o = og
-    att_out = linear(sim, g, o, cx, lins["o_proj"], c)
+    att_out = linear(sim, g, o, cx, lins["o_proj"], cx.ac or c)
     sim.drop(o, gate, y1)
     return att_out
 
@@ -537,10 +544,11 @@ def step_context(arch: Architecture, s: TrainingSetup) -> StepContext:
     mm = c
     if quant and s.kbit_upcast:  # peft's prepare_model_for_kbit_training: every unquantised parameter in fp32,
         c = pc = 4               # so the embedding output, norms, residual stream, attention and logits are fp32
+    ac = mm if (quant and s.kbit_upcast and s.trainer_autocast) else 0  # sdpa is on autocast's bf16 list
     return StepContext(arch=arch, s=s, n=s.tokens, seqs=s.sequences, c=c, pc=pc, autocast=autocast, full=full,
-                targets=targets, lb=4 if (s.lora_fp32 or c == 4) else c, backend=attention_backend(arch, s, c),
+                targets=targets, lb=4 if (s.lora_fp32 or c == 4) else c, backend=attention_backend(arch, s, ac or c),
                 la=c if (s.trainer_autocast and c == 2 and not full) else 0,
-                mm=mm)
+                mm=mm, ac=ac)
 
 
 def saved_per_layer(cx: StepContext) -> int:
