@@ -22,7 +22,8 @@ never imported, so one environment covers every version:
   with their LLaMA-Factory bases; TrainingArguments' own fields, not transformers' Seq2SeqTrainingArguments it
   derives from, which are TrainingArguments keys judged by the transformers history), every release (its
   patches changed the fields), and per release the transformers range its METADATA requires, so a
-  TrainingArguments key is judged against the transformers releases that LLaMA-Factory release runs with.
+  TrainingArguments key is judged against the transformers releases that LLaMA-Factory release runs with;
+  TRL's transformers range per release too (trl 0.12 requires transformers<4.47).
 
 Per field (and per class, under "versions") the file holds spans ``[first version that has it, first later
 version that lacks it]`` (null: still present) over the version list beside them, so `seqprof lint` knows which
@@ -295,7 +296,8 @@ def intervals(versions: Iterable[str], present: Mapping[str, set[str]]) -> dict[
 def build(wheels: Path) -> dict:
     ta_by_version = {v: training_arguments_fields(wheel("transformers", v, wheels)) for v in TRANSFORMERS_VERSIONS}
     newest_ta = ta_by_version[TRANSFORMERS_VERSIONS[-1]]
-    trl_by_version = {v: trl_class_fields(wheel("trl", v, wheels), newest_ta) for v in TRL_VERSIONS}
+    trl = {v: wheel("trl", v, wheels) for v in TRL_VERSIONS}
+    trl_by_version = {v: trl_class_fields(whl, newest_ta) for v, whl in trl.items()}
     axolotl_by_version = {v: {"AxolotlInputConfig": axolotl_fields(wheel("axolotl", v, wheels, sdist=True))}
                           for v in AXOLOTL_VERSIONS}
     llamafactory = {v: wheel("llamafactory", v, wheels) for v in LLAMAFACTORY_VERSIONS}
@@ -309,7 +311,9 @@ def build(wheels: Path) -> dict:
             "TrainingArguments": {"versions": [[TRANSFORMERS_VERSIONS[0], None]],
                                   "fields": intervals(TRANSFORMERS_VERSIONS, ta_by_version)}}},
         "trl": {"versions": list(TRL_VERSIONS), "classes": history(TRL_VERSIONS, trl_by_version),
-                "note": f"TRL fields minus transformers {TRANSFORMERS_VERSIONS[-1]} TrainingArguments fields"},
+                "requires": {v: {"transformers": required_range(whl, "transformers")} for v, whl in trl.items()},
+                "note": f"TRL fields minus transformers {TRANSFORMERS_VERSIONS[-1]} TrainingArguments fields; "
+                        "requires: the Requires-Dist range of each release's METADATA (Linux, Python 3.11)"},
         "axolotl": {"versions": list(AXOLOTL_VERSIONS), "classes": history(AXOLOTL_VERSIONS, axolotl_by_version),
                     "note": "AxolotlInputConfig and its mixins (src/axolotl/utils/config/models/input/v0_4_1/ to "
                             "0.7, src/axolotl/utils/schemas/ from 0.8; sdists where PyPI has no wheel), alias names"},

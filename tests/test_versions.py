@@ -257,3 +257,63 @@ def test_a_recipe_pinned_before_trls_config_classes_reads_its_own_keys(tmp_path)
     assert diagnostic(plan, "evaluation_strategy").kind != "unread_key"
     newer = project(tmp_path / "newer", {"requirements.txt": "trl==0.19.1\n"})
     assert diagnostic(read_plan(newer), "max_seq_length").kind in ("renamed_key", "removed_key")
+
+
+# --- a fix the pinned releases cannot take yet -------------------------------------------------------
+
+def _lint_json(config: Path) -> dict:
+    result = CliRunner().invoke(main, ["lint", str(config), "--format", "json", "--select", "SP4"])
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)
+
+
+def _finding(out: dict, key: str) -> dict:
+    return next(f for f in out["findings"] if f["key"] == key)
+
+
+@pytest.mark.parametrize("pins, key, code, since", [
+    # ModelConfig.dtype arrived in trl 0.23 (model_config.py); torch_dtype left in 0.27
+    ("trl==0.16.0\n", "torch_dtype: bfloat16\n", "SP403", "trl 0.23"),
+    # TrainingArguments.eval_strategy arrived in 4.41; evaluation_strategy left in 4.51
+    ("transformers==4.36.2\n", "evaluation_strategy: steps\n", "SP402", "transformers 4.41"),
+    # warmup_steps reads a float ratio from 5.0 (an int before); warmup_ratio left in 5.15
+    ("transformers==4.50.3\n", "warmup_ratio: 0.1\n", "SP402", "transformers 5.0"),
+])
+def test_a_key_that_breaks_later_keeps_its_name_while_the_pin_lacks_the_replacement(tmp_path, pins, key, code, since):
+    """Still a warning naming the release that breaks it, but the fix waits for the release that brings the new
+    name (renaming at the pin would be refused)."""
+    out = _lint_json(project(tmp_path, {"requirements.txt": pins}, key))
+    f = _finding(out, key.split(":")[0])
+    assert f["code"] == code and f["severity"] == "warning" and "breaks on that upgrade" in f["message"]
+    assert f["fix"].startswith(f"keep '{key.split(':')[0]}' while the pins stay; from {since} on")
+
+
+def test_the_same_key_under_a_pin_with_the_replacement_is_renamed_now(tmp_path):
+    out = _lint_json(project(tmp_path, {"requirements.txt": "trl==0.26.2\n"}, "torch_dtype: bfloat16\n"))
+    assert _finding(out, "torch_dtype")["fix"] == "use 'dtype' instead"
+
+
+def test_a_pin_older_than_the_history_is_judged_as_its_oldest_release(tmp_path):
+    """transformers==4.34 (the history starts at 4.36): gradient_checkpointing's replacement arrived in 5.23, so a
+    note; judged without the pin it would be a warning against 5.24."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "requirements.txt").write_text("transformers==4.34\n")
+    config = tmp_path / "train_args.yaml"  # a TrainingArguments file (Firefly's train_args/*.json, as YAML)
+    config.write_text("output_dir: out\nper_device_train_batch_size: 4\nlearning_rate: 1.0e-5\n"
+                      "gradient_checkpointing: true\n")
+    result = CliRunner().invoke(main, ["lint", str(config), "--format", "json"])
+    f = _finding(json.loads(result.stdout), "gradient_checkpointing")
+    assert f["code"] == "SP429" and "transformers==4.34" in f["message"]
+
+
+def test_trl_s_own_cap_on_transformers_bounds_an_open_transformers_pin(tmp_path):
+    """trl<0.13 installs trl 0.12.2, whose metadata requires transformers<4.47: activation_checkpointing_kwargs
+    (5.23) is out of reach, so gradient_checkpointing_kwargs is right there (a note); a floor (trl 1.16's
+    transformers>=4.56.2) narrows nothing."""
+    key = "gradient_checkpointing_kwargs:\n  use_reentrant: false\n"
+    capped = _lint_json(project(tmp_path / "a", {"requirements.txt": "trl<0.13\ntransformers>=4.39\n"}, key))
+    f = _finding(capped, "gradient_checkpointing_kwargs")
+    assert f["code"] == "SP429" and "what trl 0.12.2 requires" in f["message"]
+    floor = _lint_json(project(tmp_path / "b", {"requirements.txt": "trl>=1.0\ntransformers>=4.39\n"}, key))
+    f = _finding(floor, "gradient_checkpointing_kwargs")
+    assert f["code"] == "SP403" and "requires" not in f["message"]

@@ -51,6 +51,8 @@ class ConfigDiagnostic:
     suggestion: str | None = None  # did-you-mean / replacement key
     other_line: int | None = None  # duplicate_key: the first occurrence
     value_change: str | None = None  # renamed_key/removed_key: how the value changes under the new key
+    # renamed_key/deprecated_key whose replacement the pinned releases lack: the release that brings it ('trl 0.23')
+    suggestion_from: str | None = None
 
 
 @dataclass(frozen=True)

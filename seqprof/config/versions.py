@@ -465,16 +465,21 @@ class KeyHistory:
         return Removal(package, removed_in, "error",
                        f"removed in {removed_in}, and every release {pinned} allows lacks it")
 
-    def arrival(self, package: str, replacement: str, classes: Sequence[str], pins: Pins) -> Removal | None:
+    def arrival(self, package: str, replacement: str, classes: Sequence[str], pins: Pins,
+                since: str | None = None) -> Removal | None:
         """A deprecated key whose *replacement* no pinned release has yet: the deprecation lies past the pins.
 
         transformers 5.23 made gradient_checkpointing a deprecated alias of activation_checkpointing; a project
         pinned to 4.52 cannot use the new name, so the old one is right there (a note, not a warning). A commit pin
         (`@git+...@acdbe627`) cannot be placed among releases, so whether it has the replacement is unknown: a note
         too. None when the pins allow a release with the replacement, when *package* is unpinned or installed from
-        its main branch, or when the history never had the replacement."""
+        its main branch, or when the history never had the replacement. *since*: the release from which the
+        replacement takes the old key's value (transformers 5.0's warmup_steps reads a float ratio; 4.x's an int)."""
+        from packaging.version import Version
+
         order = self.versions(package)
-        having = self.having(package, replacement, classes)
+        having = [v for v in self.having(package, replacement, classes)
+                  if since is None or Version(v) >= Version(since)]
         allowed = self.allowed(package, pins)
         vcs = pins.vcs(package)
         if having and allowed is None and vcs is not None and not vcs.head:
@@ -485,9 +490,31 @@ class KeyHistory:
         if not having or not allowed or any(v in having for v in allowed):
             return None
         first = self.release(package, min(having, key=order.index))
-        return Removal(package, first, "later",
-                       f"{pins.describe(package)} has no '{replacement}' yet ({first} added it): nothing to change "
-                       "before that upgrade")
+        what = f"no '{replacement}' yet ({first} added it)" if since is None else \
+            f"no '{replacement}' that reads this value yet ({first} made it read it)"
+        return Removal(package, first, "later", f"{pins.describe(package)} has {what}: nothing to change before that "
+                                                "upgrade")
+
+
+def with_requirement(pins: Pins, history: KeyHistory, package: str, dependency: str) -> Pins:
+    """*pins* and the *dependency* range that the newest release of *package* they allow requires: pip installs
+    that release, then a *dependency* inside its range (trl<0.13 installs 0.12.2, which requires transformers<4.47).
+    Only the range's caps count (<, <=, ==, ~=): a floor such as trl 1.16's transformers>=4.56.2 excludes only old
+    releases, which pip would not pick either, and the project's own range already says which it allows. Unchanged
+    when *package* is unpinned, the release caps nothing, or the cap and the project's own pins on *dependency*
+    have no release in common (the project's pin is then what it installs)."""
+    allowed = history.allowed(package, pins)
+    spec = history.requires(package, allowed[-1], dependency) if allowed else None
+    spec = ",".join(c.strip() for c in (spec or "").split(",") if c.strip().startswith(("<", "==", "~=")))
+    if not spec or pins.vcs(dependency):
+        return pins
+    pin = Pin(dependency, spec, f"what {package} {allowed[-1]} requires")
+    joined = Pins({**pins.pins, dependency: pins.pins.get(dependency, ()) + (pin,)}, pins.notes)
+    narrowed = history.allowed(dependency, joined)
+    if any(p.exact for p in pins.pins.get(dependency, ())) or not narrowed or \
+            narrowed == history.allowed(dependency, pins):
+        return pins  # a lock, a conflict (the project's own pin is what it installs), or nothing narrowed
+    return joined
 
 
 def minor(version: str) -> str:
@@ -499,7 +526,8 @@ def allowed_minors(pins: Pins, package: str, order: Sequence[str], *, patch: boo
 
     Each generated version stands for its whole minor release: a pin allowing its .0 or its last patch allows
     it (with *patch*, every release is listed and stands only for itself). A pin above the newest release known
-    is taken as the newest (a later release is judged like it)."""
+    is taken as the newest (a later release is judged like it), and one below the oldest known as the oldest
+    (transformers==4.34 judged as 4.36: the history starts there)."""
     found = pins.of(package)
     if not found:
         return None
@@ -516,6 +544,14 @@ def allowed_minors(pins: Pins, package: str, order: Sequence[str], *, patch: boo
             above = False
         if above:
             out = [newest]
+        oldest = Version(order[0])
+        try:
+            below = all(any(Version(v) < oldest and p.allows(v) for v in re.findall(r"\d+(?:\.\d+)+", p.specifier))
+                        for p in found)
+        except InvalidVersion:
+            below = False
+        if below and not out:
+            out = [order[0]]
     return out
 
 

@@ -6,7 +6,7 @@ import bisect
 import json
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ class Moved:
     replacement: str | None
     why: str
     value_change: str | None = None  # how the value changes with the new key (a switch that became a choice)
+    replacement_from: str | None = None  # the release from which the replacement reads this value (else: its arrival)
 
 
 @dataclass(frozen=True)
@@ -136,8 +137,9 @@ def check_keys(cfg: LoadedConfig, space: Keyspace, *, section: str = "",
     `removal(key)`: a renamed/deprecated key the newest release lacks, judged against the pinned versions
     (seqprof.config.versions.Removal): 'error' (every pinned release lacks it) makes it a `removed_key`
     (SP408), 'warning' names the release that breaks it, 'assumed' (no pin) says which release was assumed.
-    `arrival(replacement)`: a key the newest release deprecates for a *replacement* no pinned release has yet
-    ('later': an `upcoming_deprecation`, SP429, info)."""
+    `arrival(replacement, since)`: a key deprecated for a *replacement* no pinned release has yet (or none reading
+    the old value, from *since*): 'later', an `upcoming_deprecation` (SP429, info), also when the pins' release
+    still has the old key and a later one removes it, since renaming now would break the run."""
     mapping = cfg.get(section) if section else cfg.data
     if not isinstance(mapping, Mapping):
         return []
@@ -154,8 +156,15 @@ def check_keys(cfg: LoadedConfig, space: Keyspace, *, section: str = "",
         if moved is not None:
             renamed = key in space.renamed
             gone = removal(str(key)) if removal is not None else None
-            if gone is None and arrival is not None and moved.replacement:
-                gone = arrival(moved.replacement)
+            later = arrival(moved.replacement, moved.replacement_from) \
+                if arrival is not None and moved.replacement and (gone is None or gone.verdict == "warning") else None
+            since = None
+            if later is not None and gone is None:  # deprecated past the pins: the old key is right until then
+                gone = later
+            elif later is not None:  # it breaks on an upgrade, and the fix needs a release the pins do not allow
+                since = later.removed_in
+                gone = replace(gone, detail=f"{gone.detail}; " + later.detail.split(": nothing to change")[0] +
+                               ": rename it on that upgrade, not before")
             if renamed:
                 message = f"'{key}' was renamed to '{moved.replacement}': {moved.why}"
             else:
@@ -174,7 +183,8 @@ def check_keys(cfg: LoadedConfig, space: Keyspace, *, section: str = "",
             if kind == "removed_key" and not renamed:
                 message = message.replace(f"'{key}' is deprecated: ", f"'{key}' is removed: ", 1)
             out.append(ConfigDiagnostic(kind=kind, key=dotted, file=cfg.path, line=line, message=message,
-                                        suggestion=moved.replacement, value_change=moved.value_change))
+                                        suggestion=moved.replacement, value_change=moved.value_change,
+                                        suggestion_from=since))
         elif key not in space.known:
             guess = did_you_mean(str(key), names)
             hint = f"; did you mean '{guess}'?" if guess else ""

@@ -73,7 +73,8 @@ LEGACY_RENAMED: Mapping[str, Moved] = {
                                           "'train_sampling_strategy: group_by_length'"),
     "warmup_ratio": Moved("warmup_steps",
                           "deprecated in transformers 5.0 (huggingface/transformers#41326)",
-                          value_change="the value stays the ratio: warmup_steps reads a float in [0, 1) as one"),
+                          value_change="the value stays the ratio: warmup_steps reads a float in [0, 1) as one",
+                          replacement_from="5.0.0"),  # 4.x's warmup_steps is an int
     "evaluation_strategy": Moved("eval_strategy", "renamed in transformers 4.41 (the old name was deprecated)"),
     "per_gpu_train_batch_size": Moved("per_device_train_batch_size", "renamed in transformers 3; removed in 5"),
     "per_gpu_eval_batch_size": Moved("per_device_eval_batch_size", "renamed in transformers 3; removed in 5"),
@@ -125,7 +126,8 @@ def removal_judge(pins: Pins, history: KeyHistory):
 
 def arrival_judge(pins: Pins, history: KeyHistory):
     """replacement -> Removal('later') when no release *pins* allow has TrainingArguments.<replacement> yet."""
-    return lambda replacement: history.arrival("transformers", replacement, ["TrainingArguments"], pins)
+    return lambda replacement, since=None: history.arrival("transformers", replacement, ["TrainingArguments"], pins,
+                                                           since)
 
 
 # ChatGLM3 / GLM-4's finetune_hf.py: `Seq2SeqTrainingArguments(**config["training_args"])`, the rest of the file

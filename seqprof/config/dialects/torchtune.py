@@ -81,6 +81,8 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     if rl:
         b.derived("trainer", rl, "loss._component_")
         b.stated("max_steps", "num_steps", as_number)
+    elif "ORPOLoss" in loss:  # a fork's ORPO recipe (odds-ratio term on the SFT loss, no reference model)
+        b.derived("trainer", "orpo", "loss._component_")
     elif any(name in loss for name in PREFERENCE_LOSSES):
         b.derived("trainer", "dpo", "loss._component_")
     elif data.get("kd_loss") is not None:

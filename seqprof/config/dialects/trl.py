@@ -50,7 +50,7 @@ from seqprof.config.dialects.common import (
 )
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.project_fields import project_fields, project_name, read_by_project
-from seqprof.config.versions import KeyHistory, Pins, assumed, describe_versions, pins_beside
+from seqprof.config.versions import KeyHistory, Pins, assumed, describe_versions, pins_beside, with_requirement
 
 NAME = "trl"
 USES_PINS = True  # read_plan hands build() the version pins (--versions, else the files beside the config)
@@ -210,11 +210,11 @@ def removal_judge(trainer: str, pins: Pins, history: KeyHistory):
 def arrival_judge(trainer: str, pins: Pins, history: KeyHistory):
     """replacement -> Removal('later') when no release *pins* allow has it yet: by trl's pin for a TRL field,
     by transformers' for a TrainingArguments one."""
-    def judge(replacement: str):
+    def judge(replacement: str, since: str | None = None):
         classes = lookup_classes(trainer, replacement, history)
         if classes:
-            return history.arrival("trl", replacement, classes, pins)
-        return history.arrival("transformers", replacement, ["TrainingArguments"], pins)
+            return history.arrival("trl", replacement, classes, pins, since)
+        return history.arrival("transformers", replacement, ["TrainingArguments"], pins, since)
     return judge
 
 
@@ -340,8 +340,8 @@ def infer_trainer(data: Mapping[str, Any], path: str | None = None) -> tuple[str
 def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = None) -> DialectResult:
     """Canonical settings of a TRL config; keys judged against *pins* (default: the files beside the config)."""
     b = Builder(cfg)
-    pins = pins if pins is not None else pins_beside(cfg.path)
     history = KeyHistory.load()
+    pins = with_requirement(pins if pins is not None else pins_beside(cfg.path), history, "trl", "transformers")
     data = cfg.data
     if variant in VARIANTS:
         trainer, why = variant, "given as the dialect"
