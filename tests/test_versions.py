@@ -317,3 +317,13 @@ def test_trl_s_own_cap_on_transformers_bounds_an_open_transformers_pin(tmp_path)
     floor = _lint_json(project(tmp_path / "b", {"requirements.txt": "trl>=1.0\ntransformers>=4.39\n"}, key))
     f = _finding(floor, "gradient_checkpointing_kwargs")
     assert f["code"] == "SP403" and "requires" not in f["message"]
+
+
+@pytest.mark.parametrize("trl, code", [("trl>=0.9.6,<0.13.0", "SP407"), ("trl", "SP407"), ("trl>=0.19.1", "SP403")])
+def test_alignment_handbook_s_own_model_arguments_read_torch_dtype_before_its_rewrite(tmp_path, trl, code):
+    """alignment-handbook's src/alignment/configs.py declared ModelArguments.torch_dtype itself until 19f0345
+    (2025-07-24), which took TRL's ModelConfig and pinned trl>=0.19.1; a copy with no trl pin cannot be dated."""
+    setup = f'from setuptools import setup\nsetup(name="alignment-handbook", install_requires=["{trl}"])\n'
+    config = project(tmp_path, {"setup.py": setup}, "torch_dtype: bfloat16\n")
+    result = CliRunner().invoke(main, ["lint", str(config), "--format", "json"])
+    assert _finding(json.loads(result.stdout), "torch_dtype")["code"] == code
