@@ -647,3 +647,14 @@ def test_the_path_decides_a_trl_trainer_only_when_the_keys_are_shared(tmp_path, 
     config.write_text("model_name_or_path: Qwen/Qwen3-1.7B\ndataset_name: trl-lib/ultrafeedback_binarized\n" + keys)
     plan = read_plan(config)
     assert plan.dialect == "trl" and plan.get("trainer") == trainer
+
+
+def test_a_torchtune_fork_s_own_builder_is_not_judged_as_upstream_s(tmp_path: Path) -> None:
+    """MinghaoYan/torchtune's concurrent_lora_llama3_8b takes a rank per adapter (lora_rank: List[int]): no torchtune
+    release has the builder, so its arguments are the fork's; an upstream builder's list is still refused."""
+    body = "model:\n  _component_: torchtune.models.llama3.{}\n  lora_attn_modules: ['q_proj']\n" \
+           "  lora_rank: [8, 8]\n  lora_alpha: [16, 16]\ntokenizer:\n  max_seq_len: 1024\nbatch_size: 2\n"
+    fork = read_plan(_write(tmp_path, "fork.yaml", body.format("concurrent_lora_llama3_8b")))
+    upstream = read_plan(_write(tmp_path, "upstream.yaml", body.format("lora_llama3_8b")))
+    assert not [d for d in fork.diagnostics if d.kind == "invalid_value"] and fork.get("lora_r") is None
+    assert {d.key for d in upstream.diagnostics if d.kind == "invalid_value"} == {"model.lora_rank", "model.lora_alpha"}

@@ -96,9 +96,12 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
         b.derived("load_in_4bit", True, "model._component_")
     elif leaf.startswith("lora_"):
         b.derived("adapter", "lora", "model._component_")
-    b.stated("lora_r", "model.lora_rank", as_number)
-    b.stated("lora_alpha", "model.lora_alpha", as_number)
-    b.stated("lora_dropout", "model.lora_dropout", as_number)
+    if model in _components()[0] or not model.startswith("torchtune."):
+        b.stated("lora_r", "model.lora_rank", as_number)
+        b.stated("lora_alpha", "model.lora_alpha", as_number)
+        b.stated("lora_dropout", "model.lora_dropout", as_number)
+    # else a builder no torchtune release has (a fork's concurrent_lora_llama3_8b takes a rank per adapter): its
+    # arguments mean what the fork says, so they are neither read nor judged as upstream's
     if b.present("model.lora_attn_modules"):
         targets = split_list(b.raw("model.lora_attn_modules"))
         if as_bool(b.raw("model.apply_lora_to_mlp")) is True:
