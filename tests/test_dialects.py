@@ -658,3 +658,13 @@ def test_a_torchtune_fork_s_own_builder_is_not_judged_as_upstream_s(tmp_path: Pa
     upstream = read_plan(_write(tmp_path, "upstream.yaml", body.format("lora_llama3_8b")))
     assert not [d for d in fork.diagnostics if d.kind == "invalid_value"] and fork.get("lora_r") is None
     assert {d.key for d in upstream.diagnostics if d.kind == "invalid_value"} == {"model.lora_rank", "model.lora_alpha"}
+
+
+def test_a_trl_file_with_no_trainer_keys_follows_a_path_that_names_one(tmp_path: Path) -> None:
+    """taishan1994/DPO-Finetuning's train_config/qwen2_dpo_config.yaml sets no beta (DPOConfig's defaults) and
+    finetune_dpo.py runs DPOTrainer on it: with no trainer's own keys, the path decides; SFT keys still win."""
+    body = "model_name_or_path: Qwen/Qwen2-7B\ndataset_mixer:\n  x: 1.0\nmax_length: 4096\nbf16: true\n" \
+           "per_device_train_batch_size: 1\nlearning_rate: 1.0e-5\n"
+    (tmp_path / "dpo").mkdir()
+    assert read_plan(_write(tmp_path / "dpo", "config.yaml", body)).get("trainer") == "dpo"
+    assert read_plan(_write(tmp_path / "dpo", "packed.yaml", body + "packing: true\n")).get("trainer") == "sft"

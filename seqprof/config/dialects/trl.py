@@ -355,6 +355,8 @@ def infer_trainer(data: Mapping[str, Any], path: str | None = None) -> tuple[str
                        f"are fields of {named.upper()}Config too")
     if pref and not (keys & SFT_KEYS):
         return "dpo", "inferred from " + ", ".join(sorted(pref)) + " (preference-training keys)"
+    if named and named != "sft" and not (keys & SFT_KEYS) and not pref:  # nothing in the keys decides: the path
+        return named, f"no trainer's own keys; the path names {named} ({Path(path).name})"
     why = ("inferred from " + ", ".join(sorted(keys & SFT_KEYS))) if keys & SFT_KEYS else \
         "no preference-training keys; TRL configs do not name their trainer (pass --dialect trl_dpo etc.)"
     return "sft", why
