@@ -156,8 +156,9 @@ def setup_from_plan(plan: Any, prompt_length: int | None = None) -> tuple[Traini
         padding == "max_length" or (padding == "longest" and micro > 1))
     if kbit_upcast:
         notes.append(f"{'8' if load8 and not load4 else '4'}-bit base prepared as axolotl does (peft's "
-                     "prepare_model_for_kbit_training): embeddings, norms and lm_head upcast to fp32, activations and "
-                     "logits in fp32")
+                     "prepare_model_for_kbit_training): embeddings, norms and lm_head upcast to fp32, activations in "
+                     "fp32" + ("; under the Trainer's autocast sdpa and the lm_head's matmul run in bf16"
+                               if trainer_autocast else ""))
     gc = _checkpointing(get("gradient_checkpointing"))
     reentrant, reentrant_why = _checkpoint_reentrant(plan, raw, trainer) if gc else (False, "")
     if gc and load8 and not load4:

@@ -138,8 +138,9 @@ def check_keys(cfg: LoadedConfig, space: Keyspace, *, section: str = "",
     (seqprof.config.versions.Removal): 'error' (every pinned release lacks it) makes it a `removed_key`
     (SP408), 'warning' names the release that breaks it, 'assumed' (no pin) says which release was assumed.
     `arrival(replacement, since)`: a key deprecated for a *replacement* no pinned release has yet (or none reading
-    the old value, from *since*): 'later', an `upcoming_deprecation` (SP429, info), also when the pins' release
-    still has the old key and a later one removes it, since renaming now would break the run."""
+    the old value, from *since*): 'later', an `upcoming_deprecation` (SP429, info). When a later release also
+    removes the old key, it stays the warning `removal` makes it, and its fix waits for the release that brings the
+    replacement (`suggestion_from`): renaming at the pin would break the run."""
     mapping = cfg.get(section) if section else cfg.data
     if not isinstance(mapping, Mapping):
         return []

@@ -268,7 +268,9 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
                      "keep bf16 inputs (measured through TRL's DPOTrainer: benchmarks/memory/measured_h200_issue14_dpo*"
                      ".json)")
     if s.load_in_8bit:
-        notes.append("8-bit weights: 1 byte per weight plus fp32 row scales (not measured)")
+        notes.append("8-bit weights: 1 byte per weight plus fp32 row scales; LLM.int8's outlier columns of each "
+                     "input are left out (a trained model has a handful; measured on random-init models, where "
+                     "they made the walk up to 13% short: benchmarks/memory/int8_outliers.py)")
     if s.loss == "cut_cross_entropy":
         notes.append("Cut Cross-Entropy: no logits materialised, hidden-size gradients only (measured on an H200: "
                      "benchmarks/memory/measured_h200_issue14_cce.json)")
