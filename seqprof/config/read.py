@@ -46,7 +46,7 @@ def read_plan(path: str | Path, dialect: str | None = None, versions: str | None
         settings = result.settings
         found.extend(result.diagnostics)
     if own_parser and "trainer" not in settings:
-        from seqprof.config.dialects.trl import path_trainer
+        from seqprof.config.dialects.recipes import path_trainer
         from seqprof.config.plan import Setting
 
         named = path_trainer(cfg.path)  # the project's own loop: its folder names what it trains

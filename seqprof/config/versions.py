@@ -360,6 +360,7 @@ class Removal:
     #               | 'unknown': pinned to a git commit (a note, not a warning: the commit may still have it)
     #               | 'later': deprecated in a release after every pinned one (KeyHistory.arrival)
     detail: str  # the sentence appended to the diagnostic's message
+    fact: str = ""  # 'later': what the pins lack, without what to do about it (for a message that says more)
 
 
 class KeyHistory:
@@ -492,8 +493,8 @@ class KeyHistory:
         first = self.release(package, min(having, key=order.index))
         what = f"no '{replacement}' yet ({first} added it)" if since is None else \
             f"no '{replacement}' that reads this value yet ({first} made it read it)"
-        return Removal(package, first, "later", f"{pins.describe(package)} has {what}: nothing to change before that "
-                                                "upgrade")
+        fact = f"{pins.describe(package)} has {what}"
+        return Removal(package, first, "later", f"{fact}: nothing to change before that upgrade", fact)
 
 
 def with_requirement(pins: Pins, history: KeyHistory, package: str, dependency: str) -> Pins:

@@ -164,8 +164,8 @@ def check_keys(cfg: LoadedConfig, space: Keyspace, *, section: str = "",
                 gone = later
             elif later is not None:  # it breaks on an upgrade, and the fix needs a release the pins do not allow
                 since = later.removed_in
-                gone = replace(gone, detail=f"{gone.detail}; " + later.detail.split(": nothing to change")[0] +
-                               ": rename it on that upgrade, not before")
+                gone = replace(gone, detail=f"{gone.detail}; {later.fact or later.detail}: rename it on that "
+                                            "upgrade, not before")
             if renamed:
                 message = f"'{key}' was renamed to '{moved.replacement}': {moved.why}"
             else:

@@ -1,0 +1,96 @@
+"""Who reads a TRL-era recipe's keys when the YAML alone does not say: the trainer its path names, and the
+project's own argument classes of an era before TRL's (trl < 0.9) or of alignment-handbook before its rewrite.
+
+seqprof.config.dialects.trl asks these when a file's keys leave the trainer open or its key findings may belong
+to the project's own classes; seqprof.config.read asks path_trainer for a project's own loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from seqprof.config.project_fields import project_name
+from seqprof.config.versions import KeyHistory, Pins
+
+PATH_TRAINERS = {"sft": "sft", "dpo": "dpo", "kto": "kto", "orpo": "orpo", "grpo": "grpo", "cpo": "cpo"}
+
+
+def path_trainer(path: str | None) -> str | None:
+    """The one trainer the config's folders or file name name (recipes/x/dpo/config.yaml, sft_config.yaml), if any."""
+    if not path:
+        return None
+    import re
+
+    words = {w.lower() for part in Path(path).parts[-4:] for w in re.split(r"[^A-Za-z0-9]+", part)}
+    named = {PATH_TRAINERS[w] for w in words if w in PATH_TRAINERS}
+    return named.pop() if len(named) == 1 else None
+
+
+CONFIG_CLASSES_FROM = "0.9"  # trl 0.9 added SFTConfig / DPOConfig / ...: before it, no TRL class parsed a YAML's keys
+# alignment-handbook kept its own ModelArguments and DataArguments (src/alignment/configs.py; its SFTConfig and
+# DPOConfig derive from TRL's) until 19f0345 (2025-07-24), which took TRL's ModelConfig and pinned trl>=0.19.1.
+# Their fields at 95dc472, the last commit before it:
+HANDBOOK_REWRITE = "0.19"
+HANDBOOK_OWN_FIELDS = frozenset(
+    "base_model_revision model_name_or_path model_revision model_code_revision torch_dtype tokenizer_name_or_path "
+    "trust_remote_code attn_implementation use_peft lora_r lora_alpha lora_dropout lora_target_modules "
+    "lora_modules_to_save load_in_8bit load_in_4bit bnb_4bit_quant_type use_bnb_nested_quant bnb_4bit_quant_storage "
+    "chat_template dataset_mixer text_column dataset_splits dataset_configs preprocessing_num_workers "
+    "truncation_side auto_insert_empty_system_msg".split())
+
+
+def own_classes_era(path: str, pins: Pins, history: KeyHistory) -> tuple[str, frozenset[str] | None] | None:
+    """Why the project's own argument classes, not TRL's, read a TRL-era recipe's keys, and which keys (None: every
+    key that is no TrainingArguments field); None when TRL's may.
+
+    Before trl 0.9 there was no SFTConfig or DPOConfig: a recipe pinned to such a release (every allowed one
+    older) parsed its YAML with its own dataclasses (alignment-handbook's H4ArgumentParser over ModelArguments,
+    DataArguments, SFTConfig(TrainingArguments)). alignment-handbook itself kept that layout while its pins allowed
+    pre-0.9 releases (its later src/alignment/configs.py takes trl's ModelConfig and ScriptArguments)."""
+    from packaging.version import Version
+
+    allowed = history.allowed("trl", pins)
+    handbook = project_name(path) == "alignment-handbook"
+    if allowed is None and handbook and pins.vcs("trl") is None:
+        return ("alignment-handbook with no trl pin, though every copy of it pins one: a modified copy seqprof "
+                f"cannot date; before its rewrite onto trl>={HANDBOOK_REWRITE} its own ModelArguments and "
+                "DataArguments declared these keys", HANDBOOK_OWN_FIELDS)
+    if allowed is None:
+        return None
+    before = Version(CONFIG_CLASSES_FROM)
+    if allowed:
+        every_old, some_old = (f([Version(v) < before for v in allowed]) for f in (all, any))
+    else:  # pinned below the oldest release the history holds (trl==0.7.4): read the bound itself
+        from packaging.specifiers import SpecifierSet
+
+        bounds = [Version(b.version.rstrip(".*")) for pin in pins.of("trl") for b in SpecifierSet(pin.specifier)
+                  if b.operator in ("==", "===", "<", "<=", "~=")]
+        every_old = some_old = bool(bounds) and min(bounds) < before
+    if every_old:
+        return (f"{pins.describe('trl')} predates TRL's config classes (trl {CONFIG_CLASSES_FROM} added SFTConfig)",
+                None)
+    if some_old and handbook:
+        return (f"alignment-handbook pinned to {pins.describe('trl')}, which allows releases before TRL's config "
+                "classes: its own src/alignment/configs.py of that era declares its arguments", None)
+    if handbook and (any(Version(v) < Version(HANDBOOK_REWRITE) for v in allowed) if allowed else every_old):
+        return (f"alignment-handbook pinned to {pins.describe('trl')}, which allows releases before its rewrite "
+                f"onto TRL's ModelConfig (trl>={HANDBOOK_REWRITE}): its own ModelArguments and DataArguments declare "
+                "them", HANDBOOK_OWN_FIELDS)
+    return None
+
+
+def read_by_own_classes(diagnostics: list, path: str, pins: Pins, history: KeyHistory) -> list:
+    """Key diagnostics on keys that are not TrainingArguments fields become SP407 notes when the project's own
+    classes read them (own_classes_era) and its sources are not beside the config."""
+    era = own_classes_era(path, pins, history)
+    if era is None:
+        return diagnostics
+    why, own = era
+    training_arguments = history.ever("transformers", ["TrainingArguments"])
+    kinds = {"unknown_key", "deprecated_key", "renamed_key", "removed_key", "upcoming_deprecation"}
+    return [replace(d, kind="unread_key", suggestion=None, value_change=None,
+                    message=f"'{d.key}' is read by the project's own argument classes, not TRL's: {why}; "
+                            "the project's script reads it")
+            if d.kind in kinds and d.key not in training_arguments and (own is None or d.key in own) else d
+            for d in diagnostics]
