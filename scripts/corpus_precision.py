@@ -1,0 +1,64 @@
+"""Per-rule precision of lint's warnings and errors on the judged corpus (tests/data/corpus), and its dialects.
+
+    .venv/bin/python scripts/corpus_precision.py                          # the whole corpus, this checkout's lint
+    .venv/bin/python scripts/corpus_precision.py --repos A__x,B__y        # only these corpus folders (a batch)
+    git archive b80868a seqprof rules | tar -x -C /tmp/old               # a batch's first contact: an older lint,
+    PYTHONPATH=/tmp/old .venv/bin/python scripts/corpus_precision.py --repos ...   # the same judged verdicts
+
+The corpus is copied outside the repository first (as tests/test_real_configs.py does), so each config sees its
+own project's pin files and not seqprof's. A finding without a verdict is counted as unjudged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "corpus"
+
+
+def main(argv: list[str] | None = None) -> int:
+    from seqprof.lint.run import LintOptions, lint_paths
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repos", default="", help="comma-separated corpus folders (owner__repo); default: all")
+    args = ap.parse_args(argv)
+    wanted = {r for r in args.repos.split(",") if r}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "corpus"
+        shutil.copytree(CORPUS, root)
+        judged = json.loads((root / "judged.json").read_text())
+        counts: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0, 0])
+        pairs = [0, 0]
+        for name, j in sorted(judged.items()):
+            if "error" in j or (wanted and name.split("/")[0] not in wanted):
+                continue
+            result = lint_paths([root / name], LintOptions())
+            if result.errors:
+                print(f"error: {name}: {result.errors[0]}", file=sys.stderr)
+                continue
+            report = result.files[0]
+            trainer = report.facts.plan.setting("trainer") if report.facts is not None else None
+            pairs[0] += (report.dialect, trainer.value if trainer else None) == (j["dialect"], j["trainer"])
+            pairs[1] += 1
+            verdicts = {(f["code"], f["key"], f["line"]): f["verdict"] for f in j["findings"]}
+            for f in report.findings:
+                if f.severity in ("warning", "error"):
+                    verdict = verdicts.get((f.code, f.key, f.line))
+                    counts[f.code][0 if verdict == "true" else 1 if verdict == "false" else 2] += 1
+    total = [sum(c[i] for c in counts.values()) for i in range(3)]
+    for code, (true, false, unjudged) in sorted(counts.items()):
+        print(f"{code}: {true} true, {false} false, {unjudged} unjudged")
+    judged_n = total[0] + total[1]
+    print(f"all: {total[0]} of {judged_n} true ({total[0] / judged_n:.1%}), {total[2]} unjudged; dialect and "
+          f"trainer right on {pairs[0]} of {pairs[1]} files" if judged_n else "no findings")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
