@@ -1,4 +1,4 @@
-"""DPO as TRL 1.16's DPOTrainer runs it (seqprof/predict/memory/preference.py), checked against the real trainer.
+"""DPO as TRL 1.16's DPOTrainer runs it (seqprof/predict/memory/trl_head.py), checked against the real trainer.
 
 The walk tests read the published Qwen3 configs; the TRL test runs every ISSUE14_DPO scenario through the real
 DPOTrainer on CPU (benchmarks/memory/harness_dpo.py --cpu-tiny, in a venv with trl 1.16: $SEQPROF_TRL_PYTHON,
@@ -19,7 +19,7 @@ import pytest
 
 from seqprof.predict.architecture import read_architecture
 from seqprof.predict.memory import TrainingSetup, estimate_memory
-from seqprof.predict.memory.preference import fused_head, padded
+from seqprof.predict.memory.trl_head import fused_head, padded
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks" / "memory"

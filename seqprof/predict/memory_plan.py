@@ -207,7 +207,7 @@ def _fused_lm_head(plan: Any, trainer: str) -> tuple[bool, str | None]:
     TRL's trainers under the trl axolotl pins, older than the fused head (axolotl 0.19.0 requires trl==1.9.0);
     LLaMA-Factory's trainers materialise the logits (CustomDPOTrainer.concatenated_forward)."""
     from seqprof.config.versions import KeyHistory, Pin, Pins
-    from seqprof.predict.memory.preference import FUSED_FROM, FUSED_TRAINERS
+    from seqprof.predict.memory.trl_head import FUSED_FROM, FUSED_TRAINERS
 
     if plan.dialect != "trl" or trainer not in FUSED_TRAINERS:
         return False, None

@@ -34,7 +34,7 @@ from seqprof.predict.memory.activations import (
     step_context,
 )
 from seqprof.predict.memory.allocator import Allocator, SavedForBackward
-from seqprof.predict.memory import grpo, preference
+from seqprof.predict.memory import grpo, trl_head
 from seqprof.predict.memory.linear_attention import CHUNK, gdn_saved_bytes
 from seqprof.predict.memory.logits import loss_backward, loss_forward
 from seqprof.predict.memory.moe import expert_lora
@@ -96,7 +96,7 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
     persistent_grads = s.gradient_accumulation_steps > 1
     is_grpo = s.trainer == "grpo"
     # GRPO's left-padded prompts, DPO's right-padded chosen/rejected rows: sdpa gets a mask (flash unpads)
-    masked = (is_grpo or preference.padded(s)) and s.attn_implementation == "sdpa"
+    masked = (is_grpo or trl_head.padded(s)) and s.attn_implementation == "sdpa"
     if persistent_grads and not is_grpo:  # GRPO: generated at the first micro step, before any gradient
         sim.new("gradients", trainable_bytes // grad_shard)
     xb = 4 if autocast else c
@@ -240,7 +240,7 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
                      f"old log-probs {'yes' if ro.old_logps else 'no'}, reference log-probs "
                      f"{'yes' if ro.ref_logps else 'no'}; fused lm_head: no logits materialised (measured with sdpa on an "
                      "H200: benchmarks/memory/measured_h200_issue14_grpo.json)")
-    elif s.loss == "hf" and not s.is_preference and not preference.fused_head(s):
+    elif s.loss == "hf" and not s.is_preference and not trl_head.fused_head(s):
         notes.append(f"logits: {n:,} tokens x {V:,} vocab = {_gib(c * V * n)} in {'fp32' if c == 4 else s.precision}, "
                      f"{_gib(4 * V * n)} again in fp32 inside the loss, twice more for its gradients")
     if s.is_paired:
@@ -249,12 +249,12 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
     elif s.is_preference:
         notes.append(f"KTO: {cx.seqs} completions, each scored against the reference ({s.reference}), and as many "
                      "KL rows (prompt i with completion i+1) scored under no_grad")
-    if preference.fused_head(s):
-        notes.append(f"{s.trainer.upper()} as TRL >= {preference.FUSED_FROM}'s trainer runs it: fused lm_head (no "
+    if trl_head.fused_head(s):
+        notes.append(f"{s.trainer.upper()} as TRL >= {trl_head.FUSED_FROM}'s trainer runs it: fused lm_head (no "
                      "logits materialised)" + (", the padding mask through sdpa, the reference log-probs "
                      + ("precomputed before training" if s.reference in ("precomputed", "none") else
                         "from a no_grad forward after the policy's") if s.is_preference else ""))
-    if masked and not is_grpo and not (preference.fused_head(s) and s.is_preference):
+    if masked and not is_grpo and not (trl_head.fused_head(s) and s.is_preference):
         notes.append("rows padded to the longest of each batch: sdpa gets the padding mask and keeps it, with the "
                      "keys and values repeated to every query head, in each layer")
     if arch.is_moe:

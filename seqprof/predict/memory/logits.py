@@ -2,7 +2,7 @@
 
 transformers' ForCausalLMLoss (logits.float(), log_softmax, nll_loss), a chunked CE, Liger's fused linear CE,
 Cut Cross-Entropy, and the materialised-logits preference loss (row-wise log_softmax; the reference forward's
-logits); TRL 1.16's DPOTrainer scores through a fused lm_head instead (seqprof.predict.memory.preference).
+logits); TRL 1.16's DPOTrainer scores through a fused lm_head instead (seqprof.predict.memory.trl_head).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from seqprof.predict.memory.activations import ACT, LOG, StepContext
 from seqprof.predict.memory.allocator import Allocator, Block, SavedForBackward
-from seqprof.predict.memory import preference
+from seqprof.predict.memory import trl_head
 
 
 def cast_head(cx: StepContext) -> bool:
@@ -30,8 +30,8 @@ def loss_forward(sim: Allocator, cx: StepContext, head: SavedForBackward, y: Blo
     `reference_hidden` runs the preference reference's forward and returns its final hidden state.
     """
     s, c, n = cx.s, cx.c, cx.n
-    if preference.fused_head(s):  # TRL 1.16's DPOTrainer: no logits at all
-        preference.head_forward(sim, cx, head, y, lm_head_grad, reference_hidden)
+    if trl_head.fused_head(s):  # TRL 1.16's DPOTrainer: no logits at all
+        trl_head.head_forward(sim, cx, head, y, lm_head_grad, reference_hidden)
         return None
     h, V = cx.arch.hidden_size, cx.arch.vocab_size
     autocast = cx.autocast
@@ -103,8 +103,8 @@ def loss_backward(sim: Allocator, cx: StepContext, head: SavedForBackward, gy: B
                   lm_head_grad: Callable[[], None]) -> Block | None:
     """Backward of the loss and the lm_head; returns the gradient of the final hidden state."""
     s, c, pc, n = cx.s, cx.c, cx.pc, cx.n
-    if preference.fused_head(s):
-        return preference.head_backward(sim, cx, head, lm_head_grad)
+    if trl_head.fused_head(s):
+        return trl_head.head_backward(sim, cx, head, lm_head_grad)
     h, V = cx.arch.hidden_size, cx.arch.vocab_size
     autocast, lm_trainable = cx.autocast, cx.full
     xb = 4 if autocast else c

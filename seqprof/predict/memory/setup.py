@@ -99,7 +99,7 @@ class TrainingSetup:
     num_iterations: int = 1
     beta: float = 0.0  # KL coefficient: > 0 runs the reference log-probs (a copy, or LoRA's adapters off)
     # TRL >= 1.15's SFT, DPO and KTO trainers score through add_fused_lm_head, so no logits exist
-    # (seqprof.predict.memory.preference); False: the logits are materialised (transformers' loss, TRL before 1.15,
+    # (seqprof.predict.memory.trl_head); False: the logits are materialised (transformers' loss, TRL before 1.15,
     # axolotl's own trainer, LLaMA-Factory). GRPO always walks TRL 1.16's fused head.
     fused_lm_head: bool = False
     # rows padded to the longest of their batch carry an attention mask: sdpa then keeps an additive mask and the
