@@ -32,6 +32,18 @@ def _checkpointing(value: Any) -> bool:
     return _on(value) or (isinstance(value, str) and value.strip().lower() == "unsloth")
 
 
+def _pinned_releases(plan: Any, package: str) -> tuple[list[str] | None, str | None, str | None]:
+    """(the releases of *package* the config's pins allow, the pin, its file:line), the pins placed among releases
+    as lint placed them when it judged the keys (plan framework_versions, KeyHistory.allowed); None when unpinned."""
+    from seqprof.config.versions import KeyHistory, Pin, Pins
+
+    info = (plan.get("framework_versions") or {}).get(package) or {}
+    spec, source = info.get("pinned"), info.get("source")
+    if not spec:
+        return None, None, source
+    return KeyHistory.load().allowed(package, Pins({package: (Pin(package, spec, source or ""),)})), spec, source
+
+
 def _checkpoint_reentrant(plan: Any, raw: Mapping, trainer: str) -> tuple[bool, str]:
     """torch.utils.checkpoint's use_reentrant as the framework passes it, and where that came from.
 
@@ -48,13 +60,7 @@ def _checkpoint_reentrant(plan: Any, raw: Mapping, trainer: str) -> tuple[bool, 
         stated = raw.get("use_reentrant_gc")
         return (True if stated is None else _on(stated)), "LLaMA-Factory's use_reentrant_gc"
     if plan.dialect in ("hf", "trl", "unsloth"):
-        from seqprof.config.versions import KeyHistory, Pin, Pins
-
-        info = (plan.get("framework_versions") or {}).get("transformers") or {}
-        spec, source = info.get("pinned"), info.get("source")
-        allowed = KeyHistory.load().allowed("transformers", Pins({"transformers": (Pin("transformers", spec,
-                                                                                        source or ""),)})) \
-            if spec else None
+        allowed, spec, source = _pinned_releases(plan, "transformers")
         if allowed and int(allowed[-1].split(".")[0]) < 5:
             return True, f"transformers {spec} ({source}): 4.x checkpoints reentrantly"
         return False, "transformers 5's non-reentrant checkpoint"
@@ -206,19 +212,15 @@ def _fused_lm_head(plan: Any, trainer: str) -> tuple[bool, str | None]:
     axolotl's SFT runs its own Trainer subclass (transformers' loss on materialised logits) and its DPO/KTO/ORPO run
     TRL's trainers under the trl axolotl pins, older than the fused head (axolotl 0.19.0 requires trl==1.9.0);
     LLaMA-Factory's trainers materialise the logits (CustomDPOTrainer.concatenated_forward)."""
-    from seqprof.config.versions import KeyHistory, Pin, Pins
+    from seqprof.config.versions import KeyHistory
     from seqprof.predict.memory.trl_head import FUSED_FROM, FUSED_TRAINERS
 
     if plan.dialect != "trl" or trainer not in FUSED_TRAINERS:
         return False, None
     from packaging.version import Version
 
-    history = KeyHistory.load()
-    info = (plan.get("framework_versions") or {}).get("trl") or {}
-    spec, source = info.get("pinned"), info.get("source")
-    # the pins lint judged keys against, placed among releases as lint places them (KeyHistory.allowed)
-    allowed = history.allowed("trl", Pins({"trl": (Pin("trl", spec, source or ""),)})) if spec else None
-    release = allowed[-1] if allowed else history.newest("trl")
+    allowed, spec, source = _pinned_releases(plan, "trl")
+    release = allowed[-1] if allowed else KeyHistory.load().newest("trl")
     if allowed:
         why = f"trl {spec} ({source})" + ("" if spec.startswith("==") else f": newest allowed {release}")
     elif spec:
