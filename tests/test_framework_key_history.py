@@ -154,12 +154,13 @@ def test_training_arguments_keys_follow_the_transformers_range_llamafactory_requ
     path = config(tmp_path, LF_EXAMPLE, "evaluation_strategy: steps\n")
     assert finding(path, "evaluation_strategy", versions=f"llamafactory=={capped}") is None
     assert finding(path, "evaluation_strategy", versions=f"llamafactory=={newest}").kind == "removed_key"
-    # a release with no upper bound on transformers: its range reaches releases without the field (a warning), and
-    # a transformers pin past the removal, within that range, makes it SP408
+    # a release with no upper bound on transformers: its range reaches releases without the field, and a fresh
+    # install gets the newest of them (SP408, naming it); a transformers pin past the removal says so too
     open_ended = next(v for v in history.versions("llamafactory")
                       if "<" not in history.requires("llamafactory", v, "transformers"))
     assert set(runs_with(open_ended)) & having and set(runs_with(open_ended)) - having
-    assert finding(path, "evaluation_strategy", versions=f"llamafactory=={open_ended}").kind == "deprecated_key"
+    wide = finding(path, "evaluation_strategy", versions=f"llamafactory=={open_ended}")
+    assert wide.kind == "removed_key" and "pip installs transformers" in wide.message
     gone = first_without(history, "transformers", "evaluation_strategy", ta)
     over = finding(path, "evaluation_strategy", versions=f"llamafactory=={open_ended},transformers>={gone}")
     assert over.kind == "removed_key" and f"transformers>={gone}" in over.message

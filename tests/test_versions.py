@@ -159,8 +159,11 @@ def test_max_seq_length_under_trl_pins(tmp_path):
     assert old.kind == "renamed_key" and "trl 0.20 removes it" in old.message and "requirements.txt:1" in old.message
     new = diagnostic(read_plan(config, versions="trl>=0.20"), "max_seq_length")
     assert new.kind == "removed_key" and new.suggestion == "max_length" and "trl>=0.20" in new.message
+    # a range across the removal: a fresh install gets 0.20, which refuses it (the issue's rule: removed in a
+    # version the pins allow is an error)
     span = diagnostic(read_plan(config, versions="trl>=0.19,<0.21"), "max_seq_length")
-    assert span.kind == "renamed_key" and "allows releases that still have it" in span.message
+    assert span.kind == "removed_key" and "pip installs trl 0.20" in span.message, span.message
+    assert "releases before it still have it" in span.message
 
 
 def test_torch_dtype_under_trl_pins(tmp_path):
@@ -319,10 +322,11 @@ def test_trl_s_own_cap_on_transformers_bounds_an_open_transformers_pin(tmp_path)
     assert f["code"] == "SP403" and "requires" not in f["message"]
 
 
-@pytest.mark.parametrize("trl, code", [("trl>=0.9.6,<0.13.0", "SP407"), ("trl", "SP407"), ("trl>=0.19.1", "SP403")])
+@pytest.mark.parametrize("trl, code", [("trl>=0.9.6,<0.13.0", "SP407"), ("trl", "SP407"), ("trl>=0.19.1", "SP408")])
 def test_alignment_handbook_s_own_model_arguments_read_torch_dtype_before_its_rewrite(tmp_path, trl, code):
     """alignment-handbook's src/alignment/configs.py declared ModelArguments.torch_dtype itself until 19f0345
-    (2025-07-24), which took TRL's ModelConfig and pinned trl>=0.19.1; a copy with no trl pin cannot be dated."""
+    (2025-07-24), which took TRL's ModelConfig and pinned trl>=0.19.1; a copy with no trl pin cannot be dated.
+    trl>=0.19.1 installs the newest trl, whose ModelConfig lacks torch_dtype (removed in 0.27): SP408."""
     setup = f'from setuptools import setup\nsetup(name="alignment-handbook", install_requires=["{trl}"])\n'
     config = project(tmp_path, {"setup.py": setup}, "torch_dtype: bfloat16\n")
     result = CliRunner().invoke(main, ["lint", str(config), "--format", "json"])

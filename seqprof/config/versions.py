@@ -459,10 +459,14 @@ class KeyHistory:
         if not having or order[-1] in having:
             return None
         removed_in = self.removed_in(package, having)
-        if any(v in having for v in allowed):
-            still = "still has it" if all(v in having for v in allowed) else "allows releases that still have it"
+        if all(v in having for v in allowed):
             return Removal(package, removed_in, "warning",
-                           f"{pinned} {still}, {removed_in} removes it: it breaks on that upgrade")
+                           f"{pinned} still has it, {removed_in} removes it: it breaks on that upgrade")
+        newest = self.release(package, max(allowed, key=order.index))
+        if any(v in having for v in allowed):  # a range across the removal: a fresh install gets the newest
+            return Removal(package, removed_in, "error",
+                           f"removed in {removed_in}, and {pinned} allows it: pip installs {newest}, which lacks it "
+                           "(releases before it still have it)")
         return Removal(package, removed_in, "error",
                        f"removed in {removed_in}, and every release {pinned} allows lacks it")
 

@@ -78,7 +78,9 @@ FIXED_PADDING_MODES = frozenset({"ftpo", "tdpo", "tdpo-multi"})
 
 
 def detect(data: Mapping[str, Any]) -> int:
-    finetune = sum(1 for k in data if isinstance(k, str) and k.startswith(("finetune_", "ftpo_")))
+    # its own finetune_/ftpo_ keys only: Unsloth's get_peft_model kwargs (finetune_vision_layers, finetune_mlp_modules
+    # ...) share the prefix
+    finetune = sum(1 for k in data if k in KNOWN and k.startswith(("finetune_", "ftpo_")))
     if finetune >= 2 or "finetune_max_seq_length" in data or "finetune_mode" in data:
         return 20 + finetune
     return 0

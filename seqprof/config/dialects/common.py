@@ -236,10 +236,26 @@ def did_you_mean(key: str, known: Collection[str]) -> str | None:
         if d <= limit and rank < best_rank:
             best, best_rank = cand, rank
     if best is not None:
-        return best
+        return None if _another_word(norm, best.lower().replace("-", "_"), known) else best
     # a word dropped or added (``lora_rank`` vs ``lora_r``) is a prefix match, not a small edit
     prefixed = _KeyIndex.of(frozenset(known)).prefix_matches(norm) if len(norm) >= 6 else []
     return min(prefixed, key=lambda c: (abs(len(c) - len(norm)), c)) if prefixed else None
+
+
+def _another_word(key: str, guess: str, known: Collection[str]) -> bool:
+    """*key* differs from *guess* by one whole word that the known keys use elsewhere: `dataset_path` is not a typo of
+    `dataset_name`, nor `use_lora` of `use_dora`, as `learning_rat` is of `learning_rate`. A plural is a typo."""
+    a, b = key.split("_"), guess.split("_")
+    if len(a) != len(b) or len(a) < 2:
+        return False
+    diff = [(x, y) for x, y in zip(a, b) if x != y]
+    if len(diff) != 1:
+        return False
+    x, y = diff[0]
+    if x.rstrip("s") == y.rstrip("s") or min(len(x), len(y)) < 3:
+        return False
+    words = _KeyIndex.of(frozenset(known)).words
+    return x in words and y in words
 
 
 class _KeyIndex:
@@ -253,6 +269,7 @@ class _KeyIndex:
         self.keys = sorted(known)
         self.key_set = known
         self.norms = [k.lower().replace("-", "_") for k in self.keys]
+        self.words = frozenset(w for norm in self.norms for w in norm.split("_") if len(w) >= 3)
         self.postings: dict[str, list[int]] = {}
         for i, norm in enumerate(self.norms):
             for gram in {norm[j:j + 2] for j in range(len(norm) - 1)}:

@@ -173,11 +173,12 @@ def detect(data: Mapping[str, Any]) -> int:
     strong = sum(3 for k in data if k in STRONG)
     if not strong:
         return 0
-    if not any(k in CORE for k in data):
-        known = keyspace().known
-        foreign = sum(1 for k in data if k not in known)
-        if foreign > strong // 3:
-            return 0
+    known = keyspace().known
+    foreign = sum(1 for k in data if k not in known)
+    if not any(k in CORE for k in data) and foreign > strong // 3:
+        return 0
+    if foreign >= 3 and 2 * foreign > len(data):  # `stage:` among a project's own keys (_base_, train:, method:)
+        return 0
     return strong + sum(1 for k in data if k in WEAK) + sum(1 for k in data if k in hf.training_argument_fields())
 
 

@@ -223,6 +223,7 @@ _KEY_RESOLVERS = ("oc.select", "oc.deprecated", "oc.dict.keys", "oc.dict.values"
 def _interpolations(cfg: LoadedConfig) -> tuple[set[str], list[ConfigDiagnostic]]:
     """Top-level keys some ``${...}`` reads, and a diagnostic per reference to a key the file lacks."""
     used: set[str] = set()
+    placeholders: set[str] = set()
     dangling: list[ConfigDiagnostic] = []
     for dotted, value in _nodes(cfg.data, ""):
         if not isinstance(value, str) or "${" not in value:
@@ -236,6 +237,17 @@ def _interpolations(cfg: LoadedConfig) -> tuple[set[str], list[ConfigDiagnostic]
                 if has_default or _exists(cfg.data, target):
                     continue
                 name = ".".join(target)
+                if name.upper() == name and any(c.isalpha() for c in name):
+                    # ${OUTPUT_DIR}: a template's placeholder, set on the command line (tune run ... OUTPUT_DIR=...)
+                    # as its README asks, not a typo of output_dir; said once per name
+                    if name not in placeholders:
+                        placeholders.add(name)
+                        dangling.append(ConfigDiagnostic(
+                            kind="unread_key", key=f"${{{ref}}}", file=cfg.path, line=cfg.line(dotted) or 1,
+                            message=(f"'${{{ref}}}' (first in '{dotted}') is a placeholder no key of this file "
+                                     f"defines: set it on the command line (`tune run ... {name}=...`), or OmegaConf "
+                                     "raises InterpolationKeyError when the recipe resolves the config")))
+                    continue
                 guess = did_you_mean(name, _all_paths(cfg.data))
                 dangling.append(ConfigDiagnostic(
                     kind="unknown_key", key=f"${{{ref}}}", file=cfg.path, line=cfg.line(dotted) or 1,

@@ -91,6 +91,11 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     b.default("max_steps", 400, SRC.format("max_steps"))
     b.default("learning_rate", 2e-4, SRC.format("learning_rate"))
     b.default("optimizer", "adamw_8bit", SRC.format("optim"))
+    dtype = str(b.raw("dtype", "")).lower().removeprefix("torch.")
+    if dtype in ("float16", "fp16", "bfloat16", "bf16"):
+        b.derived("precision", "fp16" if "16" in dtype and "b" not in dtype else "bf16", "dtype")
+    b.default("precision", "bf16", "unsloth-cli.py loads in dtype=None (bf16 where the GPU supports it) and passes "
+                                   "bf16=is_bfloat16_supported() to TrainingArguments")
     hf.apply_training_arguments(b)
     space = Keyspace(known=frozenset(CLI_KEYS | hf.keyspace().known | trl.trl_fields()),
                      renamed=hf.LEGACY_RENAMED, deprecated=hf.LEGACY_DEPRECATED)
