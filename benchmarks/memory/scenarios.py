@@ -106,7 +106,7 @@ SCENARIOS: tuple[Scenario, ...] = (
 
 def by_name(name: str) -> Scenario:
     for sc in SCENARIOS + HOLDOUT + ISSUE14 + ISSUE14_HOLDOUT + ISSUE14_HYBRID + ISSUE14_HYBRID_HOLDOUT + ISSUE14_GRPO + ISSUE14_CCE + \
-            ISSUE14_DPO + ISSUE14_SFT + ISSUE14_KTO:
+            ISSUE14_DPO + ISSUE14_SFT + ISSUE14_KTO + ISSUE14_UNSLOTH:
         if sc.name == name:
             return sc
     raise KeyError(name)
@@ -340,6 +340,23 @@ ISSUE14_SFT: tuple[Scenario, ...] = (
        "LoRA all-linear, autocast: the untied fp32 lm_head's bf16 copy", micro_batch_size=2, seq_len=2048,
        adapter="lora", lora_r=16, lora_targets=ALL, load_in_4bit=True, kbit_upcast=True,
        gradient_checkpointing=True, **T14),
+)
+# Issue 14, Unsloth's own path (benchmarks/memory/harness_unsloth.py: FastLanguageModel.from_pretrained,
+# get_peft_model, TRL's SFTTrainer as Unsloth patches it, its defaults otherwise), predicted before the run
+U14 = dict(unsloth=True, adapter="lora", lora_r=16, lora_targets=ALL, optimizer="adamw_8bit", trainer_autocast=True,
+           hf_trainer=True)
+ISSUE14_UNSLOTH: tuple[Scenario, ...] = (
+    _s("unsloth_qwen3-1.7b_lora16_ugc_b4_s2048", "qwen3-1.7b", "Unsloth LoRA all-linear on bf16 weights, its "
+       "offloaded checkpointing ('unsloth'), 4 rows x 2K", micro_batch_size=4, seq_len=2048,
+       gradient_checkpointing=True, checkpoint_offload=True, **U14),
+    _s("unsloth_qwen2.5-1.5b_qlora16_ugc_b4_s4096", "qwen2.5-1.5b", "Unsloth QLoRA (NF4, double quant), offloaded "
+       "checkpointing, 4 rows x 4K", micro_batch_size=4, seq_len=4096, load_in_4bit=True,
+       gradient_checkpointing=True, checkpoint_offload=True, **U14),
+    _s("unsloth_qwen3-0.6b_lora16_gc_b4_s2048", "qwen3-0.6b", "Unsloth LoRA with use_gradient_checkpointing=True "
+       "(torch's reentrant checkpoint: every layer input on the GPU)", micro_batch_size=4, seq_len=2048,
+       gradient_checkpointing=True, **U14),
+    _s("unsloth_qwen3-0.6b_lora16_nogc_b2_s1024", "qwen3-0.6b", "Unsloth LoRA without checkpointing: every layer's "
+       "saved set", micro_batch_size=2, seq_len=1024, **U14),
 )
 ISSUE14_KTO: tuple[Scenario, ...] = (
     _s("kto_trl_qwen3-1.7b_full_ref_gc_b4_s2048", "qwen3-1.7b", "TRL KTOTrainer: fused lm_head, full FT with the "

@@ -104,6 +104,7 @@ class Architecture:
     # Gated DeltaNet layers (linear_attention): key heads, value heads, key head dim, value head dim, conv kernel
     linear_attention_dims: tuple[int, int, int, int, int] = ()
     partial_rotary_factor: float = 1.0  # the share of head_dim that rotary embeddings rotate
+    max_position_embeddings: int = 0  # config.json's; 0 when it gives none (Unsloth sizes its RoPE cache by it)
 
     @property
     def q_dim(self) -> int:
@@ -517,7 +518,12 @@ def _with_layers(a: Architecture, r: _Reader, top: Mapping[str, Any]) -> Archite
         rotary = 0.25 if a.model_type.startswith(("qwen3_5", "qwen3_next")) else 1.0  # Qwen3_5TextConfig's default
     return replace(a, layer_specs=specs, layer_pattern=pattern, other_params=tuple(other),
                    unmodelled="; ".join(unmodelled), notes=tuple(notes),
-                   linear_attention_dims=gdn if all(gdn[:4]) else (), partial_rotary_factor=float(rotary))
+                   linear_attention_dims=gdn if all(gdn[:4]) else (), partial_rotary_factor=float(rotary),
+                   max_position_embeddings=_positive_int(r.cfg.get("max_position_embeddings")))
+
+
+def _positive_int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def _dense(d_in: int, d_out: int, bias: bool = True) -> int:

@@ -167,6 +167,10 @@ def setup_from_plan(plan: Any, prompt_length: int | None = None) -> tuple[Traini
                                if trainer_autocast else ""))
     gc = _checkpointing(get("gradient_checkpointing"))
     reentrant, reentrant_why = _checkpoint_reentrant(plan, raw, trainer) if gc else (False, "")
+    # Unsloth's own path for its adapters (a full fine-tune upcasts norms and runs transformers' layers: not walked)
+    unsloth = plan.dialect == "unsloth" and bool(adapter)
+    offload = unsloth and isinstance(get("gradient_checkpointing"), str) and \
+        str(get("gradient_checkpointing")).strip().lower() == "unsloth"
     if gc and load8 and not load4:
         notes.append(f"8-bit weights under a {'' if reentrant else 'non-'}reentrant checkpoint (use_reentrant="
                      f"{reentrant}: {reentrant_why}): " + (
@@ -188,7 +192,7 @@ def setup_from_plan(plan: Any, prompt_length: int | None = None) -> tuple[Traini
         adapter=adapter, lora_r=int(get("lora_r") or 16), lora_targets=tuple(str(t) for t in (targets or ())),
         lora_dropout=float(get("lora_dropout") or 0.0), load_in_4bit=load4, load_in_8bit=load8 and not load4,
         kbit_upcast=kbit_upcast, trainer_autocast=trainer_autocast, hf_trainer=plan.dialect in TRAINER_DIALECTS,
-        fused_lm_head=fused, padding_mask=padding_mask,
+        fused_lm_head=fused, padding_mask=padding_mask, unsloth=unsloth, checkpoint_offload=offload,
         optimizer=optimizer, gradient_checkpointing=gc, checkpoint_reentrant=reentrant,
         attn_implementation=attn, loss=loss, trainer=trainer,
         reference=reference, zero_stage=int(zero) if zero not in (None, "") else 0, fsdp=bool(get("fsdp")),
@@ -199,9 +203,9 @@ def setup_from_plan(plan: Any, prompt_length: int | None = None) -> tuple[Traini
         notes.append(f"{trainer}: chosen and rejected sequences each at {seq} tokens; reference model: {reference}")
     elif setup.is_preference:
         notes.append(f"{trainer}: prompt + completion at {seq} tokens, KL rows as long; reference model: {reference}")
-    if plan.dialect == "unsloth":
-        notes.append("Unsloth's own path is not modelled (its fused kernels, and 'unsloth' checkpointing offloading "
-                     "activations to CPU): counted as transformers' path with checkpointing, likely an upper bound")
+    if plan.dialect == "unsloth" and not unsloth:
+        notes.append("Unsloth full fine-tuning is not walked on its own path (fp32 norms, transformers' layers): "
+                     "counted as transformers' path")
     return setup, tuple(notes)
 
 

@@ -62,6 +62,8 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
     world = max(1, s.world_size)
     zero = s.zero_stage if s.zero_stage else (3 if s.fsdp else 0)
 
+    if s.unsloth and not full:
+        return _unsloth_estimate(arch, cx)
     pb = weight_bytes(arch, cx)
     total_params = arch.param_count()
     trainable = total_params if full else pb["lora_params"]
@@ -276,6 +278,30 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
                      "benchmarks/memory/measured_h200_issue14_cce.json)")
     return MemoryEstimate(peak_bytes=sum(components.values()), components=components, notes=tuple(notes),
                           peak_phase=sim.peak_phase, totals=totals, stage_peaks=dict(sim.phase_peaks))
+
+
+def _unsloth_estimate(arch: Architecture, cx) -> MemoryEstimate:
+    """Unsloth's own step (seqprof.predict.memory.unsloth), with the weights and optimizer states priced as here."""
+    from seqprof.predict.memory import unsloth
+
+    s = cx.s
+    pb = weight_bytes(arch, cx)
+    state_bytes, opt_ws, opt_note = optimizer_bytes(s, pb["lora_params"], pb["lora"])
+    sim = Allocator()
+    unsloth.walk(sim, arch, cx, unsloth.UnslothStep(weights=pb["base"] + pb["lora"], lora_params=pb["lora_params"],
+                                                     optimizer_states=state_bytes, optimizer_workspace=opt_ws))
+    live = {k: v for k, v in sim.peak_live.items() if v > 0}
+    allocated = sum(live.values())
+    components = {k: live.get(k, 0) for k in COMPONENT_LABELS if k not in ("cuda_context", "allocator_overhead")}
+    components["cuda_context"] = CUDA_CONTEXT_BYTES
+    components["allocator_overhead"] = int(allocated * ALLOCATOR_OVERHEAD_FRACTION)
+    totals = {"params": arch.param_count(), "trainable_params": pb["lora_params"], "weights": pb["base"] + pb["lora"],
+              "gradients": pb["lora"], "optimizer_states": state_bytes, "reference_model": 0, "logits": 0,
+              "logits_fp32": 0, "tokens": cx.n,
+              "activations_per_layer": unsloth.layer_saved_bytes(arch, cx.n, cx.seqs, s.seq_len)}
+    return MemoryEstimate(peak_bytes=sum(components.values()), components=components,
+                          notes=(opt_note, *unsloth.notes(arch, s)), peak_phase=sim.peak_phase, totals=totals,
+                          stage_peaks=dict(sim.phase_peaks))
 
 
 def _gib(nbytes: float) -> str:

@@ -105,6 +105,10 @@ class TrainingSetup:
     # rows padded to the longest of their batch carry an attention mask: sdpa then keeps an additive mask and the
     # repeated keys/values per layer (dynamic padding with more than one row; packing has no mask)
     padding_mask: bool = False
+    # Unsloth's FastLanguageModel + get_peft_model (LoRA/QLoRA): its own layer kernels and fused loss, walked by
+    # seqprof.predict.memory.unsloth; checkpoint_offload: use_gradient_checkpointing="unsloth" (inputs to host)
+    unsloth: bool = False
+    checkpoint_offload: bool = False
 
     def __post_init__(self) -> None:
         if self.precision not in PRECISIONS:
