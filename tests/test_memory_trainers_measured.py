@@ -1,5 +1,5 @@
 """SFT and KTO held to the trainers' real steps on an H200 (benchmarks/memory/measured_h200_issue14_{sft,kto,sft_4b,
-int8,int8_llama}.json: harness_sft.py runs transformers' Trainer and TRL 1.16's SFTTrainer, harness_kto.py TRL 1.16's
+int8,int8_llama,sft_llama_qlora}.json: harness_sft.py runs transformers' Trainer and TRL 1.16's SFTTrainer, harness_kto.py TRL 1.16's
 KTOTrainer, on padded batches of real text), and the configs that decide which path `seqprof memory` walks.
 
 Every scenario was predicted at the recorded commit before its run. What a run then found is modelled after it and
@@ -24,7 +24,7 @@ BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "memory"
 sys.path.insert(0, str(BENCH))
 from scenarios import by_name  # noqa: E402
 
-TABLES = ("sft", "kto", "sft_4b", "int8", "int8_llama")
+TABLES = ("sft", "kto", "sft_4b", "int8", "int8_llama", "sft_llama_qlora")
 MEASURED = [r for t in TABLES for r in json.loads((BENCH / f"measured_h200_issue14_{t}.json").read_text())["results"]
             if isinstance(r.get("max_allocated"), int)]
 FOUND_AT_RUN = {"sft_hf_qwen3-1.7b_full_adamw8bit_gc_b4_s2048",  # the Trainer's 32-bit embedding states

@@ -13,7 +13,7 @@ linear CE, DPO with a reference copy or the adapters-off base, gradient accumula
 Also measured (issue 14): MoE with fused experts (full, LoRA on the experts, QLoRA with experts left in bf16) and
 QLoRA prepared by peft's prepare_model_for_kbit_training (fp32 upcasts); hybrid Gated DeltaNet layers (Qwen3.5) on
 transformers' torch path (no fla / causal-conv1d kernels), Gemma 3's sandwich norms, Liger at a 248k vocabulary.
-GRPO through TRL's own GRPOTrainer, Cut Cross-Entropy.
+GRPO through TRL's own GRPOTrainer, Cut Cross-Entropy, and Unsloth's own step (seqprof.predict.memory.unsloth).
 Modelled from the libraries' code but not measured: ZeRO/FSDP sharding, 8-bit weights and optimizers,
 the fla / causal-conv1d kernels, Qwen3-Next's fused projections.
 """
