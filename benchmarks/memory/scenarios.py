@@ -106,7 +106,7 @@ SCENARIOS: tuple[Scenario, ...] = (
 
 def by_name(name: str) -> Scenario:
     for sc in SCENARIOS + HOLDOUT + ISSUE14 + ISSUE14_HOLDOUT + ISSUE14_HYBRID + ISSUE14_HYBRID_HOLDOUT + ISSUE14_GRPO + ISSUE14_CCE + \
-            ISSUE14_DPO + ISSUE14_SFT + ISSUE14_KTO + ISSUE14_UNSLOTH:
+            ISSUE14_DPO + ISSUE14_SFT + ISSUE14_KTO + ISSUE14_UNSLOTH + ISSUE14_ORPO:
         if sc.name == name:
             return sc
     raise KeyError(name)
@@ -364,6 +364,16 @@ ISSUE14_UNSLOTH: tuple[Scenario, ...] = (
     _s("holdout_unsloth_qwen3-1.7b_qlora16_gc_b8_s1024", "qwen3-1.7b", "Unsloth QLoRA with torch's reentrant "
        "checkpoint (use_gradient_checkpointing=True), 8 rows x 1K", micro_batch_size=8, seq_len=1024,
        load_in_4bit=True, gradient_checkpointing=True, **U14),
+)
+# Issue 14, ORPO through TRL 1.16's ORPOTrainer (trl.experimental.orpo, harness_orpo.py): materialised logits, the
+# chosen rows' NLL beside the log-odds term, no reference; predicted before the run
+O14 = dict(trainer="orpo", reference="none", trainer_autocast=True, hf_trainer=True, padding_mask=True)
+ISSUE14_ORPO: tuple[Scenario, ...] = (
+    _s("orpo_trl_qwen3-0.6b_full_b4_s1024", "qwen3-0.6b", "TRL ORPOTrainer, full FT, 4 pairs x 1K (8 rows of "
+       "materialised 151k-vocab logits)", micro_batch_size=4, seq_len=1024, **O14),
+    _s("orpo_trl_qwen3-1.7b_lora16_all_gc_b2_s2048", "qwen3-1.7b", "TRL ORPOTrainer, LoRA all-linear with "
+       "checkpointing, 2 pairs x 2K", micro_batch_size=2, seq_len=2048, adapter="lora", lora_r=16, lora_targets=ALL,
+       gradient_checkpointing=True, **O14),
 )
 ISSUE14_KTO: tuple[Scenario, ...] = (
     _s("kto_trl_qwen3-1.7b_full_ref_gc_b4_s2048", "qwen3-1.7b", "TRL KTOTrainer: fused lm_head, full FT with the "

@@ -14,12 +14,23 @@ from seqprof.predict.memory.activations import ACT, LOG, StepContext
 from seqprof.predict.memory.allocator import Allocator, Block, SavedForBackward
 from seqprof.predict.memory import trl_head
 
+# TRL's ORPOTrainer and CPOTrainer (cpo_alpha 1.0 by default) add the chosen rows' NLL on the materialised logits
+# (concatenated_forward: cross_entropy_loss(all_logits[:len_chosen], labels[:len_chosen]))
+CHOSEN_NLL = ("orpo", "cpo")
+
 
 def cast_head(cx: StepContext) -> bool:
     """A prepared k-bit model (fp32 lm_head, peft's prepare_model_for_kbit_training) under the Trainer's autocast:
     the lm_head's matmul runs in bf16 on a bf16 copy of its weight, and its logits come out in bf16 (measured:
     Qwen3-4B QLoRA and Qwen3-1.7B 8-bit LoRA, each about vocab x hidden x 2 bytes over the fp32 walk)."""
     return cx.s.trainer_autocast and cx.mm != cx.c and cx.s.loss in ("hf", "chunked") and not cx.s.is_preference
+
+
+def rows_upcast(cx: StepContext) -> bool:
+    """Under the Trainer's autocast, log_softmax and cross_entropy are on CUDA autocast's float32 list: a
+    preference trainer's row-wise log_softmax of bf16 logits (selective_log_softmax) casts each row to fp32 and keeps
+    an fp32 result."""
+    return cx.s.trainer_autocast and cx.c == 2
 
 
 def loss_forward(sim: Allocator, cx: StepContext, head: SavedForBackward, y: Block | None,
@@ -68,12 +79,21 @@ def loss_forward(sim: Allocator, cx: StepContext, head: SavedForBackward, y: Blo
             head.save("lm_head", y)
         sim.drop(y)
         row = s.seq_len * V
+        up = rows_upcast(cx)
+        if s.trainer in CHOSEN_NLL:  # nn.CrossEntropyLoss on logits[:chosen, :-1].contiguous(): a copy of the
+            half = V * n // 2        # chosen half, its log_softmax (fp32 under autocast) kept for backward
+            copy = sim.new(LOG, c * half)
+            cast = sim.new(LOG, 4 * half) if up else None
+            head.save_new("nll", LOG, (4 if up else c) * half)
+            sim.drop(copy, cast)
         if c == 4:
             sim.spike(LOG, 4 * row)  # logsumexp of one row
             head.save("loss", logits)
         else:
             for _ in range(cx.seqs):
-                head.save_new("loss", LOG, c * row)  # log_softmax of one row, kept for backward
+                cast = sim.new(LOG, 4 * row) if up else None  # autocast's fp32 copy of the row, for log_softmax
+                head.save_new("loss", LOG, (4 if up else c) * row)  # log_softmax of one row, kept for backward
+                sim.drop(cast)
         sim.drop(logits)  # the logits die when the forward function returns (logsumexp keeps them in fp32)
         if s.reference in ("model", "lora_base"):
             ry = reference_hidden()
@@ -84,7 +104,8 @@ def loss_forward(sim: Allocator, cx: StepContext, head: SavedForBackward, y: Blo
                 ry = ryc
             rlog = sim.new(LOG, c * V * n)
             sim.drop(ry)
-            sim.spike(LOG, 4 * row if c == 4 else 2 * c * row)  # the next row's log_softmax before the last dies
+            # the next row's log_softmax (and its fp32 input under autocast) before the last one dies
+            sim.spike(LOG, 4 * row if c == 4 else 12 * row if up else 2 * c * row)
             sim.drop(rlog)
     else:  # transformers' ForCausalLMLoss: logits.float(), log_softmax, nll_loss
         lc = cx.mm if cast_head(cx) else c
@@ -135,17 +156,35 @@ def loss_backward(sim: Allocator, cx: StepContext, head: SavedForBackward, gy: B
             grads.append(sim.new(LOG, 4 * V * n))
             head.release("loss")
         else:
+            up = rows_upcast(cx)
             for _ in range(cx.seqs):
-                gz = sim.new(LOG, c * row)  # gather backward
-                grads.append(sim.new(LOG, c * row))  # log_softmax backward
+                gz = sim.new(LOG, (4 if up else c) * row)  # gather backward
+                g = sim.new(LOG, (4 if up else c) * row)  # log_softmax backward
                 sim.drop(gz)
                 if head.groups and head.groups[-1][1]:
                     sim.drop(head.groups[-1][1].pop())
+                if up:  # the autocast cast's backward: back to the logits' dtype
+                    g32, g = g, sim.new(LOG, c * row)
+                    sim.drop(g32)
+                grads.append(g)
         stacked = sim.new(LOG, c * V * n)  # unbind backward stacks the row gradients
         sim.drop(*grads)
         full_g = sim.new(LOG, c * V * n)  # slice backward ([:, :-1]) writes into a full-size zero tensor
         sim.drop(stacked)
         head.release("loss")
+        if s.trainer in CHOSEN_NLL:  # the chosen NLL's backward, before the logits' gradient reaches the lm_head
+            half, nb = V * n // 2, 4 if rows_upcast(cx) else c
+            g_nll = sim.new(LOG, nb * half)  # nll_loss backward
+            g_lsm = sim.new(LOG, nb * half)  # log_softmax backward
+            sim.drop(g_nll)
+            head.release("nll")
+            if nb != c:  # the autocast cast's backward
+                g32, g_lsm = g_lsm, sim.new(LOG, c * half)
+                sim.drop(g32)
+            g_shift = sim.new(LOG, c * half)  # [..., :-1, :] slice backward: the chosen half's shape
+            sim.drop(g_lsm)
+            g_rows = sim.new(LOG, c * V * n)  # [:chosen] slice backward: the logits' shape, summed into full_g
+            sim.drop(g_shift, g_rows)
         gy = sim.new(ACT, c * h * n)
         if lm_trainable:
             if autocast:
