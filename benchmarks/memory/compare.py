@@ -37,7 +37,7 @@ def main() -> int:
                   "measured_h200_issue14_kto.json", "measured_h200_issue14_sft_4b.json",
                   "measured_h200_issue14_int8.json", "measured_h200_issue14_int8_llama.json",
                   "measured_h200_issue14_sft_llama_qlora.json", "measured_h200_issue14_unsloth.json",
-                  "measured_h200_issue14_unsloth_holdout.json"):
+                  "measured_h200_issue14_unsloth_holdout.json", "measured_h200_issue14_orpo.json"):
         data = json.loads((HERE / table).read_text())
         for r in data["results"]:
             sc = by_name(r["name"])

@@ -183,8 +183,11 @@ def loss_backward(sim: Allocator, cx: StepContext, head: SavedForBackward, gy: B
                 sim.drop(g32)
             g_shift = sim.new(LOG, c * half)  # [..., :-1, :] slice backward: the chosen half's shape
             sim.drop(g_lsm)
-            g_rows = sim.new(LOG, c * V * n)  # [:chosen] slice backward: the logits' shape, summed into full_g
-            sim.drop(g_shift, g_rows)
+            g_rows = sim.new(LOG, c * V * n)  # [:chosen] slice backward: the logits' shape
+            sim.drop(g_shift)
+            summed = sim.new(LOG, c * V * n)  # autograd sums the logits' two gradients out of place
+            sim.drop(g_rows, full_g)
+            full_g = summed
         gy = sim.new(ACT, c * h * n)
         if lm_trainable:
             if autocast:
