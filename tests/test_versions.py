@@ -331,3 +331,26 @@ def test_alignment_handbook_s_own_model_arguments_read_torch_dtype_before_its_re
     config = project(tmp_path, {"setup.py": setup}, "torch_dtype: bfloat16\n")
     result = CliRunner().invoke(main, ["lint", str(config), "--format", "json"])
     assert _finding(json.loads(result.stdout), "torch_dtype")["code"] == code
+
+
+def test_a_key_newer_than_the_pin_is_premature_and_one_removed_before_it_is_not():
+    """GRPOConfig gained log_completions in trl 0.15 (the wheels, keys/key_history.json): trl==0.14.0 refuses it;
+    trl==0.15 has it; with no pin nothing is claimed; SFTConfig's max_seq_length, gone in 0.20, is a removal under
+    trl==0.21, not a premature key."""
+    history = KeyHistory.load()
+    at = {v: parse_spec(f"trl=={v}") for v in ("0.14.0", "0.15.2", "0.21")}
+    early = history.premature("trl", "log_completions", ["GRPOConfig"], at["0.14.0"])
+    assert early is not None and early.removed_in == "trl 0.15" and "trl==0.14.0" in early.detail
+    assert history.premature("trl", "log_completions", ["GRPOConfig"], at["0.15.2"]) is None
+    assert history.premature("trl", "log_completions", ["GRPOConfig"], parse_spec("transformers==4.57")) is None
+    assert history.premature("trl", "max_seq_length", ["SFTConfig"], at["0.21"]) is None
+
+
+def test_premature_keys_skip_script_arguments_recipes_declare_themselves(tmp_path):
+    """open-r1's own GRPOScriptArguments has reward_funcs whatever trl's scripts have: no SP430 under trl==0.16."""
+    config = project(tmp_path, {"requirements.txt": "trl==0.16.0\n"},
+                     "num_generations: 8\nreward_funcs:\n- accuracy\nlog_completions: true\n")
+    plan = read_plan(config)
+    kinds = {d.key: d.kind for d in plan.diagnostics}
+    assert "reward_funcs" not in kinds or kinds["reward_funcs"] != "premature_key"
+    assert kinds.get("log_completions") != "premature_key"  # trl 0.16 has it

@@ -43,7 +43,7 @@ class Setting:
 class ConfigDiagnostic:
     """Something the reader noticed about the file itself (not a rule verdict yet)."""
 
-    kind: str  # unknown_key | deprecated_key | renamed_key | removed_key | upcoming_deprecation | duplicate_key | invalid_value | unread_key
+    kind: str  # unknown_key | deprecated_key | renamed_key | removed_key | upcoming_deprecation | premature_key | duplicate_key | invalid_value | unread_key
     key: str
     file: str
     line: int

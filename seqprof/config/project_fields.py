@@ -228,7 +228,7 @@ def read_by_fork(diagnostics: list, fork: Fork | None, package: str, framework: 
 
 
 PROJECT_READ_KINDS = frozenset({"unknown_key", "unread_key", "deprecated_key", "renamed_key", "removed_key",
-                                "upcoming_deprecation"})
+                                "upcoming_deprecation", "premature_key"})
 
 
 def read_by_project(diagnostics: list, fields: dict[str, ProjectField], framework: str) -> list:

@@ -470,6 +470,21 @@ class KeyHistory:
         return Removal(package, removed_in, "error",
                        f"removed in {removed_in}, and every release {pinned} allows lacks it")
 
+    def premature(self, package: str, key: str, classes: Sequence[str], pins: Pins) -> Removal | None:
+        """A field that every release *pins* allow lacks and a later release added (GRPOConfig.log_completions,
+        trl 0.15, in a project pinned to trl==0.14.0): HfArgumentParser/TrlParser refuse it there. None when
+        unpinned, when a pinned release has it, or when it was removed rather than not yet added."""
+        allowed = self.allowed(package, pins)
+        having = self.having(package, key, classes)
+        if not allowed or not having or any(v in having for v in allowed):
+            return None
+        order = self.versions(package)
+        first = min(having, key=order.index)
+        if order.index(first) < max(order.index(v) for v in allowed):
+            return None  # it came and went before the pins (a removal's business, not this)
+        return Removal(package, self.release(package, first), "error",
+                       f"{pins.describe(package)} has no '{key}' yet: {self.release(package, first)} added it")
+
     def arrival(self, package: str, replacement: str, classes: Sequence[str], pins: Pins,
                 since: str | None = None) -> Removal | None:
         """A deprecated key whose *replacement* no pinned release has yet: the deprecation lies past the pins.

@@ -89,7 +89,7 @@ def read_by_own_classes(diagnostics: list, path: str, pins: Pins, history: KeyHi
         return diagnostics
     why, own = era
     training_arguments = history.ever("transformers", ["TrainingArguments"])
-    kinds = {"unknown_key", "deprecated_key", "renamed_key", "removed_key", "upcoming_deprecation"}
+    kinds = {"unknown_key", "deprecated_key", "renamed_key", "removed_key", "upcoming_deprecation", "premature_key"}
     return [replace(d, kind="unread_key", suggestion=None, value_change=None,
                     message=f"'{d.key}' is read by the project's own argument classes, not TRL's: {why}; "
                             "the project's script reads it")

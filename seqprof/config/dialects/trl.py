@@ -50,6 +50,7 @@ from seqprof.config.dialects.common import (
 )
 from seqprof.config.dialects.recipes import path_trainer, read_by_own_classes
 from seqprof.config.loader import LoadedConfig
+from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_fields import project_fields, read_by_project
 from seqprof.config.versions import KeyHistory, Pins, assumed, describe_versions, pins_beside, with_requirement
 
@@ -219,6 +220,38 @@ def arrival_judge(trainer: str, pins: Pins, history: KeyHistory):
     return judge
 
 
+def premature_keys(cfg: LoadedConfig, trainer: str, pins: Pins, history: KeyHistory,
+                   judged: set[str]) -> list[ConfigDiagnostic]:
+    """Top-level keys of a TRL config that the pinned trl (or transformers, for TrainingArguments fields) does not
+    have yet: TrlParser hands every key to HfArgumentParser, which refuses ones no dataclass declares."""
+    out: list[ConfigDiagnostic] = []
+    trainer_class = TRAINER_CLASSES.get(trainer, "SFTConfig")
+    allowed = set(history.allowed("trl", pins) or ())
+    class_released = any(history.having("trl", f, [trainer_class]) & allowed
+                         for f in history.ever("trl", [trainer_class]))
+    for key in cfg.data:
+        if not isinstance(key, str) or key in judged:
+            continue
+        classes = lookup_classes(trainer, key, history)
+        if classes and all(c.endswith("ScriptArguments") for c in classes):
+            continue  # recipes declare their own script arguments (open-r1's GRPOScriptArguments.reward_funcs)
+        package = "trl" if classes else "transformers"
+        if not classes:
+            if key not in history.ever("transformers", ["TrainingArguments"]):
+                continue
+            classes = ["TrainingArguments"]
+        elif trainer_class in classes and not class_released:
+            continue  # the trainer's config itself is newer than the pin: the recipe cannot run as pinned anyway
+        early = history.premature(package, key, classes, pins)
+        if early is not None:
+            out.append(ConfigDiagnostic(
+                kind="premature_key", key=key, file=cfg.path, line=cfg.line(key) or 1,
+                message=f"'{key}' is not a field of {' / '.join(classes)} at the pinned release: {early.detail}; "
+                        "TrlParser refuses a key no argument class declares", suggestion=None,
+                suggestion_from=early.removed_in))
+    return out
+
+
 def detect(data: Mapping[str, Any]) -> int:
     """TRL by evidence: one of its distinctive keys, or `model_name_or_path` (ModelConfig) beside keys that only
     TRL's configs define (`max_length`, `beta`, `num_generations`, ...), with or without `dataset_name`."""
@@ -348,6 +381,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     found = check_keys(cfg, keyspace(trainer, history), dialect_label=LABEL, scripts_read_extra=True,
                        removal=removal_judge(trainer, pins, history), arrival=arrival_judge(trainer, pins, history),
                        assumption=assumed(PACKAGES, pins, history))
+    found += premature_keys(cfg, trainer, pins, history, {d.key for d in found})
     fields = project_fields(cfg.path) if found else {}
     found = read_by_project(found, fields, "TRL") if found else found
     if found and not fields:
