@@ -145,6 +145,35 @@ def _datasets(value: Any) -> Any:
     return [d.get("path", d) if isinstance(d, Mapping) else d for d in value]
 
 
+# axolotl's AxolotlInputConfig.deprecate_sharegpt_datasets raises on `type: sharegpt*` from 0.5 on (utils/schemas/
+# validation.py in 0.19.0; config/models/input/v0_4_1 in 0.5.2, the oldest release the key history holds)
+SHAREGPT_REFUSED_FROM = "0.5.0"
+
+
+def _sharegpt_types(datasets: Any) -> list[str]:
+    """'datasets[0].type: sharegpt' for each entry whose type axolotl refuses."""
+    if not isinstance(datasets, list):
+        return []
+    return [f"datasets[{i}].type: {d['type']}" for i, d in enumerate(datasets)
+            if isinstance(d, Mapping) and isinstance(d.get("type"), str) and d["type"].startswith("sharegpt")]
+
+
+def _allows_before(pins: Pins, package: str, version: str) -> bool:
+    """Whether the pins on *package* allow a release older than *version* (unpinned: no, the newest is assumed)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import Version
+
+    older = [f"0.{m}.{p}" for m in range(Version(version).minor) for p in range(0, 6)]
+    for pin in pins.of(package):
+        try:
+            spec = SpecifierSet(pin.specifier)
+        except InvalidSpecifier:
+            return True  # cannot place it: claim nothing
+        if any(spec.contains(v, prereleases=True) for v in older):
+            return True
+    return False
+
+
 def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = None) -> DialectResult:
     """Canonical settings of an axolotl config; keys judged against *pins* (default: the files beside it)."""
     b = Builder(cfg)
@@ -254,6 +283,9 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     b.stated("tensor_parallel_size", "tensor_parallel_size", as_number)
     b.stated("datasets", "datasets", _datasets)
     b.stated("datasets", "pretraining_dataset", _datasets)
+    refused = _sharegpt_types(b.raw("datasets"))
+    if refused and not _allows_before(pins, "axolotl", SHAREGPT_REFUSED_FROM):
+        b.derived("sharegpt_datasets", refused, "datasets")
     b.default("framework_versions", describe_versions(PACKAGES, pins, history),
               "the axolotl version keys were judged against (seqprof.config.versions)")
     found = check_keys(cfg, keyspace(), dialect_label=LABEL, removal=removal_judge(pins, history),
