@@ -32,6 +32,11 @@ def _checkpointing(value: Any) -> bool:
     return _on(value) or (isinstance(value, str) and value.strip().lower() == "unsloth")
 
 
+def _offloaded(value: Any) -> bool:
+    """An offload target as DeepSpeed (device 'cpu' / 'nvme') or torchtune (a bool) states it."""
+    return value is True or (isinstance(value, str) and value.strip().lower() in ("cpu", "nvme"))
+
+
 def _pinned_releases(plan: Any, package: str) -> tuple[list[str] | None, str | None, str | None]:
     """(the releases of *package* the config's pins allow, the pin, its file:line), the pins placed among releases
     as lint placed them when it judged the keys (plan framework_versions, KeyHistory.allowed); None when unpinned."""
@@ -196,6 +201,7 @@ def setup_from_plan(plan: Any, prompt_length: int | None = None) -> tuple[Traini
         optimizer=optimizer, gradient_checkpointing=gc, checkpoint_reentrant=reentrant,
         attn_implementation=attn, loss=loss, trainer=trainer,
         reference=reference, zero_stage=int(zero) if zero not in (None, "") else 0, fsdp=bool(get("fsdp")),
+        offload_optimizer=_offloaded(get("offload_optimizer")), offload_params=_offloaded(get("offload_params")),
         world_size=world_size or 1,
         gradient_accumulation_steps=int(get("gradient_accumulation_steps") or 1),
         token_budget=int(get("token_budget")) if get("token_budget") else None, **grpo)

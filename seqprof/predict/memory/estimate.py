@@ -14,7 +14,7 @@ Also measured (issue 14): MoE with fused experts (full, LoRA on the experts, QLo
 QLoRA prepared by peft's prepare_model_for_kbit_training (fp32 upcasts); hybrid Gated DeltaNet layers (Qwen3.5) on
 transformers' torch path (no fla / causal-conv1d kernels), Gemma 3's sandwich norms, Liger at a 248k vocabulary.
 GRPO through TRL's own GRPOTrainer, Cut Cross-Entropy, and Unsloth's own step (seqprof.predict.memory.unsloth).
-Modelled from the libraries' code but not measured: ZeRO/FSDP sharding, 8-bit weights and optimizers,
+Modelled from the libraries' code but not measured: ZeRO/FSDP sharding and CPU offload, 8-bit weights and optimizers,
 the fla / causal-conv1d kernels, Qwen3-Next's fused projections.
 """
 
@@ -80,12 +80,22 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
         state_bytes, master_bytes, opt_ws = state_bytes // world, master_bytes // world, opt_ws // world
     grad_shard = world if zero >= 2 else 1
     weight_shard = world if zero >= 3 else 1
+    # CPU offload: DeepSpeed's CPU Adam keeps the states and fp32 master weights on the host; from ZeRO-2 on each
+    # gradient bucket goes to the host as it is reduced; offload_param (ZeRO-3, FSDP) keeps only the gathered layers
+    offload_opt = zero >= 1 and s.offload_optimizer
+    grads_offloaded = zero >= 2 and (s.offload_optimizer or (s.fsdp and s.offload_params))
+    params_offloaded = zero >= 3 and s.offload_params
+    if offload_opt or (s.fsdp and s.offload_params):
+        state_bytes = master_bytes = opt_ws = 0
     if zero:
-        notes.append(f"ZeRO stage {zero} over {world} GPUs (not validated on hardware: single-GPU measurements only)")
+        notes.append(f"ZeRO stage {zero} over {world} GPUs (not validated on hardware: single-GPU measurements only)"
+                     + ("; optimizer states and fp32 master weights offloaded to the host" if not state_bytes else "")
+                     + ("; gradients to the host bucket by bucket" if grads_offloaded else "")
+                     + ("; parameters on the host, only the gathered layers on the GPU" if params_offloaded else ""))
 
     sim = Allocator()
     sim.phase = "model and optimizer states"
-    sim.new("weights", weights_bytes // weight_shard)
+    sim.new("weights", 0 if params_offloaded else weights_bytes // weight_shard)
     layers = arch.layers()
     if zero >= 3:  # the layer being computed and the prefetched one
         sim.new("weights", 2 * max((layer.params for layer in layers), default=0) * pc)
@@ -99,12 +109,12 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
     is_grpo = s.trainer == "grpo"
     # GRPO's left-padded prompts, DPO's right-padded chosen/rejected rows: sdpa gets a mask (flash unpads)
     masked = (is_grpo or trl_head.padded(s)) and s.attn_implementation == "sdpa"
-    if persistent_grads and not is_grpo:  # GRPO: generated at the first micro step, before any gradient
+    if persistent_grads and not is_grpo and not grads_offloaded:  # GRPO: generated at the first micro step
         sim.new("gradients", trainable_bytes // grad_shard)
     xb = 4 if autocast else c
 
     def param_grad(nbytes: float) -> None:
-        if persistent_grads:
+        if persistent_grads or grads_offloaded:  # added into the held buffer, or copied to the host
             sim.spike("gradients", nbytes)
         else:
             sim.new("gradients", nbytes / grad_shard)
@@ -188,7 +198,7 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
                 g.save_new("masked_sdpa", ACT, masked_sdpa_saved(cx))
             sim.drop(out, ckpts[i])
         sim.phase = f"backward: layer {i}"
-        layer_backward(sim, cx, layers[i], g, persistent_grads)
+        layer_backward(sim, cx, layers[i], g, persistent_grads or grads_offloaded)
     sim.phase = "backward: embedding"
     sim.drop(gy)
     if full:

@@ -87,6 +87,10 @@ class TrainingSetup:
     reference: str = "model"  # dpo: "model" (a second copy), "lora_base" (adapters off), "precomputed", "none"
     zero_stage: int = 0
     fsdp: bool = False
+    # DeepSpeed's zero_optimization.offload_optimizer / offload_param (device cpu or nvme); FSDP's cpu offload is
+    # offload_params too (torchtune fsdp_cpu_offload, FSDP's CPUOffload(offload_params=True) moves grads and states)
+    offload_optimizer: bool = False
+    offload_params: bool = False
     world_size: int = 1
     gradient_accumulation_steps: int = 1
     token_budget: int | None = None  # tokens per micro batch (packed / token-budget batching) instead of b x s
