@@ -72,3 +72,16 @@ def test_an_unsloth_config_reaches_the_unsloth_walk(tmp_path, checkpointing, off
     full.write_text("model_name: unsloth/Qwen3-1.7B\nfull_finetuning: true\nuse_gradient_checkpointing: unsloth\n")
     setup, notes = setup_from_plan(read_plan(full, dialect="unsloth"))
     assert not setup.unsloth and any("full fine-tuning is not walked" in n for n in notes)
+
+
+def test_llamafactory_use_unsloth_reaches_the_unsloth_walk(tmp_path):
+    """LLaMA-Factory's use_unsloth loads through FastLanguageModel and passes use_gradient_checkpointing="unsloth"
+    (model/model_utils/unsloth.py, 0.9.4); without it, the same file walks transformers' path."""
+    body = ("model_name_or_path: Qwen/Qwen3-1.7B\nstage: sft\ndo_train: true\nfinetuning_type: lora\nlora_target: all\n"
+            "dataset: alpaca_en_demo\ntemplate: qwen3\ncutoff_len: 2048\nper_device_train_batch_size: 4\nbf16: true\n"
+            "output_dir: out\n")
+    for use, expect in (("use_unsloth: true\n", True), ("", False)):
+        config = tmp_path / f"lf_{expect}.yaml"
+        config.write_text(body + use)
+        setup, _ = setup_from_plan(read_plan(config, dialect="llamafactory"))
+        assert (setup.unsloth, setup.checkpoint_offload) == (expect, expect)

@@ -172,10 +172,15 @@ def setup_from_plan(plan: Any, prompt_length: int | None = None) -> tuple[Traini
                                if trainer_autocast else ""))
     gc = _checkpointing(get("gradient_checkpointing"))
     reentrant, reentrant_why = _checkpoint_reentrant(plan, raw, trainer) if gc else (False, "")
-    # Unsloth's own path for its adapters (a full fine-tune upcasts norms and runs transformers' layers: not walked)
-    unsloth = plan.dialect == "unsloth" and bool(adapter)
-    offload = unsloth and isinstance(get("gradient_checkpointing"), str) and \
-        str(get("gradient_checkpointing")).strip().lower() == "unsloth"
+    # Unsloth's own path for its adapters (a full fine-tune upcasts norms and runs transformers' layers: not walked).
+    # LLaMA-Factory's use_unsloth loads through FastLanguageModel and always passes use_gradient_checkpointing=
+    # "unsloth" to get_peft_model (model/model_utils/unsloth.py, 0.9.4)
+    lf_unsloth = plan.dialect == "llamafactory" and _on(raw.get("use_unsloth"))
+    unsloth = (plan.dialect == "unsloth" or lf_unsloth) and bool(adapter)
+    offload = unsloth and (lf_unsloth or (isinstance(get("gradient_checkpointing"), str) and
+                                          str(get("gradient_checkpointing")).strip().lower() == "unsloth"))
+    if lf_unsloth and unsloth:
+        gc = True
     if gc and load8 and not load4:
         notes.append(f"8-bit weights under a {'' if reentrant else 'non-'}reentrant checkpoint (use_reentrant="
                      f"{reentrant}: {reentrant_why}): " + (
