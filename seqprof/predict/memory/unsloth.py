@@ -110,15 +110,13 @@ def walk(sim: Allocator, arch: Architecture, cx: StepContext, states: UnslothSte
     for idx in range(len(layers)):
         sim.phase = f"forward: layer {idx}"
         last = idx == len(layers) - 1
-        if s.gradient_checkpointing:
-            sim.spike(ACT, layer_forward_transient(arch, n))
-            if offload and not last:
-                kept.append(None)
-            else:
-                kept.append(sim.ref(x))  # the checkpoint's input, on the GPU
-        else:
-            sim.spike(ACT, layer_forward_transient(arch, n))
+        sim.spike(ACT, layer_forward_transient(arch, n))
+        if not s.gradient_checkpointing:
             kept.append(sim.new(ACT, saved))
+        elif offload and not last:
+            kept.append(None)  # on the host
+        else:
+            kept.append(sim.ref(x))  # the checkpoint's input, on the GPU
         out = sim.new(ACT, x_bytes)
         sim.drop(x)
         x = out
