@@ -150,21 +150,9 @@ def measure(sc: Scenario, device: str, cpu_tiny: bool) -> dict:
         kind = "transformers.Trainer"
     batches: list[dict] = []
     passes: list[dict] = []
-
-    def pre(mod, a, kw):
-        peaks.mark("other")
-        ids, am = kw.get("input_ids"), kw.get("attention_mask")
-        if peaks.measuring and ids is not None:
-            batches.append({"input_ids": list(ids.shape),
-                            "padding": int((am == 0).sum()) if am is not None else None})
-
-    def post(mod, a, kw, out):
-        peaks.mark("forward")
-        if peaks.measuring:
-            passes.append({"grad": torch.is_grad_enabled(), "fused_lm_head": bool(kw.get("fused_lm_head")),
-                           "logits": getattr(out, "logits", None) is not None})
-    trainer.model.register_forward_pre_hook(pre, with_kwargs=True)
-    trainer.model.register_forward_hook(post, with_kwargs=True)
+    peaks.watch_batches(trainer.model, batches, passes, lambda kw, out: {
+        "grad": torch.is_grad_enabled(), "fused_lm_head": bool(kw.get("fused_lm_head")),
+        "logits": getattr(out, "logits", None) is not None})
     trainer.accelerator.backward = peaks.around(trainer.accelerator.backward, "loss", "backward")
     trainer.train()
     if tracker:

@@ -76,21 +76,11 @@ def measure(sc: Scenario, device: str, cpu_tiny: bool) -> dict:
     batches: list[dict] = []
     passes: list[dict] = []
 
-    def pre(mod, a, kw):
-        peaks.mark("other")
-        ids, am = kw.get("input_ids"), kw.get("attention_mask")
-        if peaks.measuring and ids is not None:
-            batches.append({"input_ids": list(ids.shape),
-                            "padding": int((am == 0).sum()) if am is not None else None})
-
-    def post(mod, a, kw, out):
-        peaks.mark("forward")
-        if peaks.measuring:
-            logits = getattr(out, "logits", None)
-            passes.append({"grad": torch.is_grad_enabled(),
-                           "logits": list(logits.shape) if isinstance(logits, torch.Tensor) else None})
-    trainer.model.register_forward_pre_hook(pre, with_kwargs=True)
-    trainer.model.register_forward_hook(post, with_kwargs=True)
+    def described(kw, out):
+        logits = getattr(out, "logits", None)
+        return {"grad": torch.is_grad_enabled(),
+                "logits": list(logits.shape) if isinstance(logits, torch.Tensor) else None}
+    peaks.watch_batches(trainer.model, batches, passes, described)
     trainer.accelerator.backward = peaks.around(trainer.accelerator.backward, "loss", "backward")
     t0 = time.time()
     trainer.train()

@@ -110,6 +110,25 @@ class PhasePeaks:
         if trainer.ref_model is not None:
             hooks(trainer.ref_model, "reference")
 
+    def watch_batches(self, model, batches: list[dict], passes: list[dict], describe) -> None:
+        """Marks around every forward of *model* (its start ends phase 'other', its end 'forward') and, while
+        measuring, each batch's input shape and padding in *batches* and `describe(kwargs, output)` of each forward
+        in *passes* (the one-model trainers: transformers' Trainer, SFTTrainer, Unsloth's)."""
+        def pre(mod, a, kw):
+            self.mark("other")
+            ids, am = kw.get("input_ids"), kw.get("attention_mask")
+            if self.measuring and ids is not None:
+                batches.append({"input_ids": list(ids.shape),
+                                "padding": int((am == 0).sum()) if am is not None else None})
+
+        def post(mod, a, kw, out):
+            self.mark("forward")
+            if self.measuring:
+                passes.append(describe(kw, out))
+
+        model.register_forward_pre_hook(pre, with_kwargs=True)
+        model.register_forward_hook(post, with_kwargs=True)
+
     def steps_callback(self):
         """A TrainerCallback marking the optimizer step and starting the measurement after WARMUP steps."""
         from transformers import TrainerCallback
