@@ -222,13 +222,7 @@ def estimate_memory(arch: Architecture, setup: TrainingSetup) -> MemoryEstimate:
     sim.mark()
     sim.spike("optimizer_workspace", opt_ws)
 
-    live = {k: v for k, v in sim.peak_live.items() if v > 0}
-    allocated = sum(live.values())
-    components = {k: live.get(k, 0) for k in COMPONENT_LABELS if k not in ("cuda_context", "allocator_overhead")}
-    if live.get(grpo.KV):  # GRPO's generation peak
-        components[grpo.KV] = live[grpo.KV]
-    components["cuda_context"] = CUDA_CONTEXT_BYTES
-    components["allocator_overhead"] = int(allocated * ALLOCATOR_OVERHEAD_FRACTION)
+    components = _components_at_peak(sim)
     totals = {"params": total_params, "trainable_params": trainable, "weights": weights_bytes,
               "gradients": trainable_bytes // grad_shard, "optimizer_states": state_bytes + master_bytes,
               "reference_model": ref_bytes, "logits": c * V * n, "logits_fp32": 4 * V * n, "tokens": n,
@@ -300,11 +294,7 @@ def _unsloth_estimate(arch: Architecture, cx) -> MemoryEstimate:
     sim = Allocator()
     unsloth.walk(sim, arch, cx, unsloth.UnslothStep(weights=pb["base"] + pb["lora"], lora_params=pb["lora_params"],
                                                      optimizer_states=state_bytes, optimizer_workspace=opt_ws))
-    live = {k: v for k, v in sim.peak_live.items() if v > 0}
-    allocated = sum(live.values())
-    components = {k: live.get(k, 0) for k in COMPONENT_LABELS if k not in ("cuda_context", "allocator_overhead")}
-    components["cuda_context"] = CUDA_CONTEXT_BYTES
-    components["allocator_overhead"] = int(allocated * ALLOCATOR_OVERHEAD_FRACTION)
+    components = _components_at_peak(sim)
     totals = {"params": arch.param_count(), "trainable_params": pb["lora_params"], "weights": pb["base"] + pb["lora"],
               "gradients": pb["lora"], "optimizer_states": state_bytes, "reference_model": 0, "logits": 0,
               "logits_fp32": 0, "tokens": cx.n,
@@ -312,6 +302,17 @@ def _unsloth_estimate(arch: Architecture, cx) -> MemoryEstimate:
     return MemoryEstimate(peak_bytes=sum(components.values()), components=components,
                           notes=(opt_note, *unsloth.notes(arch, s)), peak_phase=sim.peak_phase, totals=totals,
                           stage_peaks=dict(sim.phase_peaks))
+
+
+def _components_at_peak(sim: Allocator) -> dict[str, int]:
+    """What was live at the walk's peak, by component, with the CUDA context and the allocator's slack on top."""
+    live = {k: v for k, v in sim.peak_live.items() if v > 0}
+    components = {k: live.get(k, 0) for k in COMPONENT_LABELS if k not in ("cuda_context", "allocator_overhead")}
+    if live.get(grpo.KV):  # GRPO's generation peak
+        components[grpo.KV] = live[grpo.KV]
+    components["cuda_context"] = CUDA_CONTEXT_BYTES
+    components["allocator_overhead"] = int(sum(live.values()) * ALLOCATOR_OVERHEAD_FRACTION)
+    return components
 
 
 def _gib(nbytes: float) -> str:
