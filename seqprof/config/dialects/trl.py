@@ -229,6 +229,7 @@ def premature_keys(cfg: LoadedConfig, trainer: str, pins: Pins, history: KeyHist
     allowed = set(history.allowed("trl", pins) or ())
     class_released = any(history.having("trl", f, [trainer_class]) & allowed
                          for f in history.ever("trl", [trainer_class]))
+    training_arguments = history.ever("transformers", ["TrainingArguments"])
     for key in cfg.data:
         if not isinstance(key, str) or key in judged:
             continue
@@ -237,7 +238,7 @@ def premature_keys(cfg: LoadedConfig, trainer: str, pins: Pins, history: KeyHist
             continue  # recipes declare their own script arguments (open-r1's GRPOScriptArguments.reward_funcs)
         package = "trl" if classes else "transformers"
         if not classes:
-            if key not in history.ever("transformers", ["TrainingArguments"]):
+            if key not in training_arguments:
                 continue
             classes = ["TrainingArguments"]
         elif trainer_class in classes and not class_released:
