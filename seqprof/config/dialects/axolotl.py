@@ -149,6 +149,28 @@ def _datasets(value: Any) -> Any:
 # validation.py in 0.19.0; config/models/input/v0_4_1 in 0.5.2, the oldest release the key history holds)
 SHAREGPT_REFUSED_FROM = "0.5.0"
 
+# deprecated fields whose validator raises DeprecationWarning, so axolotl refuses to start (schemas/deprecated.py
+# DeprecatedParameters; config/models/input/v0_4_1 before 0.9): key -> (first release that raises, whether any
+# value but None raises or only a truthy one, axolotl's own words). Read from each release's wheel or sdist: the
+# two oldest raise in every release the key history holds (0.5.2 on), the dpo ones from the TRL 0.29 migration
+# (0.15.0; 0.16.1 is the oldest 0.16 release read), s2_attention and flash_attn_rms_norm from 0.17.0.
+REFUSED_DEPRECATIONS: Mapping[str, tuple[str, str, str]] = {
+    "max_packed_sequence_len": ("0.5.0", "truthy", "`max_packed_sequence_len` is no longer supported; use "
+                                                   "sample_packing"),
+    "rope_scaling": ("0.5.0", "truthy", "`rope_scaling` is no longer supported, it should now be a key under "
+                                        "`model_config`"),
+    "dpo_use_logits_to_keep": ("0.15.0", "set", "`dpo_use_logits_to_keep` is no longer supported, it has been "
+                                                "removed in TRL >= 0.29.0"),
+    "dpo_generate_during_eval": ("0.15.0", "set", "`dpo_generate_during_eval` is no longer supported, it has been "
+                                                  "removed in TRL >= 0.29.0"),
+    "dpo_norm_loss": ("0.16.0", "set", "`dpo_norm_loss` is no longer supported, due to breaking changes in TRL >= "
+                                       "0.29.0"),
+    "rpo_alpha": ("0.16.0", "set", "`rpo_alpha` has been deprecated in TRL >= 0.29.0, and now requires passing "
+                                   "multiple loss types, which is not yet supported by Axolotl"),
+    "s2_attention": ("0.17.0", "truthy", "`s2_attention` (shifted-sparse attention) is no longer supported"),
+    "flash_attn_rms_norm": ("0.17.0", "truthy", "`flash_attn_rms_norm` is no longer supported"),
+}
+
 
 def _sharegpt_types(datasets: Any) -> list[str]:
     """'datasets[0].type: sharegpt' for each entry whose type axolotl refuses."""
@@ -291,6 +313,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     found = check_keys(cfg, keyspace(), dialect_label=LABEL, removal=removal_judge(pins, history),
                        assumption=assumed(PACKAGES, pins, history))
     found = _attention_flag_fixes(_only_false(found, cfg), cfg)
+    found = _refused_deprecations(found, cfg, pins, history)
     # a fork's own plugin arguments (pydantic models beside the config) are read by its axolotl
     b.diagnostics.extend(read_by_own_copy(found, cfg.path, NAME, LABEL))
     return b.result()
@@ -300,6 +323,46 @@ def _only_false(diagnostics: list[ConfigDiagnostic], cfg: LoadedConfig) -> list[
     """`save_safetensors: true` (the default) is accepted; only false raises (schemas/model.py
     validate_save_safetensors, axolotl @ 067b021c8b87), so only false is reported."""
     return [d for d in diagnostics if d.key != "save_safetensors" or as_bool(cfg.get(d.key)) is False]
+
+
+def _refused_deprecations(diagnostics: list[ConfigDiagnostic], cfg: LoadedConfig, pins: Pins,
+                          history: KeyHistory) -> list[ConfigDiagnostic]:
+    """A deprecated field whose validator raises is no warning: the release that raises refuses the config.
+
+    An error (SP408) when the release a fresh install gets raises (the newest the pins allow; the newest known
+    when nothing pins axolotl, as SP431 judges); a warning naming the release that starts raising when every
+    pinned release still reads it; a commit pin cannot be placed, so it stays the deprecation it was."""
+    from packaging.version import Version
+
+    allowed = history.allowed("axolotl", pins) or None
+    if allowed is None and pins.vcs("axolotl") is not None:
+        return diagnostics
+    newest = max(allowed or [history.newest("axolotl")], key=Version)
+    out = []
+    for d in diagnostics:
+        refused = REFUSED_DEPRECATIONS.get(d.key)
+        value = cfg.get(d.key)
+        if d.kind != "deprecated_key" or refused is None or \
+                (refused[1] == "truthy" and (not value or as_bool(value) is False)) or (refused[1] == "set" and value is None):
+            out.append(d)
+            continue
+        since, _, words = refused
+        raises = f"axolotl {since.rsplit('.', 1)[0]} and newer raise DeprecationWarning on it: \"{words}\" " \
+                 "(schemas/deprecated.py)"
+        if Version(newest) < Version(since):
+            out.append(replace(d, message=f"{d.message}; {raises}: it breaks on that upgrade"))
+            continue
+        if allowed is None:
+            how = f"{pins.describe('axolotl')} matches no release known: axolotl {newest} assumed" \
+                if pins.of("axolotl") else f"no axolotl pin found: axolotl {newest} assumed"
+        elif all(Version(v) >= Version(since) for v in allowed):
+            how = f"every release {pins.describe('axolotl')} allows raises"
+        else:
+            how = f"{pins.describe('axolotl')} allows it: pip installs {newest}, which raises (releases before " \
+                  f"{since.rsplit('.', 1)[0]} read it)"
+        out.append(replace(d, kind="removed_key", suggestion=None, value_change=None,
+                           message=f"'{d.key}' is refused: {raises}; {how}"))
+    return out
 
 
 def _attention_flag_fixes(diagnostics: list[ConfigDiagnostic], cfg: LoadedConfig) -> list[ConfigDiagnostic]:
