@@ -96,6 +96,14 @@ def test_duplicate_key_is_a_diagnostic_naming_both_lines_and_the_last_value_wins
 
 
 @backends
+def test_a_duplicate_with_the_same_value_is_its_own_kind(backend: str) -> None:
+    """PyYAML's last-one-wins loses nothing when both values agree; OmegaConf still refuses it (SP404 decides)."""
+    cfg = parse_config("a: 1\nb: {c: 2}\na: 1\nb: {c: 2}\nd: x\nd: y\n", "d.yaml", backend=backend)
+    kinds = {(d.key, d.kind, d.line, d.other_line) for d in cfg.diagnostics}
+    assert kinds == {("a", "repeated_key", 3, 1), ("b", "repeated_key", 4, 2), ("d", "duplicate_key", 6, 5)}
+
+
+@backends
 def test_a_duplicate_mapping_drops_the_lines_of_the_one_it_replaces(backend: str) -> None:
     cfg = parse_config("t:\n  x: 1\n  y: 2\nt:\n  x: 5\n", "d.yaml", backend=backend)
     assert cfg.data == {"t": {"x": 5}}

@@ -354,3 +354,45 @@ def test_premature_keys_skip_script_arguments_recipes_declare_themselves(tmp_pat
     kinds = {d.key: d.kind for d in plan.diagnostics}
     assert "reward_funcs" not in kinds or kinds["reward_funcs"] != "premature_key"
     assert kinds.get("log_completions") != "premature_key"  # trl 0.16 has it
+
+
+# LLaMA-Factory's own example (hiyouga/LLaMA-Factory examples/train_lora/qwen3_lora_sft.yaml), with warmup_ratio
+LF_EXAMPLE = Path(__file__).parent / "data" / "configs" / "llamafactory" / "examples" / "train_lora" / \
+    "qwen3_lora_sft.yaml"
+
+
+def test_a_conda_export_written_as_requirements_pins_exact_versions(tmp_path):
+    """`conda list --export > requirements.txt` (linjc16/Panacea's): name=version=build lines are exact pins."""
+    config = project(tmp_path, {"requirements.txt": "# platform: linux-64\n_libgcc_mutex=0.1=main\n"
+                                                    "transformers=4.36.2=pypi_0\ntrl=0.7.10=pypi_0\n"})
+    pins = find_pins(config)
+    assert [(p.specifier, p.source, p.exact) for p in pins.of("trl")] == [("==0.7.10", "requirements.txt:4", True)]
+    assert [p.specifier for p in pins.of("transformers")] == ["==4.36.2"]
+    # trl 0.7 predates SFTConfig: the recipe's keys are its own classes' (SP407), not a removal
+    assert diagnostic(read_plan(config), "max_seq_length").kind == "unread_key"
+
+
+@pytest.mark.parametrize("name,text", [
+    ("requirements.txt", "-e git+https://github.com/hiyouga/LLaMA-Factory.git@v0.9.3#egg=llamafactory\n"
+                         "transformers>=4.48.2\n"),
+    ("pyproject.toml", '[project]\nname = "p"\nversion = "0.1"\ndependencies = ["transformers>=4.48.2"]\n\n'
+                       '[tool.pdm.dev-dependencies]\ndev = [\n'
+                       '    "-e file:///${PROJECT_ROOT}/LLaMA-Factory#egg=llamafactory[metrics,torch]",\n]\n'),
+])
+def test_an_editable_llamafactory_copy_bounds_transformers_with_a_range_seqprof_cannot_read(tmp_path, name, text):
+    """BeautyyuYanli/DeepSink installs LLaMA-Factory from a checkout beside it: that copy's own transformers cap
+    (every release has one) may exclude transformers 5.15, which drops warmup_ratio, so it is no SP408 error."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / name).write_text(text)
+    config = tmp_path / "lora_sft.yaml"
+    shutil.copy(LF_EXAMPLE, config)
+    pins = find_pins(config)
+    assert pins.vcs("llamafactory") is not None and [p.specifier for p in pins.of("transformers")] == [">=4.48.2"]
+    found = diagnostic(read_plan(config), "warmup_ratio")
+    assert found.kind == "deprecated_key" and "LLaMA-Factory copy installed from" in found.message
+    # without the copy, the project's own transformers pin is all there is: a fresh install lacks the key
+    alone = tmp_path / "alone"
+    (alone / ".git").mkdir(parents=True)
+    (alone / "requirements.txt").write_text("transformers>=4.48.2\n")
+    shutil.copy(LF_EXAMPLE, alone / "lora_sft.yaml")
+    assert diagnostic(read_plan(alone / "lora_sft.yaml"), "warmup_ratio").kind == "removed_key"

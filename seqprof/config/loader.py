@@ -288,18 +288,23 @@ class _Builder:
             key = _key_text(key_node)
             dotted = f"{prefix}.{key}" if prefix else key
             line = key_node.start_mark.line + 1
-            if key in first_line:
-                self.diagnostics.append(ConfigDiagnostic(
-                    kind="duplicate_key", key=dotted, file=self.path, line=line,
-                    message=(f"key '{dotted}' is set twice (first on line {first_line[key]}); "
-                             f"YAML loaders keep the last value, so line {first_line[key]} is ignored"),
-                    suggestion=None, other_line=first_line[key]))
-            else:
-                first_line[key] = line
+            earlier = out.get(key)
             if key in out:  # a duplicate, or an override of a merged key: drop its old sub-lines
                 self._forget(dotted)
             out[key] = self.build(value_node, dotted)
             self.lines[dotted] = line
+            if key in first_line:
+                # the same value twice loses nothing where the last one wins (PyYAML), but OmegaConf refuses
+                # any duplicate: which matters is the dialect's (SP404)
+                same = earlier == out[key]
+                self.diagnostics.append(ConfigDiagnostic(
+                    kind="repeated_key" if same else "duplicate_key", key=dotted, file=self.path, line=line,
+                    message=(f"key '{dotted}' is set twice (first on line {first_line[key]})"
+                             + (", to the same value" if same else
+                                f"; YAML loaders keep the last value, so line {first_line[key]} is ignored")),
+                    suggestion=None, other_line=first_line[key]))
+            else:
+                first_line[key] = line
         return out
 
     def _forget(self, dotted: str) -> None:

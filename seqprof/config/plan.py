@@ -43,13 +43,14 @@ class Setting:
 class ConfigDiagnostic:
     """Something the reader noticed about the file itself (not a rule verdict yet)."""
 
-    kind: str  # unknown_key | deprecated_key | renamed_key | removed_key | upcoming_deprecation | premature_key | duplicate_key | invalid_value | unread_key
+    kind: str  # unknown_key | deprecated_key | renamed_key | removed_key | upcoming_deprecation | premature_key | duplicate_key
+    #         | repeated_key (a duplicate with the same value) | invalid_value | unread_key
     key: str
     file: str
     line: int
     message: str
     suggestion: str | None = None  # did-you-mean / replacement key
-    other_line: int | None = None  # duplicate_key: the first occurrence
+    other_line: int | None = None  # duplicate_key / repeated_key: the first occurrence
     value_change: str | None = None  # renamed_key/removed_key: how the value changes under the new key
     # renamed_key/deprecated_key whose replacement the pinned releases lack: the release that brings it ('trl 0.23')
     suggestion_from: str | None = None

@@ -33,6 +33,11 @@ MAX_LEVELS = 4  # parent folders searched above the config's own when no .git ma
 MAX_PIN_FILE_BYTES = 4 * 1024 * 1024
 _REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*\(?\s*([^;()@]*?)\s*\)?\s*(?:;.*)?$")
 _URL_REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*@\s*\S+")
+# `-e git+https://...#egg=llamafactory`, `-e file:///${PROJECT_ROOT}/LLaMA-Factory#egg=llamafactory[torch]`: an
+# editable copy from a checkout or a URL, whose release no version names
+_EDITABLE = re.compile(r"^\s*(?:-e|--editable)[\s=]+\S*#egg=([A-Za-z0-9][A-Za-z0-9._-]*)")
+# `conda list --export` written as requirements.txt: `transformers=4.36.2=pypi_0` (name=version=build)
+_CONDA_EXPORT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)=([0-9][^=\s]*)=[^=\s]+\s*$")
 _CONDA = re.compile(r"^\s*(?:[\w.-]+::)?([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*?)\s*$")
 
 
@@ -173,6 +178,11 @@ def requirement(text: str, source: str) -> Pin | None:
     """A Pin from one PEP 508 requirement string (``trl[vllm]>=0.19,<0.21 ; python_version>'3.9'``)."""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+    editable = _EDITABLE.match(text)
+    if editable is not None:  # a checkout's copy: a commit seqprof cannot place among releases
+        name = normalize(editable.group(1))
+        return Pin(name, "", source, vcs=True, head=False) if name in PACKAGES else None
+
     url = _URL_REQUIREMENT.match(text)
     if url is not None:
         name = normalize(url.group(1))
@@ -218,8 +228,14 @@ def read_requirements(path: Path, _seen: frozenset[Path] = frozenset()) -> list[
             if other.is_file():
                 out.extend(read_requirements(other, seen))
             continue
-        if line.startswith("-"):
-            continue  # -e, --index-url, --hash ...: no version constraint of ours
+        if line.startswith("-") and _EDITABLE.match(line) is None:
+            continue  # -e ., --index-url, --hash ...: no version constraint of ours
+        exported = _CONDA_EXPORT.match(line)
+        if exported is not None:  # conda's export format: the exact version installed
+            name = normalize(exported.group(1))
+            if name in PACKAGES:
+                out.append(Pin(name, f"=={exported.group(2)}", f"{path.name}:{start + 1}", exact=True))
+            continue
         pin = requirement(line, f"{path.name}:{start + 1}")
         if pin is not None:
             out.append(pin)
@@ -250,14 +266,16 @@ def read_pyproject(path: Path) -> list[Pin]:
     data = parse_toml(text)
     strings: list[str] = list(data.get("project", {}).get("dependencies", []))
     for group in (data.get("project", {}).get("optional-dependencies", {}),
-                  data.get("dependency-groups", {})):
+                  data.get("dependency-groups", {}), data.get("tool", {}).get("pdm", {}).get("dev-dependencies", {})):
         for items in group.values():
             strings.extend(s for s in items if isinstance(s, str))
     out = []
     for s in strings:
-        m = _REQUIREMENT.match(s)
+        m = _EDITABLE.match(s) or _REQUIREMENT.match(s)
         if m:
-            pin = requirement(s, f"{path.name}:{_line_of(text, m.group(1))}")
+            line = next((i for i, ln in enumerate(text.splitlines(), 1) if s in ln), None) \
+                if _EDITABLE.match(s) else None
+            pin = requirement(s, f"{path.name}:{line or _line_of(text, m.group(1))}")
             if pin is not None:
                 out.append(pin)
     poetry = data.get("tool", {}).get("poetry", {})

@@ -189,6 +189,14 @@ def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions
                             model_config=options.model_config, estimate_memory=needs_memory,
                             gpu_price=settings.gpu_price, calibration=options.calibration)
         report = lint_plan(plan, facts, rules, settings, text=_read_text(path))
+        if plan.dialect == "unknown":
+            from seqprof.config.dialects.hf import hand_mapped
+
+            own = hand_mapped(plan.raw)
+            if own:  # say why no framework was claimed
+                notes += (f"{', '.join(own)}: the project's own names for TrainingArguments / ModelConfig fields, "
+                          "which HfArgumentParser and TrlParser refuse, so its script maps this file by hand and no "
+                          "framework's key checks apply",)
         return replace(report, notes=notes) if notes else report
 
     for config in configs:  # ruff-like: a config that cannot be read is an error line; the others still run

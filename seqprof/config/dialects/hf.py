@@ -135,7 +135,31 @@ def arrival_judge(pins: Pins, history: KeyHistory):
 SECTION = "training_args"
 
 
+# a project's own names for what TrainingArguments / ModelConfig call otherwise: a file that writes two of them (and
+# not the field they stand for) is a dict the project's script maps onto the classes by hand (`num_epochs` ->
+# num_train_epochs=, `model_name` -> from_pretrained), not one HfArgumentParser or TrlParser reads, which would
+# refuse them; torchtune (epochs, batch_size) and axolotl (micro_batch_size, base_model) are detected before
+OWN_SYNONYMS: Mapping[str, str] = {
+    "num_epochs": "num_train_epochs", "epochs": "num_train_epochs", "max_epochs": "num_train_epochs",
+    "batch_size": "per_device_train_batch_size", "train_batch_size": "per_device_train_batch_size",
+    "micro_batch_size": "per_device_train_batch_size", "eval_batch_size": "per_device_eval_batch_size",
+    "lr": "learning_rate", "log_steps": "logging_steps", "use_bf16": "bf16", "use_fp16": "fp16",
+    "grad_accum_steps": "gradient_accumulation_steps", "gradient_accumulation": "gradient_accumulation_steps",
+    "grad_accum": "gradient_accumulation_steps", "accumulation_steps": "gradient_accumulation_steps",
+    "model_name": "model_name_or_path", "model_path": "model_name_or_path", "model_dir": "model_name_or_path",
+    "model_id": "model_name_or_path", "base_model": "model_name_or_path",
+}
+
+
+def hand_mapped(data: Mapping[str, Any]) -> list[str]:
+    """The project's own synonyms of TrainingArguments / ModelConfig fields in *data*, when there are two or more."""
+    found = [k for k in data if k in OWN_SYNONYMS and OWN_SYNONYMS[k] not in data]
+    return found if len(found) >= 2 else []
+
+
 def detect(data: Mapping[str, Any]) -> int:
+    if hand_mapped(data):
+        return 0
     fields = training_argument_fields() | frozenset(LEGACY_RENAMED) | frozenset(LEGACY_DEPRECATED)
     score = sum(SIGNATURE_WEIGHT for k in data if k in fields)
     if score < 2 and isinstance(data.get(SECTION), Mapping):  # TrainingArguments one level down

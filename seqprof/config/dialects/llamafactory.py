@@ -158,6 +158,13 @@ def removal_judge(pins: Pins, history: KeyHistory):
                                        pins.describe("transformers")) if both else why)
         if found is None or (found.verdict == "warning" and "still has it" in found.detail):
             return None  # every transformers the pins (or the llamafactory release) allow has it: it works
+        copy = pins.vcs("llamafactory")
+        if copy is not None and not own_pin and found.verdict == "error":
+            # an editable or git copy installs with its own transformers range, which seqprof cannot read
+            return Removal(found.package, found.removed_in, "assumed",
+                           f"removed in {found.removed_in}; {pins.describe('transformers')} allows that release, "
+                           f"but the LLaMA-Factory copy installed from {copy.source} bounds transformers too, and "
+                           "seqprof cannot read its range")
         return found if both or own_pin else Removal(found.package, found.removed_in, "assumed", found.detail)
     return judge
 

@@ -256,15 +256,51 @@ def premature_keys(cfg: LoadedConfig, trainer: str, pins: Pins, history: KeyHist
 def detect(data: Mapping[str, Any]) -> int:
     """TRL by evidence: one of its distinctive keys, or `model_name_or_path` (ModelConfig) beside keys that only
     TRL's configs define (`max_length`, `beta`, `num_generations`, ...), with or without `dataset_name`."""
+    if hf.hand_mapped(data):
+        return 0
     strong = sum(3 for k in data if k in STRONG_KEYS)
-    evidence = {k for k in data if k in trl_only_fields() or k in HANDBOOK_DATA_KEYS}
-    older = {k for k in data if k in trl_fields_ever()} - evidence
+    evidence = {k for k in data if (k in trl_only_fields() or k in HANDBOOK_DATA_KEYS) and k not in SHARED_NAMES}
+    older = {k for k in data if k in trl_fields_ever() and k not in SHARED_NAMES} - evidence
     if not strong and not ("model_name_or_path" in data and ("dataset_name" in data or evidence)) \
             and len(evidence | older) < 2:  # a script's own `model:` beside SFTConfig's packing, max_seq_length
         return 0
     weak = sum(1 for k in data if k in WEAK_KEYS)
     base = sum(1 for k in data if k in hf.training_argument_fields())
     return strong + weak + base + len(evidence)
+
+
+# ModelConfig fields that projects' own model arguments name the same way (lavaman131's ModelArguments.torch_dtype
+# beside its own model_id); the rest of ModelConfig's fields (model_name_or_path, model_revision, use_peft, ...) are
+# the evidence that TRL's ModelConfig is among the parser's classes
+GENERIC_MODEL_KEYS = frozenset({"torch_dtype", "dtype", "attn_implementation", "load_in_4bit", "load_in_8bit",
+                                "bnb_4bit_quant_type", "lora_r", "lora_alpha", "lora_dropout", "lora_target_modules"})
+# names other readers share (transformers' example scripts: torch_dtype, attn_implementation; axolotl's schema and
+# projects' own LoRA arguments: lora_r, lora_alpha, trust_remote_code, datasets): no evidence of TRL on their own
+SHARED_NAMES = frozenset({"torch_dtype", "dtype", "attn_implementation", "lora_r", "lora_alpha", "lora_dropout",
+                          "lora_target_modules", "trust_remote_code", "datasets"})
+VERSION_KINDS = frozenset({"deprecated_key", "renamed_key", "removed_key", "upcoming_deprecation", "premature_key"})
+
+
+def _own_model_arguments(diagnostics: list[ConfigDiagnostic], data: Mapping[str, Any],
+                         history: KeyHistory) -> list[ConfigDiagnostic]:
+    """A ModelConfig change (torch_dtype -> dtype) is TRL's business only where ModelConfig parses the file.
+
+    A recipe names its model through ModelConfig (model_name_or_path, or model_revision with the path on the
+    command line); a file with neither, nor any other field only ModelConfig has, names its model through the
+    project's own arguments (model_id, model_name), and those read the generic keys beside it."""
+    evidence = _model_config_fields(history) - GENERIC_MODEL_KEYS
+    if any(k in evidence for k in data):
+        return diagnostics
+    return [replace(d, kind="unread_key", suggestion=None, value_change=None, suggestion_from=None,
+                    message=f"'{d.key}' is a field of TRL's ModelConfig, but the file sets no field only ModelConfig "
+                            "has (model_name_or_path, model_revision, use_peft, ...): the project's script reads it "
+                            "through its own model arguments, which TRL's changes to ModelConfig do not reach")
+            if d.kind in VERSION_KINDS and d.key in GENERIC_MODEL_KEYS else d for d in diagnostics]
+
+
+@cache
+def _model_config_fields(history: KeyHistory) -> frozenset[str]:
+    return frozenset(history.ever("trl", ["ModelConfig"]))
 
 
 @cache
@@ -387,6 +423,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     found = read_by_project(found, fields, "TRL") if found else found
     if found and not fields:
         found = read_by_own_classes(found, cfg.path, pins, history)
+    found = _own_model_arguments(found, cfg.data, history)
     b.diagnostics.extend(replace(d, kind="unread_key", suggestion=None, message=f"'{d.key}' is not a TRL field; {RECIPES}.")
                          if d.kind == "unknown_key" and d.key in RECIPE_KEYS else d for d in found)
     return b.result()
