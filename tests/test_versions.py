@@ -378,21 +378,28 @@ def test_a_conda_export_written_as_requirements_pins_exact_versions(tmp_path):
     ("pyproject.toml", '[project]\nname = "p"\nversion = "0.1"\ndependencies = ["transformers>=4.48.2"]\n\n'
                        '[tool.pdm.dev-dependencies]\ndev = [\n'
                        '    "-e file:///${PROJECT_ROOT}/LLaMA-Factory#egg=llamafactory[metrics,torch]",\n]\n'),
+    ("requirements.txt", "transformers>=4.48.2\n"),
 ])
-def test_an_editable_llamafactory_copy_bounds_transformers_with_a_range_seqprof_cannot_read(tmp_path, name, text):
-    """BeautyyuYanli/DeepSink installs LLaMA-Factory from a checkout beside it: that copy's own transformers cap
-    (every release has one) may exclude transformers 5.15, which drops warmup_ratio, so it is no SP408 error."""
+def test_llamafactory_s_own_transformers_cap_bounds_a_project_s_open_transformers_pin(tmp_path, name, text):
+    """BeautyyuYanli/DeepSink (an editable checkout) and MmMaiIIi/eAlignment (`pip install llamafactory` beside
+    transformers>=4.46): every LLaMA-Factory release caps transformers (0.9.5: <=5.6.0), and 5.6 still has
+    warmup_ratio, which 5.15 drops, so no install lacks it: no SP408, and no warning either."""
     (tmp_path / ".git").mkdir()
     (tmp_path / name).write_text(text)
     config = tmp_path / "lora_sft.yaml"
     shutil.copy(LF_EXAMPLE, config)
     pins = find_pins(config)
-    assert pins.vcs("llamafactory") is not None and [p.specifier for p in pins.of("transformers")] == [">=4.48.2"]
-    found = diagnostic(read_plan(config), "warmup_ratio")
-    assert found.kind == "deprecated_key" and "LLaMA-Factory copy installed from" in found.message
-    # without the copy, the project's own transformers pin is all there is: a fresh install lacks the key
-    alone = tmp_path / "alone"
-    (alone / ".git").mkdir(parents=True)
-    (alone / "requirements.txt").write_text("transformers>=4.48.2\n")
-    shutil.copy(LF_EXAMPLE, alone / "lora_sft.yaml")
-    assert diagnostic(read_plan(alone / "lora_sft.yaml"), "warmup_ratio").kind == "removed_key"
+    assert (pins.vcs("llamafactory") is not None) == ("egg=" in text)
+    assert [p.specifier for p in pins.of("transformers")] == [">=4.48.2"]
+    assert not [d for d in read_plan(config).diagnostics if d.key == "warmup_ratio"]
+
+
+def test_a_llamafactory_fork_follows_its_own_transformers_pin(tmp_path):
+    """A fork names itself llamafactory (setup.py): its own requirements are the transformers it runs with, so a
+    range past 5.15 is an SP408 there."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "setup.py").write_text('from setuptools import setup\nsetup(name="llamafactory", version="0.9.6.dev0")\n')
+    (tmp_path / "requirements.txt").write_text("transformers>=4.48.2\n")
+    config = tmp_path / "lora_sft.yaml"
+    shutil.copy(LF_EXAMPLE, config)
+    assert diagnostic(read_plan(config), "warmup_ratio").kind == "removed_key"

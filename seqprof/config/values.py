@@ -10,6 +10,7 @@ DeepSpeed's and HF's word for "derive it".
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 POSITIVE_INT = frozenset({
@@ -24,6 +25,22 @@ PROBABILITY = frozenset({"lora_dropout"})
 CHECKED = POSITIVE_INT | POSITIVE_NUMBER | NON_NEGATIVE_NUMBER | PROBABILITY
 
 _WORDS = ("auto", "none", "null", "")
+
+# values a template leaves for something else to fill in before the framework reads the file
+_PLACEHOLDERS = (
+    (re.compile(r"^\?\?\?$"), "OmegaConf's mandatory-value marker, which Hydra or the launcher must set"),
+    (re.compile(r"^__[A-Za-z0-9_]+__$"), "a script fills it in before the run"),
+    (re.compile(r"^\$\{[^{}]+\}$|^\$[A-Z_][A-Z0-9_]*$"), "an interpolation, resolved before the run"),
+    (re.compile(r"^\{\{.*\}\}$|^<[A-Z][A-Z0-9_ -]*>$"), "a script fills it in before the run"),
+)
+
+
+def placeholder(value: Any) -> str | None:
+    """What kind of stand-in *value* is (`???`, `__BATCH_SIZE__`, `${oc.env:BS}`, `{{ bs }}`), or None for a value."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    return next((why for pattern, why in _PLACEHOLDERS if pattern.match(text)), None)
 
 
 def value_problem(name: str, value: Any) -> str | None:

@@ -135,8 +135,19 @@ def removal_judge(pins: Pins, history: KeyHistory):
 
 
 def detect(data: Mapping[str, Any]) -> int:
+    """axolotl requires base_model (schemas/model.py ModelInputConfig.base_model has no default), so a file without it
+    is another tool's, however many axolotl-like keys it shares (sample_packing, sequence_len); so is one whose keys
+    axolotl mostly does not know (a Hydra config that merely sets gradient_accumulation_steps)."""
+    if "base_model" not in data:
+        return 0
     strong = sum(3 for k in data if k in STRONG)
-    return strong + sum(1 for k in data if k in WEAK) if strong else 0
+    if not strong:
+        return 0
+    space = keyspace()
+    foreign = sum(1 for k in data if k not in space.known and k not in space.renamed and k not in space.deprecated)
+    if foreign >= 3 and 2 * foreign > len(data):
+        return 0
+    return strong + sum(1 for k in data if k in WEAK)
 
 
 def _datasets(value: Any) -> Any:

@@ -13,7 +13,7 @@ from typing import Any
 
 from seqprof.config.loader import LoadedConfig, load_config, resolve_linked_file
 from seqprof.config.plan import ConfigDiagnostic, Setting
-from seqprof.config.values import value_problem
+from seqprof.config.values import placeholder, value_problem
 
 KEYS_DIR = Path(__file__).with_name("keys")
 
@@ -37,6 +37,9 @@ class Keyspace:
     known: frozenset[str]
     renamed: Mapping[str, Moved] = field(default_factory=dict)
     deprecated: Mapping[str, Moved] = field(default_factory=dict)
+    # the keys a near miss is a typo of (default: all known): transformers' example-script arguments are known but
+    # belong to scripts a project may not run, so `max_seq_len` is no typo of run_glue's `max_seq_length`
+    typo_targets: frozenset[str] | None = None
 
     def all_names(self) -> frozenset[str]:
         return self.known | frozenset(self.renamed) | frozenset(self.deprecated)
@@ -72,6 +75,12 @@ class Builder:
         if not self.present(key) or (self._taken(name) and not overwrite):
             return False
         value = self.cfg.get(key)
+        stand_in = placeholder(value)
+        if stand_in:  # filled in before the run: no value to check, and none to estimate with
+            self.diagnostics.append(ConfigDiagnostic(
+                kind="unread_key", key=key, file=self.cfg.path, line=self.cfg.line(key) or 1,
+                message=f"'{key}: {str(value).strip()}' is a template placeholder: {stand_in}", suggestion=None))
+            return True
         problem = value_problem(name, value)
         if problem:  # a finding on its line; estimates go on without the unusable value
             self.diagnostics.append(ConfigDiagnostic(
@@ -145,7 +154,8 @@ def check_keys(cfg: LoadedConfig, space: Keyspace, *, section: str = "",
     if not isinstance(mapping, Mapping):
         return []
     out: list[ConfigDiagnostic] = []
-    names = space.known  # suggest what works today, never a renamed or deprecated key
+    names = space.typo_targets if space.typo_targets is not None else space.known  # what works today, never a
+    # renamed or deprecated key
     where = f" in '{section}'" if section else ""
     label = dialect_label or "this framework"
     for key in mapping:
@@ -252,10 +262,25 @@ def _another_word(key: str, guess: str, known: Collection[str]) -> bool:
     if len(diff) != 1:
         return False
     x, y = diff[0]
-    if x.rstrip("s") == y.rstrip("s") or min(len(x), len(y)) < 3:
+    if x.rstrip("s") == y.rstrip("s"):
         return False
+    if min(len(x), len(y)) < 3:  # a short word replaced whole (`if_train` for `do_train`) is another word
+        return not set(x) & set(y)
     words = _KeyIndex.of(frozenset(known)).words
-    return x in words and y in words
+    return y in words and (x in words or x in _framework_words())
+
+
+@cache
+def _framework_words() -> frozenset[str]:
+    """Words of every field any framework's classes ever had (keys/key_history.json): `lora` of LLaMA-Factory's
+    lora_rank is a word, so `lora_rank` read as transformers' is another key, not a typo of `local_rank`."""
+    from seqprof.config.versions import KeyHistory
+
+    data = KeyHistory.load().data
+    fields = {f for package in data.values() if isinstance(package, Mapping)
+              for cls in (package.get("classes") or {}).values() if isinstance(cls, Mapping)
+              for f in cls.get("fields") or ()}
+    return frozenset(w for f in fields for w in f.lower().split("_") if len(w) >= 3)
 
 
 class _KeyIndex:

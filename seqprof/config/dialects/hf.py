@@ -116,7 +116,8 @@ def keyspace(history: KeyHistory | None = None) -> Keyspace:
     known = (training_argument_fields() | EXAMPLE_SCRIPT_KEYS) - frozenset(aliases)
     older = history.ever("transformers", ["TrainingArguments"]) - known - set(LEGACY_RENAMED)
     removed = {k: Moved(None, "a TrainingArguments field of earlier transformers releases") for k in sorted(older)}
-    return Keyspace(known=known, renamed=LEGACY_RENAMED, deprecated={**removed, **LEGACY_DEPRECATED, **aliases})
+    return Keyspace(known=known, renamed=LEGACY_RENAMED, deprecated={**removed, **LEGACY_DEPRECATED, **aliases},
+                    typo_targets=training_argument_fields() - frozenset(aliases))
 
 
 def removal_judge(pins: Pins, history: KeyHistory):

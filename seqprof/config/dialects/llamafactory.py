@@ -41,7 +41,7 @@ from seqprof.config.dialects.common import (
     split_list,
 )
 from seqprof.config.loader import LoadedConfig
-from seqprof.config.project_fields import read_by_own_copy
+from seqprof.config.project_fields import framework_fork, read_by_own_copy
 from seqprof.config.versions import KeyHistory, Pins, Removal, assumed, describe_versions, pins_beside
 
 NAME = "llamafactory"
@@ -128,11 +128,12 @@ def keyspace() -> Keyspace:
     return Keyspace(known=frozenset(known), deprecated=removed)
 
 
-def removal_judge(pins: Pins, history: KeyHistory):
+def removal_judge(pins: Pins, history: KeyHistory, fork: bool = True):
     """key -> Removal under *pins*: an LLaMA-Factory argument by the llamafactory pin; a TrainingArguments field
     by the transformers releases both the transformers pin and the range of the llamafactory releases the pins
     allow take (the newest llamafactory's range when nothing pins it). A field every allowed transformers has is no finding: the
-    strict parser takes it until an upgrade those pins forbid."""
+    strict parser takes it until an upgrade those pins forbid. A *fork* (the repository is LLaMA-Factory's own copy)
+    runs with its own transformers pin alone."""
     lf = history.allowed("llamafactory", pins)
     own_pin = lf is not None and bool(lf)
     releases = lf if own_pin else [history.newest("llamafactory")]
@@ -149,22 +150,16 @@ def removal_judge(pins: Pins, history: KeyHistory):
             return history.removal("llamafactory", key, CLASSES, pins)
         # the project's transformers pin within what the llamafactory release installs with; the release's range
         # alone when transformers is unpinned, pinned to a commit, or pinned to nothing the history knows
-        # a project that pins transformers but no llamafactory release (a fork carrying its own copy) installs its
-        # own transformers pin: the assumed release's range is only a guess at a different copy
+        # a fork of LLaMA-Factory (*fork*: its setup.py / pyproject.toml names it llamafactory) that pins transformers
+        # installs its own transformers pin: the assumed release's range is only a guess at a different copy; a
+        # project of its own that pins transformers beside `pip install llamafactory` gets both bounds
         pinned = list(history.allowed("transformers", pins) or ())
-        both = [t for t in pinned if t in runs_with] if own_pin else pinned
+        both = [t for t in pinned if t in runs_with] if own_pin or not fork else pinned
         found = history.removal_among("transformers", key, TA, both or runs_with,
                                       (f"{pins.describe('transformers')} with {why}" if own_pin else
                                        pins.describe("transformers")) if both else why)
         if found is None or (found.verdict == "warning" and "still has it" in found.detail):
             return None  # every transformers the pins (or the llamafactory release) allow has it: it works
-        copy = pins.vcs("llamafactory")
-        if copy is not None and not own_pin and found.verdict == "error":
-            # an editable or git copy installs with its own transformers range, which seqprof cannot read
-            return Removal(found.package, found.removed_in, "assumed",
-                           f"removed in {found.removed_in}; {pins.describe('transformers')} allows that release, "
-                           f"but the LLaMA-Factory copy installed from {copy.source} bounds transformers too, and "
-                           "seqprof cannot read its range")
         return found if both or own_pin else Removal(found.package, found.removed_in, "assumed", found.detail)
     return judge
 
@@ -184,6 +179,8 @@ def detect(data: Mapping[str, Any]) -> int:
     foreign = sum(1 for k in data if k not in known)
     if not any(k in CORE for k in data) and foreign > strong // 3:
         return 0
+    if not any(k in CORE for k in data if k != "stage") and str(data.get("stage")).lower() not in STAGES:
+        return 0  # a project's own `stage: stage-5.2-safe-full-5k` label (finetuning_args.py: stage is a Literal)
     if foreign >= 3 and 2 * foreign > len(data):  # `stage:` among a project's own keys (_base_, train:, method:)
         return 0
     return strong + sum(1 for k in data if k in WEAK) + sum(1 for k in data if k in hf.training_argument_fields())
@@ -285,7 +282,8 @@ def _checked_keys(cfg: LoadedConfig, pins: Pins) -> list:
     """Key diagnostics; a key a dataclass of the config's own repository declares (a repo carrying its own copy of
     LLaMA-Factory, whose hparams/*.py are HfArgumentParser dataclasses) is a note naming it."""
     history = KeyHistory.load()
-    judge = removal_judge(pins, history)
+    # its own copy: a fork (named llamafactory), or a pin no release matches (Flexora's vendored 0.8.2.dev0)
+    judge = removal_judge(pins, history, fork=framework_fork(cfg.path) is not None or bool(pins.of("llamafactory")))
     found = check_keys(cfg, keyspace(), dialect_label=LABEL, removal=judge,
                        assumption=assumed(["llamafactory"], pins, history))
     own = history.ever("llamafactory", CLASSES)  # a TrainingArguments field every transformers it runs with has:
