@@ -135,11 +135,11 @@ def removal_judge(pins: Pins, history: KeyHistory):
 
 
 def detect(data: Mapping[str, Any]) -> int:
-    """axolotl requires base_model (schemas/model.py ModelInputConfig.base_model has no default), so a file without it
-    is another tool's, however many axolotl-like keys it shares (sample_packing, sequence_len); so is one whose keys
+    """axolotl requires base_model (schemas/model.py ModelInputConfig.base_model has no default) and datasets or
+    pretraining_dataset, so a file without them is another tool's, however many axolotl-like keys it shares (sample_packing, sequence_len); so is one whose keys
     axolotl mostly does not know (a Hydra config that merely sets gradient_accumulation_steps)."""
-    if "base_model" not in data:
-        return 0
+    if "base_model" not in data or (data.get("datasets") is None and data.get("pretraining_dataset") is None):
+        return 0  # ... nor does it start without data (validation.py check_dataset_or_pretraining_dataset, 0.5 on)
     strong = sum(3 for k in data if k in STRONG)
     if not strong:
         return 0

@@ -143,6 +143,7 @@ SECTION = "training_args"
 OWN_SYNONYMS: Mapping[str, str] = {
     "num_epochs": "num_train_epochs", "epochs": "num_train_epochs", "max_epochs": "num_train_epochs",
     "batch_size": "per_device_train_batch_size", "train_batch_size": "per_device_train_batch_size",
+    "per_device_batch_size": "per_device_train_batch_size",
     "micro_batch_size": "per_device_train_batch_size", "eval_batch_size": "per_device_eval_batch_size",
     "lr": "learning_rate", "log_steps": "logging_steps", "use_bf16": "bf16", "use_fp16": "fp16",
     "grad_accum_steps": "gradient_accumulation_steps", "gradient_accumulation": "gradient_accumulation_steps",
