@@ -80,6 +80,9 @@ def _report(corpus: Path, name: str):
     ("jsalfeld__slim-lm/configs__grpo.yaml", "model_name, num_epochs, batch_size: the project's own names"),
     ("Carol-gutianle__llm_finetune/train.yaml", "model_dir, train_batch_size, log_steps, lr"),
     ("DimensionSTP__llm-fine-tune-hf/configs__grpo.yaml", "a Hydra config: no base_model, mostly foreign keys"),
+    ("Gushme__nl2sql-rl/configs__sft.yaml", "base_model with train_data, epochs, no datasets: not axolotl's schema"),
+    ("Silkbamboo__minisearch-r1/configs__grpo_config.yaml", "rollout:, reward:, trainer: sections of its own"),
+    ("11chens__agentic-code-rl/configs__grpo.yaml", "patch_ranking:, model: sections; epochs, group_size"),
 ])
 def test_files_a_project_maps_by_hand_are_no_framework_s(corpus, name, why):
     report = _report(corpus, name)

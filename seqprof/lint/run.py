@@ -190,12 +190,16 @@ def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions
                             gpu_price=settings.gpu_price, calibration=options.calibration)
         report = lint_plan(plan, facts, rules, settings, text=_read_text(path))
         if plan.dialect == "unknown":
-            from seqprof.config.dialects.hf import hand_mapped
+            from seqprof.config.dialects.hf import hand_mapped, own_sections
 
-            own = hand_mapped(plan.raw)
+            own, sections = hand_mapped(plan.raw), own_sections(plan.raw)
             if own:  # say why no framework was claimed
                 notes += (f"{', '.join(own)}: the project's own names for TrainingArguments / ModelConfig fields, "
                           "which HfArgumentParser and TrlParser refuse, so its script maps this file by hand and no "
+                          "framework's key checks apply",)
+            elif sections:
+                notes += (f"{', '.join(sections)}: sections of the project's own schema (no TrainingArguments or TRL "
+                          "config field was ever a mapping of that name), so its script reads this file and no "
                           "framework's key checks apply",)
         return replace(report, notes=notes) if notes else report
 

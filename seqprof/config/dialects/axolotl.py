@@ -135,17 +135,21 @@ def removal_judge(pins: Pins, history: KeyHistory):
 
 
 def detect(data: Mapping[str, Any]) -> int:
-    """axolotl requires base_model (schemas/model.py ModelInputConfig.base_model has no default) and datasets or
-    pretraining_dataset, so a file without them is another tool's, however many axolotl-like keys it shares (sample_packing, sequence_len); so is one whose keys
-    axolotl mostly does not know (a Hydra config that merely sets gradient_accumulation_steps)."""
-    if "base_model" not in data or (data.get("datasets") is None and data.get("pretraining_dataset") is None):
-        return 0  # ... nor does it start without data (validation.py check_dataset_or_pretraining_dataset, 0.5 on)
+    """axolotl requires base_model (schemas/model.py ModelInputConfig.base_model has no default), so a file without it
+    is another tool's, however many axolotl-like keys it shares (sample_packing, sequence_len); so is one whose keys
+    axolotl mostly does not know (a Hydra config that merely sets gradient_accumulation_steps), or one with several
+    keys it does not know and no data, which axolotl also requires (validation.py check_dataset_or_pretraining_dataset,
+    0.5 on): a project's own `base_model:` + `train_data:` schema. (A config without data and with axolotl's own keys
+    stays axolotl's: seqprof is often given the data with --data.)"""
+    if "base_model" not in data:
+        return 0
     strong = sum(3 for k in data if k in STRONG)
     if not strong:
         return 0
     space = keyspace()
     foreign = sum(1 for k in data if k not in space.known and k not in space.renamed and k not in space.deprecated)
-    if foreign >= 3 and 2 * foreign > len(data):
+    no_data = data.get("datasets") is None and data.get("pretraining_dataset") is None
+    if foreign >= 3 and (2 * foreign > len(data) or no_data):
         return 0
     return strong + sum(1 for k in data if k in WEAK)
 

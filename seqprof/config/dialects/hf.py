@@ -27,6 +27,7 @@ is an error when every transformers version the project pins lacks it (seqprof.c
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from functools import cache
@@ -149,8 +150,35 @@ OWN_SYNONYMS: Mapping[str, str] = {
     "grad_accum_steps": "gradient_accumulation_steps", "gradient_accumulation": "gradient_accumulation_steps",
     "grad_accum": "gradient_accumulation_steps", "accumulation_steps": "gradient_accumulation_steps",
     "model_name": "model_name_or_path", "model_path": "model_name_or_path", "model_dir": "model_name_or_path",
-    "model_id": "model_name_or_path", "base_model": "model_name_or_path",
+    "model_id": "model_name_or_path", "base_model": "model_name_or_path", "total_steps": "max_steps",
 }
+
+
+def own_sections(data: Mapping[str, Any]) -> list[str]:
+    """Top-level mappings that no TrainingArguments or TRL config field ever was (`rollout:`, `reward:`, `trainer:`),
+    when there are two or more: a schema of the project's own, which HfArgumentParser and TrlParser would refuse.
+    A ChatGLM-style `training_args:` block (SECTION) is TrainingArguments one level down, read as such."""
+    if isinstance(data.get(SECTION), Mapping):
+        return []
+    fields = _dict_valued_fields_allowed()
+    found = [k for k, v in data.items() if isinstance(v, Mapping) and v and k not in fields
+             and all(isinstance(name, str) and _IDENTIFIER.match(name) for name in v)]
+    return found if len(found) >= 2 else []
+
+
+# a section holds settings named like identifiers; a dict field's value may be keyed by dataset ids
+# (LionAlignment's own train_dataset_mixer: {"Columbia-NLP/DPO-HelpSteer": 1.0}), which a parser's dataclass reads
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@cache
+def _dict_valued_fields_allowed() -> frozenset[str]:
+    """Every field TrainingArguments or a TRL config ever had, the example scripts' arguments, and the mappings the
+    recipe layers on TRL read (alignment-handbook's dataset_mixer, open-r1's dataset_mixture; TrlParser's env)."""
+    history = KeyHistory.load()
+    trl_classes = list(history.data.get("trl", {}).get("classes", {}))
+    return frozenset(history.ever("transformers", ["TrainingArguments"]) | history.ever("trl", trl_classes)
+                     | EXAMPLE_SCRIPT_KEYS | {"dataset_mixer", "dataset_mixture", "env"})
 
 
 def hand_mapped(data: Mapping[str, Any]) -> list[str]:
@@ -160,7 +188,7 @@ def hand_mapped(data: Mapping[str, Any]) -> list[str]:
 
 
 def detect(data: Mapping[str, Any]) -> int:
-    if hand_mapped(data):
+    if hand_mapped(data) or own_sections(data):
         return 0
     fields = training_argument_fields() | frozenset(LEGACY_RENAMED) | frozenset(LEGACY_DEPRECATED)
     score = sum(SIGNATURE_WEIGHT for k in data if k in fields)

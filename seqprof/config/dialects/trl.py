@@ -256,7 +256,7 @@ def premature_keys(cfg: LoadedConfig, trainer: str, pins: Pins, history: KeyHist
 def detect(data: Mapping[str, Any]) -> int:
     """TRL by evidence: one of its distinctive keys, or `model_name_or_path` (ModelConfig) beside keys that only
     TRL's configs define (`max_length`, `beta`, `num_generations`, ...), with or without `dataset_name`."""
-    if hf.hand_mapped(data):
+    if hf.hand_mapped(data) or hf.own_sections(data):
         return 0
     strong = sum(3 for k in data if k in STRONG_KEYS)
     evidence = {k for k in data if (k in trl_only_fields() or k in HANDBOOK_DATA_KEYS) and k not in SHARED_NAMES}
