@@ -190,7 +190,7 @@ def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions
                             gpu_price=settings.gpu_price, calibration=options.calibration)
         report = lint_plan(plan, facts, rules, settings, text=_read_text(path))
         if plan.dialect == "unknown":
-            from seqprof.config.dialects.hf import hand_mapped, own_sections
+            from seqprof.config.dialects.own_schema import hand_mapped, own_sections
 
             own, sections = hand_mapped(plan.raw), own_sections(plan.raw)
             if own:  # say why no framework was claimed

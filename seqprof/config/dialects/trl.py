@@ -48,6 +48,7 @@ from seqprof.config.dialects.common import (
     load_keys_file,
     split_list,
 )
+from seqprof.config.dialects.own_schema import hand_mapped, own_sections
 from seqprof.config.dialects.recipes import path_trainer, read_by_own_classes
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
@@ -256,7 +257,7 @@ def premature_keys(cfg: LoadedConfig, trainer: str, pins: Pins, history: KeyHist
 def detect(data: Mapping[str, Any]) -> int:
     """TRL by evidence: one of its distinctive keys, or `model_name_or_path` (ModelConfig) beside keys that only
     TRL's configs define (`max_length`, `beta`, `num_generations`, ...), with or without `dataset_name`."""
-    if hf.hand_mapped(data) or hf.own_sections(data):
+    if hand_mapped(data) or own_sections(data):
         return 0
     strong = sum(3 for k in data if k in STRONG_KEYS)
     evidence = {k for k in data if (k in trl_only_fields() or k in HANDBOOK_DATA_KEYS) and k not in SHARED_NAMES}
@@ -281,14 +282,13 @@ SHARED_NAMES = frozenset({"torch_dtype", "dtype", "attn_implementation", "lora_r
 VERSION_KINDS = frozenset({"deprecated_key", "renamed_key", "removed_key", "upcoming_deprecation", "premature_key"})
 
 
-def _own_model_arguments(diagnostics: list[ConfigDiagnostic], data: Mapping[str, Any],
-                         history: KeyHistory) -> list[ConfigDiagnostic]:
+def _own_model_arguments(diagnostics: list[ConfigDiagnostic], data: Mapping[str, Any]) -> list[ConfigDiagnostic]:
     """A ModelConfig change (torch_dtype -> dtype) is TRL's business only where ModelConfig parses the file.
 
     A recipe names its model through ModelConfig (model_name_or_path, or model_revision with the path on the
     command line); a file with neither, nor any other field only ModelConfig has, names its model through the
     project's own arguments (model_id, model_name), and those read the generic keys beside it."""
-    evidence = _model_config_fields(history) - GENERIC_MODEL_KEYS
+    evidence = _model_config_fields() - GENERIC_MODEL_KEYS
     if any(k in evidence for k in data):
         return diagnostics
     return [replace(d, kind="unread_key", suggestion=None, value_change=None, suggestion_from=None,
@@ -299,8 +299,8 @@ def _own_model_arguments(diagnostics: list[ConfigDiagnostic], data: Mapping[str,
 
 
 @cache
-def _model_config_fields(history: KeyHistory) -> frozenset[str]:
-    return frozenset(history.ever("trl", ["ModelConfig"]))
+def _model_config_fields() -> frozenset[str]:
+    return frozenset(KeyHistory.load().ever("trl", ["ModelConfig"]))
 
 
 @cache
@@ -423,7 +423,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     found = read_by_project(found, fields, "TRL") if found else found
     if found and not fields:
         found = read_by_own_classes(found, cfg.path, pins, history)
-    found = _own_model_arguments(found, cfg.data, history)
+    found = _own_model_arguments(found, cfg.data)
     b.diagnostics.extend(replace(d, kind="unread_key", suggestion=None, message=f"'{d.key}' is not a TRL field; {RECIPES}.")
                          if d.kind == "unknown_key" and d.key in RECIPE_KEYS else d for d in found)
     return b.result()

@@ -1,0 +1,69 @@
+"""Files a project's own code reads: the signs, in the keys alone, that no framework's parser is the consumer.
+
+HfArgumentParser and TrlParser refuse a key no dataclass declares, so a file that writes the project's own names
+for TrainingArguments fields (`num_epochs`, `model_name`) or keeps its settings in sections of its own (`rollout:`,
+`reward:`) is read by the project's script, which maps what it wants onto the framework by hand. The hf and trl
+dialects decline such files (detect scores 0), and lint says why (seqprof.lint.run).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+from seqprof.config.versions import KeyHistory
+
+# a project's own names for what TrainingArguments / ModelConfig call otherwise: a file that writes two of them (and
+# not the field they stand for) is a dict the project's script maps onto the classes by hand (`num_epochs` ->
+# num_train_epochs=, `model_name` -> from_pretrained), not one HfArgumentParser or TrlParser reads, which would
+# refuse them; torchtune (epochs, batch_size) and axolotl (micro_batch_size, base_model) are detected before
+OWN_SYNONYMS: Mapping[str, str] = {
+    "num_epochs": "num_train_epochs", "epochs": "num_train_epochs", "max_epochs": "num_train_epochs",
+    "batch_size": "per_device_train_batch_size", "train_batch_size": "per_device_train_batch_size",
+    "per_device_batch_size": "per_device_train_batch_size",
+    "micro_batch_size": "per_device_train_batch_size", "eval_batch_size": "per_device_eval_batch_size",
+    "lr": "learning_rate", "log_steps": "logging_steps", "use_bf16": "bf16", "use_fp16": "fp16",
+    "grad_accum_steps": "gradient_accumulation_steps", "gradient_accumulation": "gradient_accumulation_steps",
+    "grad_accum": "gradient_accumulation_steps", "accumulation_steps": "gradient_accumulation_steps",
+    "model_name": "model_name_or_path", "model_path": "model_name_or_path", "model_dir": "model_name_or_path",
+    "model_id": "model_name_or_path", "base_model": "model_name_or_path", "total_steps": "max_steps",
+}
+
+
+def own_sections(data: Mapping[str, Any]) -> list[str]:
+    """Top-level mappings that no TrainingArguments or TRL config field ever was (`rollout:`, `reward:`, `trainer:`),
+    when there are two or more: a schema of the project's own, which HfArgumentParser and TrlParser would refuse.
+    A ChatGLM-style `training_args:` block (SECTION) is TrainingArguments one level down, read as such."""
+    from seqprof.config.dialects.hf import SECTION
+
+    if isinstance(data.get(SECTION), Mapping):
+        return []
+    fields = _dict_valued_fields_allowed()
+    found = [k for k, v in data.items() if isinstance(v, Mapping) and v and k not in fields
+             and all(isinstance(name, str) and _IDENTIFIER.match(name) for name in v)]
+    return found if len(found) >= 2 else []
+
+
+# a section holds settings named like identifiers; a dict field's value may be keyed by dataset ids
+# (LionAlignment's own train_dataset_mixer: {"Columbia-NLP/DPO-HelpSteer": 1.0}), which a parser's dataclass reads
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@cache
+def _dict_valued_fields_allowed() -> frozenset[str]:
+    """Every field TrainingArguments or a TRL config ever had, the example scripts' arguments, and the mappings the
+    recipe layers on TRL read (alignment-handbook's dataset_mixer, open-r1's dataset_mixture; TrlParser's env)."""
+    from seqprof.config.dialects.hf import EXAMPLE_SCRIPT_KEYS
+
+    history = KeyHistory.load()
+    trl_classes = list(history.data.get("trl", {}).get("classes", {}))
+    return frozenset(history.ever("transformers", ["TrainingArguments"]) | history.ever("trl", trl_classes)
+                     | EXAMPLE_SCRIPT_KEYS | {"dataset_mixer", "dataset_mixture", "env"})
+
+
+def hand_mapped(data: Mapping[str, Any]) -> list[str]:
+    """The project's own synonyms of TrainingArguments / ModelConfig fields in *data*, when there are two or more."""
+    found = [k for k in data if k in OWN_SYNONYMS and OWN_SYNONYMS[k] not in data]
+    return found if len(found) >= 2 else []
