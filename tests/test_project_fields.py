@@ -108,3 +108,37 @@ def test_a_project_of_its_own_keeps_sp401(tmp_path):
     config = root / "train.yaml"
     config.write_text(LF_CONFIG)
     assert next(d for d in read_plan(config).diagnostics if d.key == "lvm_loss").kind == "unknown_key"
+
+
+YUMEIO = Path(__file__).parent / "data" / "corpus" / "Yumeio__qwen3-medev-finetune"
+
+
+def yumeio_checkout(root: Path, reader: str | None = None) -> Path:
+    """Yumeio/qwen3-medev-finetune's layout (Apache-2.0, copied in tests/data/corpus): arguments.py's
+    `TrainingArguments(HfTrainingArguments)` re-declares warmup_ratio; transformers>=4.48.0 installs 5.24."""
+    (root / ".git").mkdir(parents=True)
+    for name in ("arguments.py", "requirements.txt"):
+        shutil.copy(YUMEIO / name, root / name)
+    if reader is not None:
+        (root / "train.py").write_text(reader)
+    config = root / "configs" / "lora.yaml"
+    config.parent.mkdir()
+    shutil.copy(YUMEIO / "configs__lora.yaml", config)
+    return config
+
+
+def test_a_dropped_training_argument_a_subclass_re_declares_is_still_lost(tmp_path):
+    """The subclass keeps HfArgumentParser from refusing warmup_ratio, but nothing reads it and transformers 5.15+
+    does not: the removal stands, and says why. Where the project's own code reads it, it is the project's."""
+    source = (YUMEIO / "arguments.py").read_text()
+    fields = project_fields(yumeio_checkout(tmp_path / "probe"))
+    assert fields["warmup_ratio"].bases == ("transformers.TrainingArguments",)  # through `as HfTrainingArguments`
+    assert "from transformers import TrainingArguments as HfTrainingArguments" in source
+    assert fields["warmup_ratio"].extends_training_arguments()
+    assert not fields["lora_r"].extends_training_arguments()  # LoraArgs is a plain dataclass
+
+    lost = [d for d in read_plan(yumeio_checkout(tmp_path / "a")).diagnostics if d.key == "warmup_ratio"]
+    assert [d.kind for d in lost] == ["removed_key"] and "re-declares it on transformers' TrainingArguments" in \
+        lost[0].message
+    read = read_plan(yumeio_checkout(tmp_path / "b", "def steps(args):\n    return args.warmup_ratio * 100\n"))
+    assert [d.kind for d in read.diagnostics if d.key == "warmup_ratio"] == ["unread_key"]

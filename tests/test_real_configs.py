@@ -132,3 +132,48 @@ def test_model_config_keys_beside_the_project_s_own_model_argument_are_the_proje
     found = [f for f in _report(corpus, "lavaman131__reasoning-slms/config__grpo.yaml").findings
              if f.key == "torch_dtype"]
     assert [f.code for f in found] == ["SP407"]
+
+
+# --- what batch 12 taught ----------------------------------------------------------------------------------------
+
+def test_a_llamafactory_range_is_judged_at_the_release_pip_installs(corpus):
+    """rohit07cf pins llamafactory>=0.8.0: pip installs 0.9.5, which caps transformers at 5.6.0 (warmup_ratio
+    still there), not the uncapped transformers of the 0.8 releases the range also allows."""
+    for name in ("configs__lora_sft.yaml", "configs__qlora_sft.yaml"):
+        report = _report(corpus, f"rohit07cf__llm-distributed-finetuning-guide/{name}")
+        assert not [f for f in report.findings if f.key == "warmup_ratio"]
+
+
+def test_a_torchtune_recipe_on_raw_text_is_pre_training(corpus):
+    """anilkeshwani/tuna-lm's data.train and data.dev are torchtune.datasets.text_completion_dataset."""
+    report = _report(corpus, "anilkeshwani__tuna-lm/tunalm__configs_1B__finetune.yaml")
+    assert report.facts.plan.setting("trainer").value == "pretrain"
+
+
+def test_a_key_newer_than_trl_0_16_is_dropped_there_not_refused(corpus):
+    """XpastaX/PerfCoder sets vllm_mode (trl 0.18) under trl==0.16.0, whose TrlParser drops unknown YAML keys."""
+    found = [f for f in _report(corpus, "XpastaX__PerfCoder/recipes__PerfCoder-1.5B__config.yaml").findings
+             if f.key == "vllm_mode"]
+    assert [f.code for f in found] == ["SP430"] and "drops a key" in found[0].message
+    assert "refuses" not in found[0].message.split("accelerate launch")[0]
+
+
+@pytest.mark.parametrize("name,keys", [
+    ("SeanYHan888__dynamic-dpo-v4/training_configs__llama-3-8b-base-margin-dpo.yaml", ("hf_cache_dir",
+                                                                                        "max_prompt_length")),
+    ("JlPang863__QualityDPO/training_configs__cl_cases__llama-3-8b-base-dpop-full.yaml", ("torch_dtype",
+                                                                                           "reference_free")),
+    ("QingyangZhang__EMPO/trl__recipes__Qwen2.5__rl__config_EMPO_NM_COT_20K_1.5B.yaml", ("reward_weights",)),
+])
+def test_keys_the_project_s_own_classes_declare_are_notes(corpus, name, keys):
+    """With the projects' argument files beside the recipes (as in their checkouts), their keys are theirs."""
+    found = {f.key: f.code for f in _report(corpus, name).findings if f.key in keys}
+    assert found == {k: "SP407" for k in keys}
+
+
+def test_a_dropped_training_argument_re_declared_by_a_subclass_is_still_lost(corpus):
+    """Yumeio's TrainingArguments(HfTrainingArguments) re-declares warmup_ratio; nothing reads it, and transformers
+    5.24 (what transformers>=4.48.0 installs) does not either."""
+    found = [f for f in _report(corpus, "Yumeio__qwen3-medev-finetune/configs__lora.yaml").findings
+             if f.key == "warmup_ratio"]
+    assert [f.code for f in found] == ["SP408"] and "re-declares it" in found[0].message

@@ -403,3 +403,24 @@ def test_a_llamafactory_fork_follows_its_own_transformers_pin(tmp_path):
     config = tmp_path / "lora_sft.yaml"
     shutil.copy(LF_EXAMPLE, config)
     assert diagnostic(read_plan(config), "warmup_ratio").kind == "removed_key"
+
+
+@pytest.mark.parametrize("transformers,release,kind", [
+    (">=4.40.0", "0.9.5", None),  # 0.9.5 caps transformers at 5.6.0, which still has warmup_ratio
+    (">=5.20", "0.8.3", "removed_key"),  # pip backs off to the newest release that admits 5.20: 0.8.3, uncapped
+])
+def test_a_llamafactory_range_is_the_release_pip_installs(tmp_path, transformers, release, kind):
+    """rohit07cf/llm-distributed-finetuning-guide pins llamafactory>=0.8.0 and transformers>=4.40.0: pip installs
+    llamafactory 0.9.5 and a transformers inside its cap, not the uncapped range of the 0.8 releases the pin also
+    allows. Whether each release caps transformers is read from the key history's METADATA, as the judge does."""
+    history = KeyHistory.load()
+    assert "<" not in (history.requires("llamafactory", "0.8.3", "transformers") or "")
+    assert "<=5.6.0" in history.requires("llamafactory", "0.9.5", "transformers")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "requirements.txt").write_text(f"llamafactory>=0.8.0\ntransformers{transformers}\n")
+    config = tmp_path / "lora_sft.yaml"
+    shutil.copy(LF_EXAMPLE, config)
+    found = [d for d in read_plan(config).diagnostics if d.key == "warmup_ratio"]
+    assert [d.kind for d in found] == ([kind] if kind else [])
+    if kind:
+        assert f"llamafactory {release}" in found[0].message

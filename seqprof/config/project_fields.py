@@ -25,6 +25,9 @@ SKIPPED_FOLDERS = frozenset({"node_modules", "site-packages", "__pycache__", "ve
 MAX_FILES = 4000  # Python files looked at in one project
 MAX_ENTRIES = 50_000  # names walked in one project (a data folder of a million shards is not read through)
 MAX_FILE_BYTES = 512 * 1024
+TRAINING_ARGUMENTS = frozenset({"transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments",
+                                "transformers.training_args.TrainingArguments",
+                                "transformers.training_args_seq2seq.Seq2SeqTrainingArguments"})
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,11 @@ class ProjectField:
     owner: str  # the class: "SimPOConfig"
     file: str  # relative to the project root
     line: int
+    bases: tuple[str, ...] = ()  # the class's bases, through the module's imports: "transformers.TrainingArguments"
+
+    def extends_training_arguments(self) -> bool:
+        """The class subclasses transformers' TrainingArguments (or Seq2SeqTrainingArguments) directly."""
+        return any(b in TRAINING_ARGUMENTS for b in self.bases)
 
     def where(self) -> str:
         return f"{self.owner} ({self.file}:{self.line})"
@@ -79,29 +87,78 @@ def _python_files(root: Path) -> list[Path]:
     return files[:MAX_FILES]
 
 
-def dataclass_fields(file: Path, root: Path) -> list[ProjectField]:
-    """The annotated fields of each @dataclass class in *file* (an unreadable or invalid file has none)."""
+def _parsed(file: Path, needs: tuple[str, ...] = ()) -> ast.Module | None:
+    """*file*'s syntax tree; None for a file that is unreadable, too large, not a regular file, not Python, or
+    holds none of the words in *needs* (which spares parsing a file that cannot matter)."""
     try:
         info = file.stat()
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:  # a FIFO named x.py is never read
-            return []
+            return None
         text = file.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return []
-    if "dataclass" not in text and "BaseModel" not in text:
-        return []
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+        return ast.parse(text) if not needs or any(word in text for word in needs) else None
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def dataclass_fields(file: Path, root: Path) -> list[ProjectField]:
+    """The annotated fields of each @dataclass class in *file* (an unreadable or invalid file has none)."""
+    tree = _parsed(file, ("dataclass", "BaseModel"))
+    if tree is None:
         return []
     rel = file.relative_to(root).as_posix()
+    imported = _imported_names(tree)
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef) and (any(_is_dataclass(d) for d in node.decorator_list)
                                                or any(_is_pydantic_model(b) for b in node.bases)):
-            out += [ProjectField(item.target.id, node.name, rel, item.lineno) for item in node.body
+            bases = tuple(_dotted(b, imported) for b in node.bases)
+            out += [ProjectField(item.target.id, node.name, rel, item.lineno, bases) for item in node.body
                     if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)]
     return out
+
+
+def _imported_names(tree: ast.Module) -> dict[str, str]:
+    """Local name -> what it imports: `from transformers import TrainingArguments as HfTrainingArguments` gives
+    HfTrainingArguments -> transformers.TrainingArguments; `import transformers as tf` gives tf -> transformers."""
+    names: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names})
+        elif isinstance(node, ast.Import):
+            names.update({a.asname or a.name: a.name for a in node.names})
+    return names
+
+
+def _dotted(node: ast.expr, imported: dict[str, str]) -> str:
+    """A base class as a dotted name, its first part resolved through the module's imports ('' if not a name)."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.insert(0, node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return ""
+    return ".".join([imported.get(node.id, node.id), *parts])
+
+
+def project_reads(config_path: str | Path) -> frozenset[str]:
+    """Every attribute the project's Python reads (`args.warmup_ratio`) and every string constant it holds
+    (`getattr(args, "warmup_ratio")`): whether its own code uses a field its class declares. Asked only for a
+    field that needs it (read_by_project), since it parses every file of the project."""
+    path = Path(config_path)
+    return _reads_under(str(project_root(path))) if path.is_file() else frozenset()
+
+
+@lru_cache(maxsize=64)
+def _reads_under(root: str) -> frozenset[str]:
+    found: set[str] = set()
+    for file in _python_files(Path(root)):
+        tree = _parsed(file)
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                found.add(node.attr)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 80:
+                found.add(node.value)
+    return frozenset(found)
 
 
 def _is_pydantic_model(base: ast.expr) -> bool:
@@ -199,7 +256,7 @@ def read_by_own_copy(diagnostics: list, config_path: str | Path, package: str, f
     fields = project_fields(config_path)
     if not fields:
         diagnostics = read_by_fork(diagnostics, framework_fork(config_path), package, framework, own_argument)
-    return read_by_project(diagnostics, fields, framework)
+    return read_by_project(diagnostics, fields, framework, config_path)
 
 
 def read_by_fork(diagnostics: list, fork: Fork | None, package: str, framework: str,
@@ -231,16 +288,36 @@ PROJECT_READ_KINDS = frozenset({"unknown_key", "unread_key", "deprecated_key", "
                                 "upcoming_deprecation", "premature_key"})
 
 
-def read_by_project(diagnostics: list, fields: dict[str, ProjectField], framework: str) -> list:
+def read_by_project(diagnostics: list, fields: dict[str, ProjectField], framework: str,
+                    config_path: str | Path | None = None) -> list:
     """Key diagnostics on top-level keys the project's own dataclasses declare, made SP407 notes that say where:
-    the project's script parses them, whatever *framework* removed or never had."""
+    the project's script parses them, whatever *framework* removed or never had. Except a field transformers
+    dropped that the project re-declares on its TrainingArguments subclass (Yumeio's `warmup_ratio`, kept for
+    its default) and that nothing in the project (*config_path*'s) reads: the parser takes the key, and the
+    Trainer, which no longer reads it, drops the setting without a word."""
     from dataclasses import replace
 
     out = []
     for d in diagnostics:
         found = fields.get(d.key) if d.kind in PROJECT_READ_KINDS else None
+        if found is not None and config_path is not None and _lost_on_training_arguments(d, found, config_path):
+            out.append(replace(d, message=f"{d.message}; the project's own {found.where()} re-declares it on "
+                                          "transformers' TrainingArguments, so the parser takes it, but nothing in "
+                                          "the project reads it and transformers no longer does: the setting is "
+                                          "lost where it is removed"))
+            continue
         out.append(d if found is None else replace(
             d, kind="unread_key", suggestion=None, value_change=None,
             message=f"'{d.key}' is a field of the project's own {found.where()}, not of {framework}'s classes: "
                     "the project's script reads it"))
     return out
+
+
+def _lost_on_training_arguments(diagnostic, found: ProjectField, config_path: str | Path) -> bool:
+    """A removal of a TrainingArguments field that the project re-declares on a TrainingArguments subclass
+    and never reads itself (an attribute or a string of that name anywhere in its Python, besides the field)."""
+    from seqprof.config.versions import KeyHistory
+
+    return (diagnostic.kind in ("removed_key", "deprecated_key", "renamed_key") and found.extends_training_arguments()
+            and diagnostic.key in KeyHistory.load().ever("transformers", ["TrainingArguments"])
+            and diagnostic.key not in project_reads(config_path))

@@ -222,5 +222,5 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
                        assumption=assumed(["transformers"], pins, history))
     if section:  # name each key where it sits
         found = [replace(d, key=f"{section}.{d.key}") for d in found]
-    b.diagnostics.extend(read_by_project(found, project_fields(cfg.path), "transformers") if found else found)
+    b.diagnostics.extend(read_by_project(found, project_fields(cfg.path), "transformers", cfg.path) if found else found)
     return b.result()

@@ -130,20 +130,21 @@ def keyspace() -> Keyspace:
 
 def removal_judge(pins: Pins, history: KeyHistory, fork: bool = True):
     """key -> Removal under *pins*: an LLaMA-Factory argument by the llamafactory pin; a TrainingArguments field
-    by the transformers releases both the transformers pin and the range of the llamafactory releases the pins
-    allow take (the newest llamafactory's range when nothing pins it). A field every allowed transformers has is no finding: the
-    strict parser takes it until an upgrade those pins forbid. A *fork* (the repository is LLaMA-Factory's own copy)
+    by the transformers releases both the transformers pin and the range of the llamafactory release a fresh install
+    of the pins gets take (the newest llamafactory's range when nothing pins it). A field every allowed transformers
+    has is no finding: the strict parser takes it until an upgrade those pins forbid. A *fork* (the repository is LLaMA-Factory's own copy)
     runs with its own transformers pin alone."""
-    lf = history.allowed("llamafactory", pins)
-    own_pin = lf is not None and bool(lf)
-    releases = lf if own_pin else [history.newest("llamafactory")]
-    ranges = {v: history.requires("llamafactory", v, "transformers") or "" for v in releases}
     from packaging.specifiers import SpecifierSet
 
+    lf = history.allowed("llamafactory", pins)
+    own_pin = lf is not None and bool(lf)
+    releases = [_installed_release(lf, pins, history)] if own_pin else [history.newest("llamafactory")]
+    ranges = {v: history.requires("llamafactory", v, "transformers") or "" for v in releases}
     runs_with = [t for t in history.versions("transformers")
                  if any(SpecifierSet(r).contains(t) for r in ranges.values())]
     named = ", ".join(sorted({f"transformers{r}" if r else "any transformers" for r in ranges.values()}))
-    why = f"{named} (what {pins.describe('llamafactory') if own_pin else f'llamafactory {releases[0]}'} requires)"
+    installs = f"llamafactory {releases[0]}" + (f", which {pins.describe('llamafactory')} installs," if own_pin else "")
+    why = f"{named} (what {installs} requires)"
 
     def judge(key: str) -> Removal | None:
         if key in history.ever("llamafactory", CLASSES):
@@ -162,6 +163,20 @@ def removal_judge(pins: Pins, history: KeyHistory, fork: bool = True):
             return None  # every transformers the pins (or the llamafactory release) allow has it: it works
         return found if both or own_pin else Removal(found.package, found.removed_in, "assumed", found.detail)
     return judge
+
+
+def _installed_release(allowed: list[str], pins: Pins, history: KeyHistory) -> str:
+    """The llamafactory release a fresh install of *pins* gets: pip takes the newest one the pins allow whose own
+    transformers range meets the project's transformers pin (`llamafactory>=0.8.0` is 0.9.5, which caps
+    transformers at 5.6.0, not the uncapped range some 0.8 release had)."""
+    from packaging.specifiers import SpecifierSet
+
+    pinned = history.allowed("transformers", pins)
+    for release in reversed(allowed):
+        spec = SpecifierSet(history.requires("llamafactory", release, "transformers") or "")
+        if not pinned or any(spec.contains(t) for t in pinned):
+            return release
+    return allowed[-1]
 
 
 # a training run names its data and what to train (data_args.py dataset, finetuning_args.py stage/finetuning_type,

@@ -63,6 +63,18 @@ def _component(data: Mapping[str, Any], key: str) -> str:
     return str(section.get("_component_", "")) if isinstance(section, Mapping) else ""
 
 
+def _dataset_builders(node: Any) -> set[str]:
+    """The torchtune.datasets builders a config names, wherever it nests them (`dataset:`, a list of datasets, a
+    fork's `data: {train: ..., dev: ...}`): text_completion_dataset alone is continued pre-training on raw text."""
+    if isinstance(node, Mapping):
+        component = str(node.get("_component_", ""))
+        found = {component.rsplit(".", 1)[-1]} if component.startswith("torchtune.datasets.") else set()
+        return found.union(*(_dataset_builders(v) for k, v in node.items() if k != "_component_"))
+    if isinstance(node, list):
+        return set().union(*(_dataset_builders(v) for v in node))
+    return set()
+
+
 def detect(data: Mapping[str, Any]) -> int:
     components = sum(1 for v in data.values() if isinstance(v, Mapping) and "_component_" in v)
     if not components:
@@ -87,6 +99,8 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
         b.derived("trainer", "dpo", "loss._component_")
     elif data.get("kd_loss") is not None:
         b.derived("trainer", "distill", "kd_loss")
+    elif (builders := _dataset_builders(data)) and builders <= {"text_completion_dataset"}:
+        b.derived("trainer", "pretrain", "dataset._component_: torchtune.datasets.text_completion_dataset")
     b.default("trainer", "sft", "a torchtune fine-tuning recipe with a cross-entropy loss")
     b.stated("model", "model._component_")
     b.stated("model_config_path", "checkpointer.checkpoint_dir")

@@ -36,6 +36,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from packaging.version import Version
+
 from seqprof.config.dialects import hf
 from seqprof.config.dialects.common import (
     Builder,
@@ -249,9 +251,25 @@ def premature_keys(cfg: LoadedConfig, trainer: str, pins: Pins, history: KeyHist
             out.append(ConfigDiagnostic(
                 kind="premature_key", key=key, file=cfg.path, line=cfg.line(key) or 1,
                 message=f"'{key}' is not a field of {' / '.join(classes)} at the pinned release: {early.detail}; "
-                        "TrlParser refuses a key no argument class declares", suggestion=None,
+                        f"{unknown_key_fate(sorted(allowed, key=Version))}", suggestion=None,
                 suggestion_from=early.removed_in))
     return out
+
+
+def unknown_key_fate(releases: list[str]) -> str:
+    """What TrlParser does with a YAML key no argument class declares, in *releases* (ascending). Up to 0.12 it
+    raises ("not used by the TrlParser", commands/cli_utils.py); from 0.13 to 0.18 set_defaults_with_config returns
+    it as a remaining string that parse_args_and_config drops (scripts/utils.py); from 0.19 on it raises
+    ("Unknown arguments from config file", fail_with_unknown_args=True)."""
+    dropping = [v for v in releases if Version("0.13") <= Version(v) < Version("0.19")]
+    dropped = ("TrlParser drops a key no argument class declares without a word, so the setting has no effect "
+               "(the `trl` CLI hands it to accelerate launch, which refuses it)")
+    if dropping and len(dropping) == len(releases):
+        return f"at trl {'.'.join(dropping[-1].split('.')[:2])} {dropped}"
+    if dropping:
+        return "TrlParser refuses a key no argument class declares, except from trl 0.13 to 0.18, where it " \
+               "drops it without a word"
+    return "TrlParser refuses a key no argument class declares"
 
 
 def detect(data: Mapping[str, Any]) -> int:
@@ -420,7 +438,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
                        assumption=assumed(PACKAGES, pins, history))
     found += premature_keys(cfg, trainer, pins, history, {d.key for d in found})
     fields = project_fields(cfg.path) if found else {}
-    found = read_by_project(found, fields, "TRL") if found else found
+    found = read_by_project(found, fields, "TRL", cfg.path) if found else found
     if found and not fields:
         found = read_by_own_classes(found, cfg.path, pins, history)
     found = _own_model_arguments(found, cfg.data)
