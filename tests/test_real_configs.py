@@ -177,3 +177,12 @@ def test_a_dropped_training_argument_re_declared_by_a_subclass_is_still_lost(cor
     found = [f for f in _report(corpus, "Yumeio__qwen3-medev-finetune/configs__lora.yaml").findings
              if f.key == "warmup_ratio"]
     assert [f.code for f in found] == ["SP408"] and "re-declares it" in found[0].message
+
+
+@pytest.mark.parametrize("name,dialect", [
+    ("Yumeio__qwen3-medev-finetune/configs__grpo.yaml", "hf"),  # HfArgumentParser over its own classes, trl beside
+    ("sbY99__alignment-handbook/config_lora.yaml", "trl"),  # alignment-handbook's H4ArgumentParser layer
+    ("JlPang863__QualityDPO/training_configs__cl_cases__llama-3-8b-base-dpop-full.yaml", "trl"),  # dataset_mixer
+])
+def test_a_project_s_own_training_arguments_subclass_makes_it_hf_unless_it_is_the_handbook_s(corpus, name, dialect):
+    assert _report(corpus, name).dialect == dialect

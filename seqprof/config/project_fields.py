@@ -140,6 +140,23 @@ def _dotted(node: ast.expr, imported: dict[str, str]) -> str:
     return ".".join([imported.get(node.id, node.id), *parts])
 
 
+def project_classes(config_path: str | Path) -> frozenset[str]:
+    """The names of the classes the project's argument files define (those holding a dataclass or a pydantic
+    model, as project_fields reads them): whether it carries alignment-handbook's H4ArgumentParser layer."""
+    path = Path(config_path)
+    return _classes_under(str(project_root(path))) if path.is_file() else frozenset()
+
+
+@lru_cache(maxsize=64)
+def _classes_under(root: str) -> frozenset[str]:
+    found: set[str] = set()
+    for file in _python_files(Path(root)):
+        tree = _parsed(file, ("dataclass", "BaseModel"))
+        if tree is not None:
+            found.update(n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef))
+    return frozenset(found)
+
+
 def project_reads(config_path: str | Path) -> frozenset[str]:
     """Every attribute the project's Python reads (`args.warmup_ratio`) and every string constant it holds
     (`getattr(args, "warmup_ratio")`): whether its own code uses a field its class declares. Asked only for a

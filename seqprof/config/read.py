@@ -30,7 +30,7 @@ def read_plan(path: str | Path, dialect: str | None = None, versions: str | None
         name, variant = dialects.resolve(dialect)
     else:
         name, variant = dialects.detect(cfg.data), None
-    own_parser = not dialect and name == "trl" and not versions and _own_parser_without_trl(cfg.path, cfg.data)
+    own_parser = not dialect and name == "trl" and not versions and _own_parser(cfg.path, cfg.data)
     if own_parser:
         name = "hf"
     settings: dict = {}
@@ -58,18 +58,30 @@ def read_plan(path: str | Path, dialect: str | None = None, versions: str | None
                 raw=cfg.data, key_lines=cfg.key_lines)
 
 
-def _own_parser_without_trl(path: str, data: Mapping) -> bool:
-    """The project pins transformers but never trl, and its own dataclasses declare most of the keys that are not
-    TrainingArguments fields: an HfArgumentParser YAML over the project's classes (allenai/open-instruct's
-    ArgumentParserPlus(FlatArguments)), not a TRL recipe. A TRL recipe that leaves trl unpinned has no such classes
-    beside it, or keys they do not declare."""
+def _own_parser(path: str, data: Mapping) -> bool:
+    """The project pins transformers, and its own dataclasses declare most of the keys that are not TrainingArguments
+    fields: an HfArgumentParser YAML over the project's classes (allenai/open-instruct's
+    ArgumentParserPlus(FlatArguments)), not a TRL recipe, when it never pins trl, or when its classes subclass
+    TrainingArguments and none of TRL's. A TRL recipe that leaves trl unpinned has no such classes beside it, or keys
+    they do not declare."""
     from seqprof.config.dialects.hf import training_argument_fields
-    from seqprof.config.project_fields import project_fields
+    from seqprof.config.project_fields import project_classes, project_fields
     from seqprof.config.versions import pins_beside
 
     pins = pins_beside(path)
-    if not pins.pins.get("transformers") or pins.pins.get("trl"):
+    if not pins.pins.get("transformers"):
         return False
     own = [k for k in data if k not in training_argument_fields()]
     fields = project_fields(path) if own else {}
-    return bool(own) and sum(1 for k in own if k in fields) * 2 > len(own)
+    declared = [fields[k] for k in own if k in fields]
+    if not own or len(declared) * 2 <= len(own):
+        return False
+    if not pins.pins.get("trl"):
+        return True
+    # trl installed beside, yet the file is the project's plain HfArgumentParser YAML: the classes declaring its keys
+    # include a TrainingArguments subclass of its own and none of TRL's (Yumeio's TrainingArguments(HfTrainingArguments)
+    # + GRPOArgs); alignment-handbook's layer (dataset_mixer, its H4ArgumentParser) is TRL's recipe layer, read as TRL
+    return (not any(k in data for k in ("dataset_mixer", "dataset_mixture"))
+            and "H4ArgumentParser" not in project_classes(path)
+            and any(f.extends_training_arguments() for f in fields.values())
+            and not any(b.startswith("trl.") for f in declared for b in f.bases))

@@ -132,8 +132,8 @@ def removal_judge(pins: Pins, history: KeyHistory, fork: bool = True):
     """key -> Removal under *pins*: an LLaMA-Factory argument by the llamafactory pin; a TrainingArguments field
     by the transformers releases both the transformers pin and the range of the llamafactory release a fresh install
     of the pins gets take (the newest llamafactory's range when nothing pins it). A field every allowed transformers
-    has is no finding: the strict parser takes it until an upgrade those pins forbid. A *fork* (the repository is LLaMA-Factory's own copy)
-    runs with its own transformers pin alone."""
+    has is no finding: the strict parser takes it until an upgrade those pins forbid. A *fork* (the repository is
+    LLaMA-Factory's own copy) runs with its own transformers pin alone."""
     from packaging.specifiers import SpecifierSet
 
     lf = history.allowed("llamafactory", pins)
