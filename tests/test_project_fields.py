@@ -142,3 +142,29 @@ def test_a_dropped_training_argument_a_subclass_re_declares_is_still_lost(tmp_pa
         lost[0].message
     read = read_plan(yumeio_checkout(tmp_path / "b", "def steps(args):\n    return args.warmup_ratio * 100\n"))
     assert [d.kind for d in read.diagnostics if d.key == "warmup_ratio"] == ["unread_key"]
+
+
+CW_AXOLOTL = Path(__file__).parent / "data" / "corpus" / "tcapelle__cw-axolotl"
+
+
+def test_keys_a_launcher_reads_from_an_axolotl_config_are_its_own(tmp_path):
+    """tcapelle/cw-axolotl's launcher reads image/gpu/cpu/memory and pops them before axolotl (whose pydantic models
+    drop extra keys) sees the file. Here its launcher is reduced to three ways of reading a config mapping; `cpu` only
+    appears as torch's `.cpu()`, which reads no config, so it stays an unknown key, as does a typo."""
+    (tmp_path / ".git").mkdir()
+    shutil.copy(CW_AXOLOTL / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / "launch.py").write_text(
+        "def resources(config):\n"
+        "    image = config.pop('image', None)\n"
+        "    if 'gpu' in config:\n"
+        "        return image, config['gpu'], config.get(\"memory\")\n"
+        "def offload(t):\n"
+        "    return t.cpu()\n")
+    config = tmp_path / "sft.yaml"
+    config.write_text((CW_AXOLOTL / "axolotl__sft_config.yaml").read_text().rstrip("\n") + "\nlerning_rate: 0.0001\n")
+    kinds = {d.key: (d.kind, d.message) for d in read_plan(config).diagnostics
+             if d.key in ("image", "gpu", "memory", "cpu", "lerning_rate")}
+    assert {k: kind for k, (kind, _) in kinds.items()} == {
+        "image": "unread_key", "gpu": "unread_key", "memory": "unread_key", "cpu": "unknown_key",
+        "lerning_rate": "unknown_key"}
+    assert "launch.py:2" in kinds["image"][1] and "launch.py:3" in kinds["gpu"][1]

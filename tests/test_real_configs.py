@@ -83,6 +83,7 @@ def _report(corpus: Path, name: str):
     ("Gushme__nl2sql-rl/configs__sft.yaml", "base_model with train_data, epochs, no datasets: not axolotl's schema"),
     ("Silkbamboo__minisearch-r1/configs__grpo_config.yaml", "rollout:, reward:, trainer: sections of its own"),
     ("11chens__agentic-code-rl/configs__grpo.yaml", "patch_ranking:, model: sections; epochs, group_size"),
+    ("AcidicSoil__llm-finetuned-supportbot/configs__sft.yaml", "model: and epochs: set its argparse defaults"),
 ])
 def test_files_a_project_maps_by_hand_are_no_framework_s(corpus, name, why):
     report = _report(corpus, name)
@@ -186,3 +187,11 @@ def test_a_dropped_training_argument_re_declared_by_a_subclass_is_still_lost(cor
 ])
 def test_a_project_s_own_training_arguments_subclass_makes_it_hf_unless_it_is_the_handbook_s(corpus, name, dialect):
     assert _report(corpus, name).dialect == dialect
+
+
+def test_keys_an_installed_alignment_handbook_declares_are_its_own_beside_the_project_s_subclasses(corpus):
+    """UCSB-NLP-Chang/Prereq_tune is alignment-handbook pinned to trl==0.9.6; its config.py subclasses the installed
+    handbook's ModelArguments, which declares torch_dtype (not in the repository's files)."""
+    found = [f for f in _report(corpus, "UCSB-NLP-Chang__Prereq_tune/recipes__llama3__popqa__sft.yaml").findings
+             if f.key == "torch_dtype"]
+    assert [f.code for f in found] == ["SP407"]

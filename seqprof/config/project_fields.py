@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -157,25 +159,61 @@ def _classes_under(root: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def project_reads(config_path: str | Path) -> frozenset[str]:
-    """Every attribute the project's Python reads (`args.warmup_ratio`) and every string constant it holds
-    (`getattr(args, "warmup_ratio")`): whether its own code uses a field its class declares. Asked only for a
-    field that needs it (read_by_project), since it parses every file of the project."""
-    path = Path(config_path)
-    return _reads_under(str(project_root(path))) if path.is_file() else frozenset()
+def project_reads(config_path: str | Path, keys: Iterable[str], attributes: bool = False) -> dict[str, str]:
+    """The *keys* the project's Python reads out of a config mapping (`cfg["gpu"]`, `cfg.get("gpu")`, `.pop("gpu")`,
+    `"gpu" in cfg`, `getattr(args, "gpu")`), and with *attributes* also as an attribute (`args.warmup_ratio`: a
+    dataclass field is read that way), each with where it is first read ('cw_cli/core/framework.py:112'). A text
+    scan over the same bounded files project_fields reads, so a large checkout costs a fraction of a second."""
+    path, wanted = Path(config_path), frozenset(k for k in keys if _IDENTIFIER.match(k))
+    if not path.is_file() or not wanted:
+        return {}
+    return dict(_reads_under(str(project_root(path)), wanted, attributes))
 
 
-@lru_cache(maxsize=64)
-def _reads_under(root: str) -> frozenset[str]:
-    found: set[str] = set()
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@lru_cache(maxsize=256)
+def _reads_under(root: str, keys: frozenset[str], attributes: bool) -> tuple[tuple[str, str], ...]:
+    names = "|".join(sorted(keys, key=len, reverse=True))
+    quoted = rf"[\"']({names})[\"']"
+    forms = [rf"\[\s*{quoted}\s*\]", rf"\.(?:get|pop|setdefault)\(\s*{quoted}", rf"{quoted}\s+(?:not\s+)?in\s",
+             rf"getattr\(\s*[\w.\[\]]+\s*,\s*{quoted}"] + ([rf"\.({names})\b(?!\s*[:(])"] if attributes else [])
+    pattern = re.compile("|".join(forms))
+    found: dict[str, str] = {}
     for file in _python_files(Path(root)):
-        tree = _parsed(file)
-        for node in ast.walk(tree) if tree is not None else ():
-            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-                found.add(node.attr)
-            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 80:
-                found.add(node.value)
-    return frozenset(found)
+        text = _text(file)
+        for match in pattern.finditer(text):
+            key = next(g for g in match.groups() if g)
+            found.setdefault(key, f"{file.relative_to(root).as_posix()}:{text.count(chr(10), 0, match.start()) + 1}")
+        if len(found) == len(keys):
+            break
+    return tuple(sorted(found.items()))
+
+
+def _text(file: Path) -> str:
+    try:
+        info = file.stat()
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+            return ""
+        return file.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def read_by_project_code(diagnostics: list, config_path: str | Path, framework: str) -> list:
+    """Unknown keys that are no near miss of a known one, where the project's own Python reads them from the config
+    (a launcher's `image:`, `gpu:` it pops before axolotl sees the file): SP407 notes naming where. For a framework
+    that ignores extra keys (axolotl's pydantic models drop them), so the key is the project's, not a lost setting."""
+    unknown = [d.key for d in diagnostics if d.kind == "unknown_key" and not d.suggestion]
+    reads = project_reads(config_path, unknown) if unknown else {}
+    if not reads:
+        return diagnostics
+    from dataclasses import replace
+
+    return [replace(d, kind="unread_key", message=f"'{d.key}' is not a key of {framework}'s; the project's script reads "
+                                                  f"it from the config ({reads[d.key]})")
+            if d.kind == "unknown_key" and not d.suggestion and d.key in reads else d for d in diagnostics]
 
 
 def _is_pydantic_model(base: ast.expr) -> bool:
@@ -337,4 +375,4 @@ def _lost_on_training_arguments(diagnostic, found: ProjectField, config_path: st
 
     return (diagnostic.kind in ("removed_key", "deprecated_key", "renamed_key") and found.extends_training_arguments()
             and diagnostic.key in KeyHistory.load().ever("transformers", ["TrainingArguments"])
-            and diagnostic.key not in project_reads(config_path))
+            and diagnostic.key not in project_reads(config_path, [diagnostic.key], attributes=True))

@@ -49,7 +49,7 @@ from seqprof.config.dialects.common import (
 )
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
-from seqprof.config.project_fields import read_by_own_copy
+from seqprof.config.project_fields import read_by_own_copy, read_by_project_code
 from seqprof.config.versions import KeyHistory, Pins, assumed, describe_versions, pins_beside
 
 NAME = "axolotl"
@@ -330,7 +330,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     found = _attention_flag_fixes(_only_false(found, cfg), cfg)
     found = _refused_deprecations(found, cfg, pins, history)
     # a fork's own plugin arguments (pydantic models beside the config) are read by its axolotl
-    b.diagnostics.extend(read_by_own_copy(found, cfg.path, NAME, LABEL))
+    b.diagnostics.extend(read_by_project_code(read_by_own_copy(found, cfg.path, NAME, LABEL), cfg.path, LABEL))
     return b.result()
 
 

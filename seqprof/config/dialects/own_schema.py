@@ -28,7 +28,8 @@ OWN_SYNONYMS: Mapping[str, str] = {
     "grad_accum_steps": "gradient_accumulation_steps", "gradient_accumulation": "gradient_accumulation_steps",
     "grad_accum": "gradient_accumulation_steps", "accumulation_steps": "gradient_accumulation_steps",
     "model_name": "model_name_or_path", "model_path": "model_name_or_path", "model_dir": "model_name_or_path",
-    "model_id": "model_name_or_path", "base_model": "model_name_or_path", "total_steps": "max_steps",
+    "model_id": "model_name_or_path", "base_model": "model_name_or_path", "model": "model_name_or_path",
+    "total_steps": "max_steps",
 }
 
 

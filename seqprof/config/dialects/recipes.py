@@ -83,7 +83,8 @@ def own_classes_era(path: str, pins: Pins, history: KeyHistory) -> tuple[str, fr
 
 def read_by_own_classes(diagnostics: list, path: str, pins: Pins, history: KeyHistory) -> list:
     """Key diagnostics on keys that are not TrainingArguments fields become SP407 notes when the project's own
-    classes read them (own_classes_era) and its sources are not beside the config."""
+    classes read them (own_classes_era), also where its sources sit beside the config but subclass classes they
+    import (Prereq_tune's PreModelArguments(ModelArguments), from an installed alignment-handbook)."""
     era = own_classes_era(path, pins, history)
     if era is None:
         return diagnostics

@@ -439,7 +439,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     found += premature_keys(cfg, trainer, pins, history, {d.key for d in found})
     fields = project_fields(cfg.path) if found else {}
     found = read_by_project(found, fields, "TRL", cfg.path) if found else found
-    if found and not fields:
+    if found:  # keys the project's classes inherit from an installed alignment-handbook are not in its files
         found = read_by_own_classes(found, cfg.path, pins, history)
     found = _own_model_arguments(found, cfg.data)
     b.diagnostics.extend(replace(d, kind="unread_key", suggestion=None, message=f"'{d.key}' is not a TRL field; {RECIPES}.")
