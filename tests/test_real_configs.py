@@ -84,6 +84,8 @@ def _report(corpus: Path, name: str):
     ("Silkbamboo__minisearch-r1/configs__grpo_config.yaml", "rollout:, reward:, trainer: sections of its own"),
     ("11chens__agentic-code-rl/configs__grpo.yaml", "patch_ranking:, model: sections; epochs, group_size"),
     ("AcidicSoil__llm-finetuned-supportbot/configs__sft.yaml", "model: and epochs: set its argparse defaults"),
+    ("iiicellled__Clean-Code-Qwen/configs__sft_lora.yaml", "src/sft_train.py reads every key with cfg.get(...)"),
+    ("bbc578__TransportationLLMAgent/configs__train_lora.yaml", "train_lora.py reads its keys out of the dict"),
 ])
 def test_files_a_project_maps_by_hand_are_no_framework_s(corpus, name, why):
     report = _report(corpus, name)
@@ -195,3 +197,18 @@ def test_keys_an_installed_alignment_handbook_declares_are_its_own_beside_the_pr
     found = [f for f in _report(corpus, "UCSB-NLP-Chang__Prereq_tune/recipes__llama3__popqa__sft.yaml").findings
              if f.key == "torch_dtype"]
     assert [f.code for f in found] == ["SP407"]
+
+
+def test_a_key_only_trl_s_configs_have_makes_a_file_trl_s_beside_the_project_s_classes(corpus):
+    """miyako6105/llm-train parses with TrlParser((DPOConfig, its own dataclasses)): its classes declare most keys,
+    but not beta or max_length, which only TRL's configs have."""
+    report = _report(corpus, "miyako6105__llm-train/configs__dpo.yaml")
+    assert (report.dialect, report.facts.plan.setting("trainer").value) == ("trl", "dpo")
+
+
+def test_a_removal_at_the_assumed_release_says_removed(corpus):
+    """liurunxaun/SGT pins nothing: trl 1.16 (assumed) has no torch_dtype; the warning says so, and what it assumed."""
+    found = [f for f in _report(corpus, "liurunxaun__SGT/recipes__Qwen3-8B-Base__config_sft.yaml").findings
+             if f.key == "torch_dtype"]
+    assert [(f.code, f.severity) for f in found] == [("SP403", "warning")]
+    assert found[0].message.startswith("'torch_dtype' is removed") and "assuming trl 1.16" in found[0].message

@@ -33,6 +33,11 @@ def read_plan(path: str | Path, dialect: str | None = None, versions: str | None
     own_parser = not dialect and name == "trl" and not versions and _own_parser(cfg.path, cfg.data)
     if own_parser:
         name = "hf"
+    if not dialect and name in ("hf", "trl"):
+        from seqprof.config.dialects.own_schema import read_as_a_dict
+
+        if read_as_a_dict(cfg.path, cfg.data):  # the project's code reads most keys out of the mapping itself
+            name, own_parser = dialects.UNKNOWN, False
     settings: dict = {}
     found: list[ConfigDiagnostic] = list(cfg.diagnostics)
     if name != dialects.UNKNOWN:
@@ -76,6 +81,10 @@ def _own_parser(path: str, data: Mapping) -> bool:
     declared = [fields[k] for k in own if k in fields]
     if not own or len(declared) * 2 <= len(own):
         return False
+    from seqprof.config.dialects.trl import trl_fields
+
+    if any(k in trl_fields() for k in own if k not in fields):
+        return False  # beta, max_length only TRL's configs have, and the project's classes do not: TrlParser's file
     if not pins.pins.get("trl"):
         return True
     # trl installed beside, yet the file is the project's plain HfArgumentParser YAML: the classes declaring its keys

@@ -190,9 +190,10 @@ def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions
                             gpu_price=settings.gpu_price, calibration=options.calibration)
         report = lint_plan(plan, facts, rules, settings, text=_read_text(path))
         if plan.dialect == "unknown":
-            from seqprof.config.dialects.own_schema import hand_mapped, own_sections
+            from seqprof.config.dialects.own_schema import hand_mapped, own_sections, read_as_a_dict
 
             own, sections = hand_mapped(plan.raw), own_sections(plan.raw)
+            reads = read_as_a_dict(str(path), plan.raw) if not (own or sections) else {}
             if own:  # say why no framework was claimed
                 notes += (f"{', '.join(own)}: the project's own names for TrainingArguments / ModelConfig fields, "
                           "which HfArgumentParser and TrlParser refuse, so its script maps this file by hand and no "
@@ -201,6 +202,11 @@ def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions
                 notes += (f"{', '.join(sections)}: sections of the project's own schema (no TrainingArguments or TRL "
                           "config field was ever a mapping of that name), so its script reads this file and no "
                           "framework's key checks apply",)
+            elif reads:
+                shown = ", ".join(f"{k} ({where})" for k, where in list(reads.items())[:3])
+                notes += (f"the project's own code reads {len(reads)} of the file's {len(plan.raw)} keys out of the "
+                          f"loaded mapping ({shown}{', ...' if len(reads) > 3 else ''}), so its script maps this file "
+                          "by hand and no framework's key checks apply",)
         return replace(report, notes=notes) if notes else report
 
     for config in configs:  # ruff-like: a config that cannot be read is an error line; the others still run

@@ -187,11 +187,13 @@ def check_keys(cfg: LoadedConfig, space: Keyspace, *, section: str = "",
                 message += f"; {gone.detail}"
             if (gone is None or gone.verdict == "assumed") and assumption:
                 message += f"; {assumption}"  # judged against the newest release, which may not be the one run
+                if gone is not None:  # the newest release, which a fresh install gets, lacks it: a warning, since
+                    message += ", which lack it"  # no pin says which release the run really has
             kind = "removed_key" if gone is not None and gone.verdict == "error" else \
                 "unread_key" if gone is not None and gone.verdict == "unknown" else \
                 "upcoming_deprecation" if gone is not None and gone.verdict == "later" else \
                 "renamed_key" if renamed else "deprecated_key"
-            if kind == "removed_key" and not renamed:
+            if (kind == "removed_key" or gone is not None and gone.verdict == "assumed") and not renamed:
                 message = message.replace(f"'{key}' is deprecated: ", f"'{key}' is removed: ", 1)
             out.append(ConfigDiagnostic(kind=kind, key=dotted, file=cfg.path, line=line, message=message,
                                         suggestion=moved.replacement, value_change=moved.value_change,

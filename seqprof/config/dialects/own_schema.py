@@ -68,3 +68,17 @@ def hand_mapped(data: Mapping[str, Any]) -> list[str]:
     """The project's own synonyms of TrainingArguments / ModelConfig fields in *data*, when there are two or more."""
     found = [k for k in data if k in OWN_SYNONYMS and OWN_SYNONYMS[k] not in data]
     return found if len(found) >= 2 else []
+
+
+def read_as_a_dict(config_path: str, data: Mapping[str, Any]) -> dict[str, str]:
+    """Key -> where the project's own code reads it out of the loaded mapping (`cfg.get("warmup_ratio")`,
+    `cfg["lora_r"]`), when that holds for more than half of the file's top-level keys (four or more): a dict its
+    script maps onto the framework by hand, which no framework's parser reads (iiicellled's yaml.safe_load into its
+    own TrainingArguments(**kwargs))."""
+    from seqprof.config.project_fields import project_reads
+
+    keys = [k for k in data if isinstance(k, str)]
+    if len(keys) < 4:
+        return {}
+    reads = project_reads(config_path, keys)
+    return reads if len(reads) * 2 > len(keys) else {}
