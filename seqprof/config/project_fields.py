@@ -1,5 +1,5 @@
 """The fields of a project's own argument dataclasses (and pydantic models), read from the Python files beside
-its config.
+its config, and which config keys its code reads itself (project_reads).
 
 Recipes built on TRL or transformers parse their YAML with HfArgumentParser / TrlParser into the framework's
 classes *and* the project's own dataclasses (SimPO's SimPOConfig(TrainingArguments), a ScriptArguments of its
@@ -163,7 +163,8 @@ def project_reads(config_path: str | Path, keys: Iterable[str], attributes: bool
     """The *keys* the project's Python reads out of a config mapping (`cfg["gpu"]`, `cfg.get("gpu")`, `.pop("gpu")`,
     `"gpu" in cfg`, `getattr(args, "gpu")`), and with *attributes* also as an attribute (`args.warmup_ratio`: a
     dataclass field is read that way), each with where it is first read ('cw_cli/core/framework.py:112'). A text
-    scan over the same bounded files project_fields reads, so a large checkout costs a fraction of a second."""
+    scan over the same bounded files project_fields walks: milliseconds for a project's own checkout, about 1.5 s
+    for one the size of transformers (2,900 files)."""
     path, wanted = Path(config_path), frozenset(k for k in keys if _IDENTIFIER.match(k))
     if not path.is_file() or not wanted:
         return {}
@@ -211,8 +212,9 @@ def read_by_project_code(diagnostics: list, config_path: str | Path, framework: 
         return diagnostics
     from dataclasses import replace
 
-    return [replace(d, kind="unread_key", message=f"'{d.key}' is not a key of {framework}'s; the project's script reads "
-                                                  f"it from the config ({reads[d.key]})")
+    return [replace(d, kind="unread_key",
+                    message=f"'{d.key}' is not a key of {framework}'s; the project's script reads it from the config "
+                            f"({reads[d.key]})")
             if d.kind == "unknown_key" and not d.suggestion and d.key in reads else d for d in diagnostics]
 
 
@@ -370,7 +372,7 @@ def read_by_project(diagnostics: list, fields: dict[str, ProjectField], framewor
 
 def _lost_on_training_arguments(diagnostic, found: ProjectField, config_path: str | Path) -> bool:
     """A removal of a TrainingArguments field that the project re-declares on a TrainingArguments subclass
-    and never reads itself (an attribute or a string of that name anywhere in its Python, besides the field)."""
+    and never reads itself (as an attribute, `args.warmup_ratio`, or out of a mapping: project_reads)."""
     from seqprof.config.versions import KeyHistory
 
     return (diagnostic.kind in ("removed_key", "deprecated_key", "renamed_key") and found.extends_training_arguments()
