@@ -424,3 +424,13 @@ def test_a_llamafactory_range_is_the_release_pip_installs(tmp_path, transformers
     assert [d.kind for d in found] == ([kind] if kind else [])
     if kind:
         assert f"llamafactory {release}" in found[0].message
+
+
+def test_lint_json_names_a_commit_pin_as_a_pin(tmp_path):
+    """jwkirchenbauer/mdpo's setup.py pins `trl @ git+...@69ad852...`: the JSON says where, and that a commit was
+    pinned, rather than showing trl as unpinned."""
+    config = project(tmp_path, {"requirements.txt": "trl @ git+https://github.com/huggingface/trl.git@69ad852e5654a7"
+                                                    "7f1695eb4c608906fe0c7e8624\n"})
+    out = json.loads(CliRunner().invoke(main, ["lint", str(config), "--format", "json"]).stdout)
+    assert out["files"][0]["versions"]["trl"] == {"pinned": None, "source": "requirements.txt:1", "commit": True,
+                                                  "assumed": KeyHistory.load().newest("trl")}

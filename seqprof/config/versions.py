@@ -615,13 +615,17 @@ def assumed(packages: Iterable[str], pins: Pins, history: KeyHistory) -> str | N
 
 
 def describe_versions(packages: Iterable[str], pins: Pins, history: KeyHistory) -> dict[str, dict]:
-    """Per package, what lint judged keys against: the pin and where it came from, or the newest release assumed."""
+    """Per package, what lint judged keys against: the pin and where it came from, or the newest release assumed
+    (also for a pin to a git commit, which names no release)."""
     out = {}
     for package in packages:
         found = pins.of(package)
         if found:
             out[package] = {"pinned": ",".join(p.specifier for p in found), "source": ", ".join(p.source for p in found),
                             "assumed": None}
+        elif pins.vcs(package) is not None:  # `trl @ git+...@69ad852`: pinned, to a commit no release names
+            out[package] = {"pinned": None, "source": pins.vcs(package).source, "assumed": history.newest(package),
+                            "commit": True}
         else:
             out[package] = {"pinned": None, "source": None, "assumed": history.newest(package)}
     return out
