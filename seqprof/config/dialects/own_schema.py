@@ -72,13 +72,16 @@ def hand_mapped(data: Mapping[str, Any]) -> list[str]:
 
 def read_as_a_dict(config_path: str, data: Mapping[str, Any]) -> dict[str, str]:
     """Key -> where the project's own code reads it out of the loaded mapping (`cfg.get("warmup_ratio")`,
-    `cfg["lora_r"]`), when that holds for more than half of the file's top-level keys (four or more): a dict its
-    script maps onto the framework by hand, which no framework's parser reads (iiicellled's yaml.safe_load into its
-    own TrainingArguments(**kwargs))."""
-    from seqprof.config.project_fields import project_reads
+    `cfg["lora_r"]`), when one file of the project reads more than half of the file's top-level keys (four or more)
+    that way: a script that maps the dict onto the framework by hand, which no framework's parser reads (iiicellled's
+    sft_train.py: yaml.safe_load, then its own TrainingArguments(**kwargs)). Reads spread over many files are generic
+    config code (a linter's, a framework's own), not this file's consumer."""
+    from seqprof.config.project_fields import project_reads_by_file
 
     keys = [k for k in data if isinstance(k, str)]
     if len(keys) < 4:
         return {}
-    reads = project_reads(config_path, keys)
-    return reads if len(reads) * 2 > len(keys) else {}
+    best = max(project_reads_by_file(config_path, keys), key=lambda found: len(found[1]), default=None)
+    if best is None or len(best[1]) * 2 <= len(keys):
+        return {}
+    return {key: f"{best[0]}:{line}" for key, line in best[1]}
