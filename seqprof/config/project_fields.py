@@ -65,16 +65,20 @@ def project_fields(config_path: str | Path) -> dict[str, ProjectField]:
     path = Path(config_path)
     if not path.is_file():
         return {}
-    return _fields_under(str(project_root(path)))
+    return _declarations_under(str(project_root(path)))[0]
 
 
 @lru_cache(maxsize=64)
-def _fields_under(root: str) -> dict[str, ProjectField]:
-    out: dict[str, ProjectField] = {}
+def _declarations_under(root: str) -> tuple[dict[str, ProjectField], frozenset[str]]:
+    """One walk of the project's argument files: their fields (first declaration wins) and their class names."""
+    fields: dict[str, ProjectField] = {}
+    classes: set[str] = set()
     for file in _python_files(Path(root)):
-        for found in dataclass_fields(file, Path(root)):
-            out.setdefault(found.name, found)
-    return out
+        found, names = _declarations(file, Path(root))
+        for field in found:
+            fields.setdefault(field.name, field)
+        classes.update(names)
+    return fields, frozenset(classes)
 
 
 def _python_files(root: Path) -> list[Path]:
@@ -92,31 +96,37 @@ def _python_files(root: Path) -> list[Path]:
 def _parsed(file: Path, needs: tuple[str, ...] = ()) -> ast.Module | None:
     """*file*'s syntax tree; None for a file that is unreadable, too large, not a regular file, not Python, or
     holds none of the words in *needs* (which spares parsing a file that cannot matter)."""
+    text = _text(file)
+    if not text or (needs and not any(word in text for word in needs)):
+        return None
     try:
-        info = file.stat()
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:  # a FIFO named x.py is never read
-            return None
-        text = file.read_text(encoding="utf-8", errors="replace")
-        return ast.parse(text) if not needs or any(word in text for word in needs) else None
-    except (OSError, SyntaxError, ValueError):
+        return ast.parse(text)
+    except (SyntaxError, ValueError):
         return None
 
 
 def dataclass_fields(file: Path, root: Path) -> list[ProjectField]:
     """The annotated fields of each @dataclass class in *file* (an unreadable or invalid file has none)."""
+    return _declarations(file, root)[0]
+
+
+def _declarations(file: Path, root: Path) -> tuple[list[ProjectField], set[str]]:
+    """*file*'s dataclass / pydantic fields, and the names of every class it defines (H4ArgumentParser among them)."""
     tree = _parsed(file, ("dataclass", "BaseModel"))
     if tree is None:
-        return []
+        return [], set()
     rel = file.relative_to(root).as_posix()
     imported = _imported_names(tree)
-    out = []
+    out, classes = [], set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and (any(_is_dataclass(d) for d in node.decorator_list)
-                                               or any(_is_pydantic_model(b) for b in node.bases)):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        classes.add(node.name)
+        if any(_is_dataclass(d) for d in node.decorator_list) or any(_is_pydantic_model(b) for b in node.bases):
             bases = tuple(_dotted(b, imported) for b in node.bases)
             out += [ProjectField(item.target.id, node.name, rel, item.lineno, bases) for item in node.body
                     if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)]
-    return out
+    return out, classes
 
 
 def _imported_names(tree: ast.Module) -> dict[str, str]:
@@ -146,17 +156,7 @@ def project_classes(config_path: str | Path) -> frozenset[str]:
     """The names of the classes the project's argument files define (those holding a dataclass or a pydantic
     model, as project_fields reads them): whether it carries alignment-handbook's H4ArgumentParser layer."""
     path = Path(config_path)
-    return _classes_under(str(project_root(path))) if path.is_file() else frozenset()
-
-
-@lru_cache(maxsize=64)
-def _classes_under(root: str) -> frozenset[str]:
-    found: set[str] = set()
-    for file in _python_files(Path(root)):
-        tree = _parsed(file, ("dataclass", "BaseModel"))
-        if tree is not None:
-            found.update(n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef))
-    return frozenset(found)
+    return _declarations_under(str(project_root(path)))[1] if path.is_file() else frozenset()
 
 
 def project_reads(config_path: str | Path, keys: Iterable[str], attributes: bool = False) -> dict[str, str]:
@@ -176,13 +176,13 @@ def project_reads_by_file(config_path: str | Path, keys: Iterable[str],
                           attributes: bool = False) -> tuple[tuple[str, tuple[tuple[str, int], ...]], ...]:
     """project_reads file by file: (the file relative to the project root, ((key, first line), ...)), for the files
     that read any of *keys*, in walk order."""
-    path, wanted = Path(config_path), frozenset(k for k in keys if _IDENTIFIER.match(k))
+    path, wanted = Path(config_path), frozenset(k for k in keys if IDENTIFIER.match(k))
     if not path.is_file() or not wanted:
         return ()
     return _reads_under(str(project_root(path)), wanted, attributes)
 
 
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # a key code can name: `cfg["gpu"]`, a field
 
 
 @lru_cache(maxsize=256)
@@ -205,9 +205,10 @@ def _reads_under(root: str, keys: frozenset[str],
 
 
 def _text(file: Path) -> str:
+    """*file*'s text; '' for a file that is unreadable, too large or not a regular file."""
     try:
         info = file.stat()
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:  # a FIFO named x.py is never read
             return ""
         return file.read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -300,14 +301,8 @@ def _pyproject_name(file: Path) -> tuple[str, int] | None:
 
 def _setup_py_name(file: Path) -> tuple[str, int] | None:
     """setup(name="...") written literally (the file is parsed, never run)."""
-    try:
-        info = file.stat()
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
-            return None
-        tree = ast.parse(file.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, SyntaxError, ValueError):
-        return None
-    for node in ast.walk(tree):
+    tree = _parsed(file)
+    for node in ast.walk(tree) if tree is not None else ():
         if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "setup":
             for kw in node.keywords:
                 if kw.arg == "name" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):

@@ -8,11 +8,11 @@ dialects decline such files (detect scores 0), and lint says why (seqprof.lint.r
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
+from seqprof.config.project_fields import IDENTIFIER
 from seqprof.config.versions import KeyHistory
 
 # a project's own names for what TrainingArguments / ModelConfig call otherwise: a file that writes two of them (and
@@ -43,13 +43,12 @@ def own_sections(data: Mapping[str, Any]) -> list[str]:
         return []
     fields = _dict_valued_fields_allowed()
     found = [k for k, v in data.items() if isinstance(v, Mapping) and v and k not in fields
-             and all(isinstance(name, str) and _IDENTIFIER.match(name) for name in v)]
+             and all(isinstance(name, str) and IDENTIFIER.match(name) for name in v)]
     return found if len(found) >= 2 else []
 
 
-# a section holds settings named like identifiers; a dict field's value may be keyed by dataset ids
+# a section holds settings named like identifiers (IDENTIFIER); a dict field's value may be keyed by dataset ids
 # (LionAlignment's own train_dataset_mixer: {"Columbia-NLP/DPO-HelpSteer": 1.0}), which a parser's dataclass reads
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 @cache
