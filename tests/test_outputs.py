@@ -113,6 +113,12 @@ def test_a_failed_write_leaves_no_temp_file_and_no_output(data, tmp_path, monkey
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
 
 
+def _default_sigint() -> None:
+    """A shell starts background jobs with SIGINT ignored, and Python keeps it so: give the child the default, so
+    the test does not depend on how pytest itself was started."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_sigint_exits_130_and_sigterm_143_with_nothing_left_behind(tmp_path):
     big = tmp_path / "big.jsonl"
     text = default_dataset_path().read_text()
@@ -122,7 +128,8 @@ def test_sigint_exits_130_and_sigterm_143_with_nothing_left_behind(tmp_path):
     for sig, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
         env = {**os.environ, "SEQPROF_NO_CACHE": "1"}
         proc = subprocess.Popen([sys.executable, "-m", "seqprof", "analyze", str(big), "-o", str(out / "p.json"),
-                                 "--html", str(out / "r.html")], stderr=subprocess.PIPE, text=True, env=env)
+                                 "--html", str(out / "r.html")], stderr=subprocess.PIPE, text=True, env=env,
+                                preexec_fn=_default_sigint)
         time.sleep(2.5)
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=60)
