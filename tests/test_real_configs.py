@@ -20,8 +20,10 @@ CORPUS = Path(__file__).resolve().parent / "data" / "corpus"
 SOURCES = json.loads((CORPUS / "SOURCES.json").read_text())
 JUDGED = json.loads((CORPUS / "judged.json").read_text())
 # pin files (requirements, setup.py ...) and the projects' own argument dataclasses sit beside the configs, as in
-# the repositories: lint reads both (seqprof.config.versions, seqprof.config.project_fields)
-CONFIGS = sorted(name for name, source in SOURCES.items() if not (source.get("pins") or source.get("source_code")))
+# the repositories: lint reads both (seqprof.config.versions, seqprof.config.project_fields); a LLaMA-Factory
+# dataset_info.json beside its config is marked "data" (lint reads the datasets a config names)
+CONFIGS = sorted(name for name, source in SOURCES.items()
+                 if not (source.get("pins") or source.get("source_code") or source.get("data")))
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +92,9 @@ def _report(corpus: Path, name: str):
 def test_files_a_project_maps_by_hand_are_no_framework_s(corpus, name, why):
     report = _report(corpus, name)
     assert report.dialect == "unknown", why
-    assert not [f for f in report.findings if f.severity in ("warning", "error") and f.code.startswith("SP4")]
+    # no key is judged as a framework's own; one the project's code hands on to TrainingArguments is judged there
+    assert all("the project's code hands" in f.message for f in report.findings
+               if f.severity in ("warning", "error") and f.code.startswith("SP4"))
 
 
 def test_a_file_without_base_model_is_not_axolotl(corpus):

@@ -54,6 +54,9 @@ class ConfigDiagnostic:
     value_change: str | None = None  # renamed_key/removed_key: how the value changes under the new key
     # renamed_key/deprecated_key whose replacement the pinned releases lack: the release that brings it ('trl 0.23')
     suggestion_from: str | None = None
+    # a key the project's code hands on to a framework class (seqprof.config.dialects.forwarded): where, since the
+    # fix is in that code ('models/sft_trainer.py:181')
+    handed_on: str | None = None
 
 
 @dataclass(frozen=True)

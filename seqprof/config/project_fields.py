@@ -93,7 +93,7 @@ def _python_files(root: Path) -> list[Path]:
     return files[:MAX_FILES]
 
 
-def _parsed(file: Path, needs: tuple[str, ...] = ()) -> ast.Module | None:
+def parsed_module(file: Path, needs: tuple[str, ...] = ()) -> ast.Module | None:
     """*file*'s syntax tree; None for a file that is unreadable, too large, not a regular file, not Python, or
     holds none of the words in *needs* (which spares parsing a file that cannot matter)."""
     text = _text(file)
@@ -112,11 +112,11 @@ def dataclass_fields(file: Path, root: Path) -> list[ProjectField]:
 
 def _declarations(file: Path, root: Path) -> tuple[list[ProjectField], set[str]]:
     """*file*'s dataclass / pydantic fields, and the names of every class it defines (H4ArgumentParser among them)."""
-    tree = _parsed(file, ("dataclass", "BaseModel"))
+    tree = parsed_module(file, ("dataclass", "BaseModel"))
     if tree is None:
         return [], set()
     rel = file.relative_to(root).as_posix()
-    imported = _imported_names(tree)
+    imported = imported_names(tree)
     out, classes = [], set()
     for node in ast.walk(tree):
         if not isinstance(node, ast.ClassDef):
@@ -129,7 +129,7 @@ def _declarations(file: Path, root: Path) -> tuple[list[ProjectField], set[str]]
     return out, classes
 
 
-def _imported_names(tree: ast.Module) -> dict[str, str]:
+def imported_names(tree: ast.Module) -> dict[str, str]:
     """Local name -> what it imports: `from transformers import TrainingArguments as HfTrainingArguments` gives
     HfTrainingArguments -> transformers.TrainingArguments; `import transformers as tf` gives tf -> transformers."""
     names: dict[str, str] = {}
@@ -301,7 +301,7 @@ def _pyproject_name(file: Path) -> tuple[str, int] | None:
 
 def _setup_py_name(file: Path) -> tuple[str, int] | None:
     """setup(name="...") written literally (the file is parsed, never run)."""
-    tree = _parsed(file)
+    tree = parsed_module(file)
     for node in ast.walk(tree) if tree is not None else ():
         if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "setup":
             for kw in node.keywords:

@@ -40,6 +40,10 @@ def read_plan(path: str | Path, dialect: str | None = None, versions: str | None
             name, own_parser = dialects.UNKNOWN, False
     settings: dict = {}
     found: list[ConfigDiagnostic] = list(cfg.diagnostics)
+    if name == dialects.UNKNOWN and not dialect:  # the project's code may still hand its keys to TrainingArguments
+        from seqprof.config.dialects.forwarded import forwarded_key_diagnostics
+
+        found.extend(forwarded_key_diagnostics(cfg))
     if name != dialects.UNKNOWN:
         reader = dialects.module(name)
         if getattr(reader, "USES_PINS", False):  # TRL / transformers: key removals depend on the pinned versions
@@ -50,11 +54,11 @@ def read_plan(path: str | Path, dialect: str | None = None, versions: str | None
             result = reader.build(cfg, variant)
         settings = result.settings
         found.extend(result.diagnostics)
-    if own_parser and "trainer" not in settings:
+    if (own_parser or name == "hf") and "trainer" not in settings:
         from seqprof.config.dialects.recipes import path_trainer
         from seqprof.config.plan import Setting
 
-        named = path_trainer(cfg.path)  # the project's own loop: its folder names what it trains
+        named = path_trainer(cfg.path)  # the project's own loop over TrainingArguments: its folder names what it trains
         if named:
             settings = {**settings, "trainer": Setting(named, None, None, None, f"default: the path names {named} "
                                                        "(the project's own training script reads this YAML)")}

@@ -176,7 +176,12 @@ def check_keys(cfg: LoadedConfig, space: Keyspace, *, section: str = "",
                 since = later.removed_in
                 gone = replace(gone, detail=f"{gone.detail}; {later.fact or later.detail}: rename it on that "
                                             "upgrade, not before")
-            if renamed:
+            if gone is not None and gone.verdict == "warning":  # every pinned release still takes it: say so first,
+                # not "was renamed" / "is deprecated", which the pinned release may not have done yet (4.40.2 has no
+                # eval_strategy, and never deprecated overwrite_output_dir)
+                new_name = f"; its new name is '{moved.replacement}'" if moved.replacement else ""
+                message = f"'{key}' is dropped by a release after the pinned one: {moved.why}{new_name}"
+            elif renamed:
                 message = f"'{key}' was renamed to '{moved.replacement}': {moved.why}"
             else:
                 instead = f"; use '{moved.replacement}'" if moved.replacement else ""

@@ -83,7 +83,7 @@ LEGACY_RENAMED: Mapping[str, Moved] = {
     "push_to_hub_model_id": Moved("hub_model_id", "renamed in transformers 4.x; removed in 5"),
 }
 LEGACY_DEPRECATED: Mapping[str, Moved] = {
-    "overwrite_output_dir": Moved(None, "removed from TrainingArguments in transformers 5 (it has no effect)"),
+    "overwrite_output_dir": Moved(None, "removed from TrainingArguments in transformers 5 (the Trainer itself never read it)"),
     "logging_dir": Moved(None, "deprecated in transformers 5 (logs go under output_dir)"),
     "save_safetensors": Moved(None, "removed in transformers 5, which always saves safetensors"),
     "include_tokens_per_second": Moved("include_num_input_tokens_seen", "removed in transformers 5"),
@@ -222,5 +222,11 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
                        assumption=assumed(["transformers"], pins, history))
     if section:  # name each key where it sits
         found = [replace(d, key=f"{section}.{d.key}") for d in found]
-    b.diagnostics.extend(read_by_project(found, project_fields(cfg.path), "transformers", cfg.path) if found else found)
+    fields = project_fields(cfg.path) if found else {}
+    found = read_by_project(found, fields, "transformers", cfg.path) if found else found
+    if fields:  # a field of the project's own that its code hands on to TrainingArguments is judged there
+        from seqprof.config.dialects.forwarded import handed_on_by_project
+
+        found = handed_on_by_project(found, cfg, fields)
+    b.diagnostics.extend(found)
     return b.result()

@@ -99,11 +99,13 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
         b.derived("trainer", "dpo", "loss._component_")
     elif data.get("kd_loss") is not None:
         b.derived("trainer", "distill", "kd_loss")
+    elif data.get("teacher_model") is not None:  # a fork's distillation recipe with its own loss (wasabi-ai's
+        b.derived("trainer", "distill", "teacher_model")  # layerwise_distillation: teacher_model + student_model)
     elif (builders := _dataset_builders(data)) and builders <= {"text_completion_dataset"}:
         b.derived("trainer", "pretrain", "dataset._component_: torchtune.datasets.text_completion_dataset")
     b.default("trainer", "sft", "a torchtune fine-tuning recipe with a cross-entropy loss")
-    b.stated("model", "model._component_")
-    b.stated("model_config_path", "checkpointer.checkpoint_dir")
+    b.first("model", ["model._component_", "student_model._component_"])  # the model trained
+    b.first("model_config_path", ["checkpointer.checkpoint_dir", "student_checkpointer.checkpoint_dir"])
     leaf = model.rsplit(".", 1)[-1]
     if leaf.startswith("qlora_"):
         b.derived("adapter", "qlora", "model._component_")

@@ -1,0 +1,70 @@
+"""Keys of a file the project reads by hand, judged where its code hands them on to transformers or TRL.
+
+No framework parses such a file (seqprof.config.dialects.own_schema says why lint reads it as `unknown`), but its
+script builds `TrainingArguments(warmup_ratio=cfg["warmup_ratio"])` or `GRPOConfig(**kwargs)` from it
+(seqprof.config.project_calls). The keyword meets the class's own history at the versions the project pins: a
+name transformers 5.15 removed is a TypeError there, as it would be in a YAML TrainingArguments read. Only
+renames, deprecations and removals are reported; whether a keyword is a field at all is left to the class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import replace
+
+from seqprof.config.dialects import hf, trl
+from seqprof.config.dialects.common import check_keys
+from seqprof.config.loader import LoadedConfig
+from seqprof.config.plan import ConfigDiagnostic
+from seqprof.config.project_calls import Forward, project_forwards
+from seqprof.config.versions import KeyHistory, Pins, assumed, pins_beside, with_requirement
+
+VERSION_KINDS = frozenset({"deprecated_key", "renamed_key", "removed_key", "upcoming_deprecation"})
+TRAINER_OF = {cls: trainer for trainer, cls in trl.TRAINER_CLASSES.items()}
+
+
+def forwarded_key_diagnostics(cfg: LoadedConfig, only: Collection[str] | None = None) -> list[ConfigDiagnostic]:
+    """Version findings on the top-level keys (or those of *only*) the project's code passes to an argument class
+    under a name that class renamed, deprecated or removed, each naming where the code hands it on."""
+    keys = [k for k in cfg.data if isinstance(k, str)]
+    wanted = keys if only is None else [k for k in keys if k in only]
+    forwards = {k: f for k, f in project_forwards(cfg.path, keys).items() if k in wanted} if wanted else {}
+    if not forwards:
+        return []
+    history = KeyHistory.load()
+    pins = pins_beside(cfg.path)
+    out: list[ConfigDiagnostic] = []
+    for key, forward in forwards.items():
+        out += [replace(d, key=key, message=_handed_on(d.message, forward), handed_on=forward.where())
+                for d in _judged(forward, cfg.data[key], cfg.line(key) or 1, cfg.path, pins, history)
+                if d.kind in VERSION_KINDS]
+    return out
+
+
+def handed_on_by_project(found: list[ConfigDiagnostic], cfg: LoadedConfig, fields: Collection[str]) -> list:
+    """Notes on keys the project's own classes declare (read_by_project), re-judged where its code hands the value
+    on to TrainingArguments or a TRL config: ludolara's SFTTrainConfig.warmup_ratio goes on to
+    SFTConfig(warmup_ratio=cfg.warmup_ratio), which transformers 5.15 no longer takes."""
+    own = {d.key for d in found if d.kind == "unread_key" and d.key in fields}
+    judged = {d.key: d for d in forwarded_key_diagnostics(cfg, own)} if own else {}
+    return [judged.get(d.key, d) if d.kind == "unread_key" else d for d in found] if judged else found
+
+
+def _judged(forward: Forward, value, line: int, path: str, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
+    """check_keys on the keyword alone, as the class's own dialect judges it (its line: the config key's)."""
+    one = LoadedConfig(path=path, data={forward.keyword: value}, key_lines={forward.keyword: line})
+    if forward.package == "transformers":
+        return check_keys(one, hf.keyspace(history), dialect_label=hf.LABEL,
+                          removal=hf.removal_judge(pins, history), arrival=hf.arrival_judge(pins, history),
+                          assumption=assumed(["transformers"], pins, history))
+    trainer = TRAINER_OF.get(forward.cls, "sft")
+    pins = with_requirement(pins, history, "trl", "transformers")
+    return check_keys(one, trl.keyspace(trainer, history), dialect_label=trl.LABEL,
+                      removal=trl.removal_judge(trainer, pins, history),
+                      arrival=trl.arrival_judge(trainer, pins, history),
+                      assumption=assumed(trl.PACKAGES, pins, history))
+
+
+def _handed_on(message: str, forward: Forward) -> str:
+    renamed = "" if forward.keyword == forward.key else f" as '{forward.keyword}'"
+    return f"the project's code hands '{forward.key}' to {forward.cls}{renamed} ({forward.where()}): {message}"

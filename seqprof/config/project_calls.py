@@ -1,0 +1,148 @@
+"""Which config keys a project's own code hands on to a framework's argument class, and under which name.
+
+A project that loads its YAML as a plain dict (yaml.safe_load) and builds the framework's arguments by hand,
+`SFTConfig(warmup_ratio=cfg.get("warmup_ratio", 0.03))` or `GRPOConfig(**kwargs)` over a dict it filled from the
+config, still feeds those keys to transformers and TRL: a name they removed breaks the run (TypeError) or is lost
+on the way. This finds the hand-offs so the keys can be judged as those classes judge them
+(seqprof.config.dialects.forwarded). The files are parsed with `ast`, never imported.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from seqprof.config.project_fields import imported_names, parsed_module, project_reads_by_file, project_root
+
+# the argument classes a script builds by hand: (package, class whose key history judges the keyword)
+ARGUMENT_CLASSES = {
+    "TrainingArguments": ("transformers", "TrainingArguments"),
+    "Seq2SeqTrainingArguments": ("transformers", "TrainingArguments"),
+    **{name: ("trl", name) for name in ("SFTConfig", "DPOConfig", "GRPOConfig", "KTOConfig", "ORPOConfig",
+                                        "CPOConfig", "RewardConfig", "RLOOConfig", "PPOConfig", "OnlineDPOConfig")},
+}
+
+
+@dataclass(frozen=True)
+class Forward:
+    """One config key handed to a framework class as a keyword: `SFTConfig(warmup_ratio=cfg["warmup_ratio"])`."""
+
+    key: str  # the config's key
+    keyword: str  # the name the class gets it under
+    package: str  # "transformers" | "trl"
+    cls: str  # "SFTConfig"
+    file: str  # relative to the project root
+    line: int
+
+    def where(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+def project_forwards(config_path: str | Path, keys: list[str]) -> dict[str, Forward]:
+    """Key -> how the project's code hands it to a transformers / TRL argument class, for the config's top-level
+    *keys*. The consumer is the file that reads most of the keys (two at least). Where others read nearly as many
+    (four fifths), which script runs this file is unclear (a GRPO and an SFT script over dataclasses of the same
+    field names), and a key counts only when each of them that builds a class hands it on under the same name (the
+    first one's class judges it)."""
+    path = Path(config_path)
+    if not path.is_file() or not keys:
+        return {}
+    wanted = frozenset(keys)
+    readers = sorted((found for found in project_reads_by_file(path, wanted, attributes=True) if len(found[1]) >= 2),
+                     key=lambda found: -len(found[1]))
+    if not readers:
+        return {}
+    root = project_root(path)
+    close = [file for file, reads in readers if len(reads) * 5 >= len(readers[0][1]) * 4]
+    found = [_first_per_key(_forwards_in(str(root / file), str(root), wanted)) for file in close]
+    first, *others = [forwards for forwards in found if forwards] or [{}]  # a helper building no class is no rival
+    return {key: forward for key, forward in first.items()
+            if all(key in other and other[key].keyword == forward.keyword for other in others)}
+
+
+def _first_per_key(forwards: tuple[Forward, ...]) -> dict[str, Forward]:
+    out: dict[str, Forward] = {}
+    for forward in forwards:
+        out.setdefault(forward.key, forward)
+    return out
+
+
+@lru_cache(maxsize=256)
+def _forwards_in(file: str, root: str, keys: frozenset[str]) -> tuple[Forward, ...]:
+    """The hand-offs in one file: a keyword of a call of an argument class whose value reads a key, or, where such
+    a call spreads a mapping (`GRPOConfig(**kwargs)`), an entry of a dict the file builds (`dict(k=...)`,
+    `{"k": ...}`, `kwargs["k"] = ...`) whose value reads one."""
+    tree = parsed_module(Path(file), tuple(ARGUMENT_CLASSES))
+    if tree is None:
+        return ()
+    imported = imported_names(tree)
+    rel = Path(file).relative_to(root).as_posix()
+    calls = [(node, target) for node in ast.walk(tree) if isinstance(node, ast.Call)
+             for target in [_argument_class(node.func, imported)] if target is not None]
+    out: list[Forward] = []
+    for call, (package, cls) in calls:
+        for kw in call.keywords:
+            if kw.arg:
+                out += [Forward(key, kw.arg, package, cls, rel, kw.value.lineno) for key in _reads(kw.value, keys)]
+    spread = [target for call, target in calls if any(kw.arg is None for kw in call.keywords)]
+    if spread:
+        package, cls = spread[0]
+        out += [Forward(key, name, package, cls, rel, value.lineno)
+                for name, value in _dict_entries(tree) for key in _reads(value, keys)]
+    return tuple(out)
+
+
+def _argument_class(func: ast.expr, imported: dict[str, str]) -> tuple[str, str] | None:
+    """(package, class) when *func* names transformers' or TRL's argument class through the module's imports (a
+    project's own class of the same name is not theirs)."""
+    if isinstance(func, ast.Name):
+        dotted = imported.get(func.id, "")
+    elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        dotted = f"{imported.get(func.value.id, func.value.id)}.{func.attr}"
+    else:
+        return None
+    package, _, name = dotted.rpartition(".")
+    found = ARGUMENT_CLASSES.get(name)
+    return found if found and package.split(".")[0] == found[0] else None
+
+
+def _dict_entries(tree: ast.Module):
+    """(name, value) of every string-keyed entry the module puts in a dict: `dict(name=v)`, `{"name": v}`,
+    `d["name"] = v`."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict":
+            yield from ((kw.arg, kw.value) for kw in node.keywords if kw.arg)
+        elif isinstance(node, ast.Dict):
+            yield from ((k.value, v) for k, v in zip(node.keys, node.values)
+                        if isinstance(k, ast.Constant) and isinstance(k.value, str))
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant) \
+                        and isinstance(target.slice.value, str):
+                    yield target.slice.value, node.value
+
+
+def _reads(value: ast.expr, keys: frozenset[str]) -> list[str]:
+    """The config keys an expression reads: `cfg["k"]`, `cfg.get("k", d)`, `getattr(cfg, "k", d)`, `cfg.k`."""
+    found: list[str] = []
+    indexed = {id(node.value) for node in ast.walk(value) if isinstance(node, (ast.Subscript, ast.Attribute))}
+    for node in ast.walk(value):
+        name = None
+        if id(node) in indexed:  # `cfg["model"]["lr"]` reads model.lr, not the `model` section as a value
+            continue
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            name = node.slice.value
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in ("get", "pop") and isinstance(node.args[0], ast.Constant):
+            name = node.args[0].value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+                and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
+            name = node.args[1].value
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            name = node.attr
+        if isinstance(name, str) and name in keys and name not in found:
+            found.append(name)
+    return found
+
