@@ -23,16 +23,18 @@ VERSION_KINDS = frozenset({"deprecated_key", "renamed_key", "removed_key", "upco
 TRAINER_OF = {cls: trainer for trainer, cls in trl.TRAINER_CLASSES.items()}
 
 
-def forwarded_key_diagnostics(cfg: LoadedConfig, only: Collection[str] | None = None) -> list[ConfigDiagnostic]:
+def forwarded_key_diagnostics(cfg: LoadedConfig, only: Collection[str] | None = None,
+                              pins: Pins | None = None) -> list[ConfigDiagnostic]:
     """Version findings on the top-level keys (or those of *only*) the project's code passes to an argument class
-    under a name that class renamed, deprecated or removed, each naming where the code hands it on."""
+    under a name that class renamed, deprecated or removed, each naming where the code hands it on; judged at
+    *pins* (default: the files beside the config)."""
     keys = [k for k in cfg.data if isinstance(k, str)]
     wanted = keys if only is None else [k for k in keys if k in only]
     forwards = {k: f for k, f in project_forwards(cfg.path, keys).items() if k in wanted} if wanted else {}
     if not forwards:
         return []
     history = KeyHistory.load()
-    pins = pins_beside(cfg.path)
+    pins = pins if pins is not None else pins_beside(cfg.path)
     out: list[ConfigDiagnostic] = []
     for key, forward in forwards.items():
         out += [replace(d, key=key, message=_handed_on(d.message, forward), handed_on=forward.where())
@@ -41,12 +43,13 @@ def forwarded_key_diagnostics(cfg: LoadedConfig, only: Collection[str] | None = 
     return out
 
 
-def handed_on_by_project(found: list[ConfigDiagnostic], cfg: LoadedConfig, fields: Collection[str]) -> list:
+def handed_on_by_project(found: list[ConfigDiagnostic], cfg: LoadedConfig, fields: Collection[str],
+                         pins: Pins | None = None) -> list:
     """Notes on keys the project's own classes declare (read_by_project), re-judged where its code hands the value
     on to TrainingArguments or a TRL config: ludolara's SFTTrainConfig.warmup_ratio goes on to
     SFTConfig(warmup_ratio=cfg.warmup_ratio), which transformers 5.15 no longer takes."""
     own = {d.key for d in found if d.kind == "unread_key" and d.key in fields}
-    judged = {d.key: d for d in forwarded_key_diagnostics(cfg, own)} if own else {}
+    judged = {d.key: d for d in forwarded_key_diagnostics(cfg, own, pins)} if own else {}
     return [judged.get(d.key, d) if d.kind == "unread_key" else d for d in found] if judged else found
 
 

@@ -227,6 +227,6 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     if fields:  # a field of the project's own that its code hands on to TrainingArguments is judged there
         from seqprof.config.dialects.forwarded import handed_on_by_project
 
-        found = handed_on_by_project(found, cfg, fields)
+        found = handed_on_by_project(found, cfg, fields, pins)
     b.diagnostics.extend(found)
     return b.result()

@@ -442,7 +442,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     if fields:  # a field of the project's own that its code hands on to TRL's classes is judged there
         from seqprof.config.dialects.forwarded import handed_on_by_project
 
-        found = handed_on_by_project(found, cfg, fields)
+        found = handed_on_by_project(found, cfg, fields, pins)
     if found:  # keys the project's classes inherit from an installed alignment-handbook are not in its files
         found = read_by_own_classes(found, cfg.path, pins, history)
     found = _own_model_arguments(found, cfg.data)

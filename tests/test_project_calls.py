@@ -1,0 +1,103 @@
+"""Keys a project's own script hands on to transformers / TRL argument classes (seqprof.config.project_calls,
+seqprof.config.dialects.forwarded), on ThuanNaN/RLHF-Native-Hugging-Face's real files (Apache-2.0; copied in
+tests/data/corpus with their commit).
+
+Its src/sft/train_sft.py loads configs/sft.yaml with yaml.safe_load and builds
+`TrainingArguments(warmup_ratio=cfg.get("warmup_ratio", 0.0), ...)`; requirements.txt allows transformers>=4.44,
+so a fresh install gets 5.24, whose TrainingArguments has no warmup_ratio (5.15 removed it): a TypeError there.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from seqprof.config.read import read_plan
+from seqprof.config.versions import KeyHistory, parse_spec, pins_beside
+from seqprof.lint.run import LintOptions, lint_paths
+
+REPO = Path(__file__).parent / "data" / "corpus" / "ThuanNaN__RLHF-Native-Hugging-Face"
+SCRIPT = "src/sft/train_sft.py"
+
+
+def checkout(root: Path, script: str | None = None, config: str | None = None) -> Path:
+    """The repository's layout: .git, requirements.txt, src/sft/train_sft.py, configs/sft.yaml (texts optional)."""
+    (root / ".git").mkdir(parents=True)
+    (root / "src" / "sft").mkdir(parents=True)
+    (root / "configs").mkdir()
+    shutil.copy(REPO / "requirements.txt", root / "requirements.txt")
+    (root / SCRIPT).write_text(script if script is not None else (REPO / "src__sft__train_sft.py").read_text())
+    path = root / "configs" / "sft.yaml"
+    path.write_text(config if config is not None else (REPO / "configs__sft.yaml").read_text())
+    return path
+
+
+def _line_of(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+def _findings(config: Path, key: str) -> list:
+    report = lint_paths([config], LintOptions()).files[0]
+    return [f for f in report.findings if f.key == key and f.severity in ("warning", "error")]
+
+
+def test_a_key_the_script_hands_to_training_arguments_is_judged_there(tmp_path):
+    config = checkout(tmp_path)
+    report = lint_paths([config], LintOptions()).files[0]
+    assert report.dialect == "unknown"  # the script, not HfArgumentParser, reads the file
+    script = (tmp_path / SCRIPT).read_text()
+    removal = KeyHistory.load().removal("transformers", "warmup_ratio", ["TrainingArguments"], pins_beside(str(config)))
+    assert removal is not None and removal.verdict == "error"  # the independent reading of the released wheels
+    [found] = _findings(config, "warmup_ratio")
+    assert (found.code, found.severity) == ("SP408", "error")
+    assert found.line == _line_of(config.read_text(), "warmup_ratio:")
+    where = f"{SCRIPT}:{_line_of(script, 'warmup_ratio=')}"
+    assert f"hands 'warmup_ratio' to TrainingArguments ({where})" in found.message
+    assert found.fix.startswith(f"in the project's code ({where})")
+
+
+def test_a_key_the_script_reads_under_another_name_is_judged_by_the_keyword(tmp_path):
+    script = (REPO / "src__sft__train_sft.py").read_text().replace('cfg.get("warmup_ratio"', 'cfg.get("warmup"')
+    config = checkout(tmp_path, script, (REPO / "configs__sft.yaml").read_text().replace("warmup_ratio:", "warmup:"))
+    [found] = _findings(config, "warmup")
+    assert "hands 'warmup' to TrainingArguments as 'warmup_ratio'" in found.message
+
+
+def test_a_project_class_of_the_same_name_is_not_transformers(tmp_path):
+    script = (REPO / "src__sft__train_sft.py").read_text().replace(
+        "from transformers import TrainingArguments, set_seed",
+        "from transformers import set_seed\nfrom src.args import TrainingArguments")
+    assert _findings(checkout(tmp_path, script), "warmup_ratio") == []
+
+
+def test_a_pinned_release_that_still_takes_the_keyword_gives_the_upgrade_warning(tmp_path):
+    config = checkout(tmp_path)
+    plan = read_plan(config, versions="transformers==4.44.2")
+    [found] = [d for d in plan.diagnostics if d.key == "warmup_ratio"]
+    assert found.kind == "renamed_key"
+    assert found.handed_on == f"{SCRIPT}:{_line_of((tmp_path / SCRIPT).read_text(), 'warmup_ratio=')}"
+    assert "dropped by a release after the pinned one" in found.message and "transformers 5.15 removes it" in found.message
+    assert KeyHistory.load().removal("transformers", "warmup_ratio", ["TrainingArguments"],
+                                     parse_spec("transformers==4.44.2")).verdict == "warning"
+
+
+def test_a_second_script_that_does_not_hand_the_key_on_makes_it_unclear(tmp_path):
+    """Two scripts read nearly the same keys (an SFT and a DPO one); only one passes warmup_ratio on: which one runs
+    this file is unknown, so nothing is said."""
+    config = checkout(tmp_path)
+    other = (tmp_path / SCRIPT).read_text().replace('        warmup_ratio=cfg.get("warmup_ratio", 0.0),\n', "")
+    assert other != (tmp_path / SCRIPT).read_text()
+    (tmp_path / "src" / "sft" / "train_other.py").write_text(other)
+    assert _findings(config, "warmup_ratio") == []
+    assert _findings(config, "evaluation_strategy")  # both hand this one on
+
+
+def test_a_dict_spread_into_the_class_is_followed(tmp_path):
+    script = (REPO / "src__sft__train_sft.py").read_text()
+    start = script.index("TrainingArguments(")
+    spread = script[:start] + "TrainingArguments(**dict(" + script[start + len("TrainingArguments("):]
+    end = spread.index(")\n", spread.index("TrainingArguments(**dict("))
+    spread = spread[:end] + "))\n" + spread[end + 2:]
+    compile(spread, SCRIPT, "exec")  # still Python
+    [found] = _findings(checkout(tmp_path, spread), "warmup_ratio")
+    assert found.code == "SP408"
