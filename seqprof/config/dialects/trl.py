@@ -272,6 +272,12 @@ def unknown_key_fate(releases: list[str]) -> str:
     return "TrlParser refuses a key no argument class declares"
 
 
+def _if_nothing_reads_it(message: str, fate: str) -> str:
+    """A key no TRL class declares, and what TrlParser at the pinned releases does with it if no script reads it."""
+    asked = "" if message.endswith(".") else ": read by your own script's arguments?"
+    return f"{message}{asked} If nothing reads it, {fate}"
+
+
 def detect(data: Mapping[str, Any]) -> int:
     """TRL by evidence: one of its distinctive keys, or `model_name_or_path` (ModelConfig) beside keys that only
     TRL's configs define (`max_length`, `beta`, `num_generations`, ...), with or without `dataset_name`."""
@@ -446,6 +452,10 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     if found:  # keys the project's classes inherit from an installed alignment-handbook are not in its files
         found = read_by_own_classes(found, cfg.path, pins, history)
     found = _own_model_arguments(found, cfg.data)
-    b.diagnostics.extend(replace(d, kind="unread_key", suggestion=None, message=f"'{d.key}' is not a TRL field; {RECIPES}.")
-                         if d.kind == "unknown_key" and d.key in RECIPE_KEYS else d for d in found)
+    found = [replace(d, kind="unread_key", suggestion=None, message=f"'{d.key}' is not a TRL field; {RECIPES}.")
+             if d.kind == "unknown_key" and d.key in RECIPE_KEYS else d for d in found]
+    releases = history.allowed("trl", pins) or [history.versions("trl")[-1]]  # unpinned: a fresh install's
+    fate = unknown_key_fate(sorted(releases, key=Version))
+    b.diagnostics.extend(replace(d, message=_if_nothing_reads_it(d.message, fate))
+                         if d.kind == "unread_key" and d.message.startswith(f"'{d.key}' is not a") else d for d in found)
     return b.result()
