@@ -14,7 +14,7 @@ from seqprof.config.project_fields import project_name
 from seqprof.config.versions import KeyHistory, Pins
 
 PATH_TRAINERS = {"sft": "sft", "dpo": "dpo", "kto": "kto", "orpo": "orpo", "grpo": "grpo", "cpo": "cpo", "rloo": "rloo",
-                 "ppo": "ppo", "pretrain": "pretrain"}
+                 "ppo": "ppo", "pretrain": "pretrain", "rm": "reward"}
 
 
 def path_trainer(path: str | None) -> str | None:
