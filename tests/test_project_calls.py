@@ -101,3 +101,28 @@ def test_a_dict_spread_into_the_class_is_followed(tmp_path):
     compile(spread, SCRIPT, "exec")  # still Python
     [found] = _findings(checkout(tmp_path, spread), "warmup_ratio")
     assert found.code == "SP408"
+
+
+CLMBOT = Path(__file__).parent / "data" / "corpus" / "donaghhorgan__clmbot"
+
+
+def test_a_section_spread_into_the_class_hands_on_each_of_its_keys(tmp_path):
+    """donaghhorgan/clmbot (MIT): clmbot/train/pipeline/pipeline.py builds `TrainingArguments(**config.training_args)`
+    from train.yml's `training_args:` section; its Pipfile pins transformers==4.10.0, which still has
+    evaluation_strategy (4.51 removes it) and has no eval_strategy yet (4.41 adds it)."""
+    (tmp_path / ".git").mkdir()
+    for flat in ("Pipfile", "train.yml", "clmbot__train__pipeline__pipeline.py", "clmbot__train__config.py",
+                 "clmbot__util__config.py"):
+        target = tmp_path / flat.replace("__", "/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(CLMBOT / flat, target)
+    config = tmp_path / "train.yml"
+    report = lint_paths([config], LintOptions()).files[0]
+    assert report.dialect == "unknown"
+    [found] = [f for f in report.findings if f.key == "training_args.evaluation_strategy"]
+    assert found.code == "SP402" and found.severity == "warning"
+    assert found.line == _line_of(config.read_text(), "evaluation_strategy:")
+    script = (tmp_path / "clmbot/train/pipeline/pipeline.py").read_text()
+    assert f"(clmbot/train/pipeline/pipeline.py:{_line_of(script, '**config.training_args')})" in found.message
+    assert "transformers==4.10.0 (Pipfile:" in found.message and "rename it on that upgrade, not before" in found.message
+    assert not [f for f in report.findings if f.key == "training_args.num_train_epochs"]  # a field in every release

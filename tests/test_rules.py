@@ -198,9 +198,9 @@ def test_for_each_rules_fire_once_per_diagnostic_at_its_line():
         ConfigDiagnostic("unknown_key", "wandb_projcet", "c.yaml", 9, "unknown"),
         ConfigDiagnostic("duplicate_key", "lr", "c.yaml", 12, "dup", other_line=3),
     ))
-    report = lint_plan(plan, build_facts(plan), [unknown, find_rule(RULES, "SP404")])
+    report = lint_plan(plan, build_facts(plan), [unknown, find_rule(RULES, "SP404"), find_rule(RULES, "SP433")])
     got = [(f.code, f.line, f.key) for f in report.findings]
-    assert got == [("SP401", 7, "lora_alhpa"), ("SP401", 9, "wandb_projcet"), ("SP404", 12, "lr")]
+    assert got == [("SP401", 7, "lora_alhpa"), ("SP401", 9, "wandb_projcet"), ("SP433", 12, "lr")]
     assert "did you mean 'lora_alpha'" in report.findings[0].message
     assert "did you mean" not in report.findings[1].message
     assert "lines 3 and 12" in report.findings[2].message

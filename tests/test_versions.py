@@ -434,3 +434,20 @@ def test_lint_json_names_a_commit_pin_as_a_pin(tmp_path):
     out = json.loads(CliRunner().invoke(main, ["lint", str(config), "--format", "json"]).stdout)
     assert out["files"][0]["versions"]["trl"] == {"pinned": None, "source": "requirements.txt:1", "commit": True,
                                                   "assumed": KeyHistory.load().newest("trl")}
+
+
+CLMBOT = Path(__file__).parent / "data" / "corpus" / "donaghhorgan__clmbot"
+
+
+def test_a_pipfile_and_its_lock_are_pins(tmp_path):
+    """donaghhorgan/clmbot pins `transformers = "==4.10.0"` in its Pipfile (pipenv); a Pipfile.lock's resolved
+    version is an exact pin, and `"*"` allows any version."""
+    text = (CLMBOT / "Pipfile").read_text()
+    config = project(tmp_path, {"Pipfile": text.replace('typer = "==0.4.0"', 'trl = "*"')})
+    pins = find_pins(config)
+    line = next(i for i, row in enumerate(text.splitlines(), 1) if row.startswith("transformers"))
+    assert [(p.specifier, p.source) for p in pins.of("transformers")] == [("==4.10.0", f"Pipfile:{line}")]
+    assert [p.specifier for p in pins.pins["trl"]] == [""] and pins.of("trl") == ()  # listed, any version
+    lock = {"_meta": {}, "default": {"transformers": {"hashes": [], "version": "==4.10.0"}}, "develop": {}}
+    locked = project(tmp_path / "lock", {"Pipfile.lock": json.dumps(lock, indent=4)})
+    assert [(p.specifier, p.exact) for p in find_pins(locked).of("transformers")] == [("==4.10.0", True)]

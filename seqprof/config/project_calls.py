@@ -25,12 +25,15 @@ ARGUMENT_CLASSES = {
 }
 
 
+SECTION = "**"  # Forward.keyword of a config section spread into the class: each of its keys under its own name
+
+
 @dataclass(frozen=True)
 class Forward:
     """One config key handed to a framework class as a keyword: `SFTConfig(warmup_ratio=cfg["warmup_ratio"])`."""
 
     key: str  # the config's key
-    keyword: str  # the name the class gets it under
+    keyword: str  # the name the class gets it under (SECTION: the key's mapping is spread into the class)
     package: str  # "transformers" | "trl"
     cls: str  # "SFTConfig"
     file: str  # relative to the project root
@@ -83,9 +86,9 @@ def _forwards_in(file: str, root: str, keys: frozenset[str]) -> tuple[Forward, .
              for target in [_argument_class(node.func, imported)] if target is not None]
     out: list[Forward] = []
     for call, (package, cls) in calls:
-        for kw in call.keywords:
-            if kw.arg:
-                out += [Forward(key, kw.arg, package, cls, rel, kw.value.lineno) for key in _reads(kw.value, keys)]
+        for kw in call.keywords:  # `warmup_ratio=cfg["warmup_ratio"]`, or `**cfg["training_args"]`: a section
+            reads = _reads(kw.value, keys) if kw.arg else [k for k in [_key_read(kw.value)] if k in keys]
+            out += [Forward(key, kw.arg or SECTION, package, cls, rel, kw.value.lineno) for key in reads]
     spread = [target for call, target in calls if any(kw.arg is None for kw in call.keywords)]
     if spread:
         package, cls = spread[0]
@@ -129,20 +132,26 @@ def _reads(value: ast.expr, keys: frozenset[str]) -> list[str]:
     found: list[str] = []
     indexed = {id(node.value) for node in ast.walk(value) if isinstance(node, (ast.Subscript, ast.Attribute))}
     for node in ast.walk(value):
-        name = None
         if id(node) in indexed:  # `cfg["model"]["lr"]` reads model.lr, not the `model` section as a value
             continue
-        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
-            name = node.slice.value
-        elif isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Attribute) \
-                and node.func.attr in ("get", "pop") and isinstance(node.args[0], ast.Constant):
-            name = node.args[0].value
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
-                and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
-            name = node.args[1].value
-        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-            name = node.attr
-        if isinstance(name, str) and name in keys and name not in found:
+        name = _key_read(node)
+        if name in keys and name not in found:
             found.append(name)
     return found
+
+
+def _key_read(node: ast.AST) -> str | None:
+    """The key *node* itself reads, if it is such a read."""
+    name = None
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        name = node.slice.value
+    elif isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Attribute) \
+            and node.func.attr in ("get", "pop") and isinstance(node.args[0], ast.Constant):
+        name = node.args[0].value
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+            and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
+        name = node.args[1].value
+    elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+        name = node.attr
+    return name if isinstance(name, str) else None
 

@@ -161,7 +161,8 @@ def project_classes(config_path: str | Path) -> frozenset[str]:
 
 def project_reads(config_path: str | Path, keys: Iterable[str], attributes: bool = False) -> dict[str, str]:
     """The *keys* the project's Python reads out of a config mapping (`cfg["gpu"]`, `cfg.get("gpu")`, `.pop("gpu")`,
-    `"gpu" in cfg`, `getattr(args, "gpu")`), and with *attributes* also as an attribute (`args.warmup_ratio`: a
+    `"gpu" in cfg`, `getattr(args, "gpu")`, an OmegaConf config's `cfg.gpu`), and with *attributes* also as any
+    attribute (`args.warmup_ratio`: a
     dataclass field is read that way), each with where it is first read ('cw_cli/core/framework.py:112'). A text
     scan over the same bounded files project_fields walks: milliseconds for a project's own checkout, about 1.5 s
     for one the size of transformers (2,900 files)."""
@@ -191,7 +192,9 @@ def _reads_under(root: str, keys: frozenset[str],
     names = "|".join(sorted(keys, key=len, reverse=True))
     quoted = rf"[\"']({names})[\"']"
     forms = [rf"\[\s*{quoted}\s*\]", rf"\.(?:get|pop|setdefault)\(\s*{quoted}", rf"{quoted}\s+(?:not\s+)?in\s",
-             rf"getattr\(\s*[\w.\[\]]+\s*,\s*{quoted}"] + ([rf"\.({names})\b(?!\s*[:(])"] if attributes else [])
+             rf"getattr\(\s*[\w.\[\]]+\s*,\s*{quoted}",
+             rf"\b(?:cfg|conf|config)\.({names})\b(?!\s*(?:[:(]|=[^=]))"]  # an OmegaConf / DictDefault config
+    forms += [rf"\.({names})\b(?!\s*[:(])"] if attributes else []
     pattern = re.compile("|".join(forms))
     out = []
     for file in _python_files(Path(root)):

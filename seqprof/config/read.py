@@ -22,6 +22,11 @@ def detect_dialect(config: LoadedConfig | Mapping[str, Any] | str | Path) -> str
     return dialects.detect(data)
 
 
+# the dialects whose keys a project's own script may read instead (axolotl's own code reads its cfg.<key>s, so a
+# checkout of it would look like such a script)
+HAND_READ_DIALECTS = ("hf", "trl", "llamafactory", "llamafactory_v1")
+
+
 def read_plan(path: str | Path, dialect: str | None = None, versions: str | None = None) -> Plan:
     """Read the config at *path* into a Plan; *dialect* overrides detection (e.g. 'trl_dpo'); *versions*
     ('trl==0.19.1,transformers==4.57') overrides the pins found beside the config (seqprof.config.versions)."""
@@ -33,11 +38,11 @@ def read_plan(path: str | Path, dialect: str | None = None, versions: str | None
     own_parser = not dialect and name == "trl" and not versions and _own_parser(cfg.path, cfg.data)
     if own_parser:
         name = "hf"
-    if not dialect and name in ("hf", "trl"):
+    if not dialect and name in HAND_READ_DIALECTS:
         from seqprof.config.dialects.own_schema import read_as_a_dict
 
-        if read_as_a_dict(cfg.path, cfg.data):  # the project's code reads most keys out of the mapping itself
-            name, own_parser = dialects.UNKNOWN, False
+        if read_as_a_dict(cfg.path, cfg.data) and not _is_the_framework(cfg.path, name):
+            name, own_parser = dialects.UNKNOWN, False  # the project's code reads most keys out of the mapping itself
     settings: dict = {}
     found: list[ConfigDiagnostic] = list(cfg.diagnostics)
     if name == dialects.UNKNOWN and not dialect:  # the project's code may still hand its keys to TrainingArguments
@@ -99,3 +104,11 @@ def _own_parser(path: str, data: Mapping) -> bool:
             and "H4ArgumentParser" not in project_classes(path)
             and any(f.extends_training_arguments() for f in fields.values())
             and not any(b.startswith("trl.") for f in declared for b in f.bases))
+
+
+def _is_the_framework(path: str, dialect: str) -> bool:
+    """The config's repository is LLaMA-Factory itself (a fork): its own code reads its keys."""
+    from seqprof.config.project_fields import framework_fork
+
+    fork = framework_fork(path) if dialect.startswith("llamafactory") else None
+    return fork is not None and fork.package == "llamafactory"

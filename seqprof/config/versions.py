@@ -165,7 +165,7 @@ def _reader(name: str):
         return read_requirements
     return {"pyproject.toml": read_pyproject, "uv.lock": read_lock, "poetry.lock": read_lock,
             "environment.yml": read_environment, "environment.yaml": read_environment,
-            "setup.py": read_setup_py}.get(low)
+            "setup.py": read_setup_py, "pipfile": read_pipfile, "pipfile.lock": read_pipfile_lock}.get(low)
 
 
 def _text(path: Path) -> str:
@@ -323,6 +323,37 @@ def read_lock(path: Path) -> list[Pin]:
             line = next((i for i, ln in enumerate(text.splitlines(), 1)
                          if re.fullmatch(rf"\s*name\s*=\s*\"{re.escape(package['name'])}\"\s*", ln)), 1)
             out.append(Pin(name, f"=={version}", f"{path.name}:{line}", exact=True))
+    return out
+
+
+def read_pipfile(path: Path) -> list[Pin]:
+    """Pipenv's Pipfile: [packages] and [dev-packages], each `name = "==4.10.0"` (or "*", or a table with a
+    version)."""
+    text = _text(path)
+    data = parse_toml(text)
+    out = []
+    for table in (data.get("packages", {}), data.get("dev-packages", {})):
+        for name, value in table.items():
+            spec = value.get("version", "*") if isinstance(value, Mapping) else value
+            if normalize(name) in PACKAGES and isinstance(spec, str):
+                out.append(Pin(normalize(name), "" if spec.strip() == "*" else spec.strip(),
+                               f"{path.name}:{_line_of(text, name)}"))
+    return out
+
+
+def read_pipfile_lock(path: Path) -> list[Pin]:
+    """Pipfile.lock (JSON): the resolved `"version": "==x"` of each package in "default" and "develop"."""
+    import json
+
+    text = _text(path)
+    data = json.loads(text)
+    out = []
+    for section in ("default", "develop"):
+        for name, entry in (data.get(section) or {}).items():
+            version = entry.get("version") if isinstance(entry, Mapping) else None
+            if normalize(name) in PACKAGES and isinstance(version, str) and version.startswith("=="):
+                out.append(Pin(normalize(name), version, f"{path.name}:{_line_of(text, name)}",
+                               exact=True))
     return out
 
 

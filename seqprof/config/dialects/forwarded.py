@@ -9,14 +9,14 @@ renames, deprecations and removals are reported; whether a keyword is a field at
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import replace
 
 from seqprof.config.dialects import hf, trl
 from seqprof.config.dialects.common import check_keys
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
-from seqprof.config.project_calls import Forward, project_forwards
+from seqprof.config.project_calls import SECTION, Forward, project_forwards
 from seqprof.config.versions import KeyHistory, Pins, assumed, pins_beside, with_requirement
 
 VERSION_KINDS = frozenset({"deprecated_key", "renamed_key", "removed_key", "upcoming_deprecation"})
@@ -36,10 +36,24 @@ def forwarded_key_diagnostics(cfg: LoadedConfig, only: Collection[str] | None = 
     history = KeyHistory.load()
     pins = pins if pins is not None else pins_beside(cfg.path)
     out: list[ConfigDiagnostic] = []
-    for key, forward in forwards.items():
-        out += [replace(d, key=key, message=_handed_on(d.message, forward), handed_on=forward.where())
-                for d in _judged(forward, cfg.data[key], cfg.line(key) or 1, cfg.path, pins, history)
+    for forward in _each_key(forwards.values(), cfg.data):
+        out += [replace(d, key=forward.key, message=_handed_on(d.message, forward), handed_on=forward.where())
+                for d in _judged(forward, cfg.get(forward.key), cfg.line(forward.key) or 1, cfg.path, pins, history)
                 if d.kind in VERSION_KINDS]
+    return out
+
+
+def _each_key(forwards, data) -> list[Forward]:
+    """The hand-offs key by key: a section spread into the class (`TrainingArguments(**config.training_args)`)
+    hands each of its keys on under its own name (`training_args.evaluation_strategy`)."""
+    out: list[Forward] = []
+    for forward in forwards:
+        section = data.get(forward.key)
+        if forward.keyword != SECTION:
+            out.append(forward)
+        elif isinstance(section, Mapping):
+            out += [replace(forward, key=f"{forward.key}.{name}", keyword=name) for name in section
+                    if isinstance(name, str)]
     return out
 
 
@@ -69,5 +83,5 @@ def _judged(forward: Forward, value, line: int, path: str, pins: Pins, history: 
 
 
 def _handed_on(message: str, forward: Forward) -> str:
-    renamed = "" if forward.keyword == forward.key else f" as '{forward.keyword}'"
+    renamed = "" if forward.keyword == forward.key.rsplit(".", 1)[-1] else f" as '{forward.keyword}'"
     return f"the project's code hands '{forward.key}' to {forward.cls}{renamed} ({forward.where()}): {message}"

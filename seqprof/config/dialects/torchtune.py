@@ -99,6 +99,8 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
         b.derived("trainer", "dpo", "loss._component_")
     elif data.get("kd_loss") is not None:
         b.derived("trainer", "distill", "kd_loss")
+    elif any(word in model.rsplit(".", 1)[-1] for word in ("classifier", "reward")):  # a score head, not an LM
+        b.derived("trainer", "reward", "model._component_")  # head: mistral_classifier / lora_mistral_reward_7b
     elif data.get("teacher_model") is not None:  # a fork's distillation recipe with its own loss (wasabi-ai's
         b.derived("trainer", "distill", "teacher_model")  # layerwise_distillation: teacher_model + student_model)
     elif (builders := _dataset_builders(data)) and builders <= {"text_completion_dataset"}:
@@ -301,10 +303,15 @@ def _bodies(text: str) -> Iterator[str]:
 
 
 def _references(body: str) -> Iterator[tuple[str, bool]]:
-    """Key references in one interpolation body: (reference, has a default), nested ones included."""
-    if _REFERENCE.fullmatch(body) and body.strip():
+    """Key references in one interpolation body: (reference, has a default), nested ones included. A path with a
+    part chosen by another interpolation (`${model_factory[${size}].wandb_project}`, `${a.${b}}`) is checked up to
+    that part: which key follows is known only when the inner one resolves."""
+    if _REFERENCE.fullmatch(body) and body.strip() and "${" not in body:
         yield body.strip(), False
         return
+    static = re.split(r"\[?\$\{", body, maxsplit=1)[0].rstrip(".") if "${" in body else ""
+    if static.strip() and _REFERENCE.fullmatch(static) and _RESOLVER.fullmatch(static) is None:
+        yield static.strip(), False
     m = _RESOLVER.fullmatch(body)
     if m:
         name, args = m.group(1), m.group(2)
