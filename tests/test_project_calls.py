@@ -126,3 +126,77 @@ def test_a_section_spread_into_the_class_hands_on_each_of_its_keys(tmp_path):
     assert f"(clmbot/train/pipeline/pipeline.py:{_line_of(script, '**config.training_args')})" in found.message
     assert "transformers==4.10.0 (Pipfile:" in found.message and "rename it on that upgrade, not before" in found.message
     assert not [f for f in report.findings if f.key == "training_args.num_train_epochs"]  # a field in every release
+
+
+# --- TEN-Sum/TEN (tests/data/corpus/TEN-Sum__TEN, its files at their checkout paths) ---------------------------
+# scripts/utils.py read_args_dpo() declares each key as an argparse option (`add_argument('--max_prompt_length')`)
+# and copies the yaml.safe_load'ed recipe onto the namespaces with setattr; scripts/run_dpo.py star-imports utils
+# (`from utils import *`, where utils imports DPOConfig from trl) and builds DPOConfig(max_prompt_length=...).
+TEN = Path(__file__).parent / "data" / "corpus" / "TEN-Sum__TEN"
+
+
+def ten_checkout(root: Path) -> Path:
+    (root / ".git").mkdir(parents=True)
+    for flat in ("scripts__utils.py", "scripts__run_dpo.py", "scripts__run_sft.py", "requirements.txt",
+                 "recipes__config_dpo.yaml"):
+        target = root / flat.replace("__", "/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(TEN / flat, target)
+    return root / "recipes" / "config_dpo.yaml"
+
+
+def test_a_recipe_copied_onto_the_project_s_argparse_options_is_its_own(tmp_path):
+    config = ten_checkout(tmp_path)
+    report = lint_paths([config], LintOptions()).files[0]
+    assert report.dialect == "unknown"  # no TrlParser reads it: utils.py's own argparse options do
+    assert any("reads" in note and "scripts/utils.py" in note for note in report.notes)
+
+
+def test_a_class_imported_through_a_star_import_of_the_project_s_module_is_the_framework_s(tmp_path):
+    """run_dpo.py names DPOConfig only through `from utils import *`: the hand-off is still judged (trl==0.11.2
+    still has max_prompt_length, trl 0.29 drops it from DPOConfig: a warning naming the call)."""
+    config = ten_checkout(tmp_path)
+    script = (tmp_path / "scripts" / "run_dpo.py").read_text()
+    [found] = _findings(config, "max_prompt_length")
+    where = f"scripts/run_dpo.py:{_line_of(script, 'max_prompt_length=')}"
+    assert found.severity == "warning" and f"hands 'max_prompt_length' to DPOConfig ({where})" in found.message
+    history = KeyHistory.load()  # the independent reading of the wheels: the pinned release has it, the newest not
+    having = history.having("trl", "max_prompt_length", ["DPOConfig"])
+    assert "0.11.4" in having and history.newest("trl") not in having
+    # where the star-imported module takes DPOConfig from elsewhere, it is not trl's class: nothing is claimed
+    other = ten_checkout(tmp_path / "b")
+    utils = tmp_path / "b" / "scripts" / "utils.py"
+    utils.write_text(utils.read_text().replace("from trl import", "from my_trl import"))
+    assert not _findings(other, "max_prompt_length")
+
+
+def test_an_argparse_option_spelt_with_dashes_is_the_same_key(tmp_path):
+    """`add_argument('--max-prompt-length')` fills args.max_prompt_length (argparse's dest): the key is declared."""
+    from seqprof.config.project_fields import project_reads
+
+    config = ten_checkout(tmp_path)
+    utils = tmp_path / "scripts" / "utils.py"
+    utils.write_text(utils.read_text().replace("'--max_prompt_length'", "'--max-prompt-length'"))
+    where = project_reads(config, ["max_prompt_length"])["max_prompt_length"]
+    assert where == f"scripts/utils.py:{_line_of(utils.read_text(), '--max-prompt-length')}"
+
+
+def test_a_section_spread_through_a_local_name_is_the_config_s_to_fix(tmp_path):
+    """morettt/Chatbot-Trainer's finetune.py: `training_args = kwargs.get('training_args')`, then
+    `Seq2SeqTrainingArguments(**training_args)`: each key of the YAML's training_args reaches the class under its own
+    name, so a renamed one is renamed in the config (no pins: judged at the newest transformers, which lacks
+    evaluation_strategy)."""
+    source = Path(__file__).parent / "data" / "corpus" / "morettt__Chatbot-Trainer"
+    (tmp_path / ".git").mkdir()
+    for name in ("finetune.py", "lora.yaml"):
+        shutil.copy(source / name, tmp_path / name)
+    config = tmp_path / "lora.yaml"
+    history = KeyHistory.load()
+    assert history.newest("transformers") not in history.having("transformers", "evaluation_strategy",
+                                                                  ["TrainingArguments"])
+    [found] = _findings(config, "training_args.evaluation_strategy")
+    script = (tmp_path / "finetune.py").read_text()
+    where = f"finetune.py:{_line_of(script, 'Seq2SeqTrainingArguments(**training_args)')}"
+    assert found.code == "SP402" and f"spreads 'training_args' into TrainingArguments ({where})" in found.message
+    assert found.line == _line_of(config.read_text(), "evaluation_strategy:")
+    assert found.fix == "rename 'training_args.evaluation_strategy' to 'eval_strategy'"

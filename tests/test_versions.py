@@ -322,6 +322,38 @@ def test_trl_s_own_cap_on_transformers_bounds_an_open_transformers_pin(tmp_path)
     assert f["code"] == "SP403" and "requires" not in f["message"]
 
 
+@pytest.mark.parametrize("companion", ["vllm", "vllm>=0.8.3", "unsloth>=2025.2"])
+def test_vllm_or_unsloth_beside_an_open_transformers_caps_it(tmp_path, companion):
+    """A project that installs vLLM or Unsloth gets the transformers their newest release allows
+    (keys/companion_requires.json, read from the wheels' METADATA): where that cap lies below the release that
+    brought activation_checkpointing_kwargs, the old name is right (a note), not a rename to advise."""
+    from packaging.specifiers import SpecifierSet
+
+    history = KeyHistory.load()
+    name = companion.split(">")[0]
+    newest = history.versions(name)[-1]
+    cap = SpecifierSet(history.requires(name, newest, "transformers"))
+    replacement = sorted(history.having("transformers", "activation_checkpointing_kwargs", ["TrainingArguments"]),
+                         key=history.versions("transformers").index)[0]
+    key = "gradient_checkpointing_kwargs:\n  use_reentrant: false\n"
+    out = _lint_json(project(tmp_path, {"requirements.txt": f"trl\ntransformers\n{companion}\n"}, key))
+    f = _finding(out, "gradient_checkpointing_kwargs")
+    if any(cap.contains(v) for v in history.versions("transformers")[history.versions("transformers").index(replacement):]):
+        assert f["code"] == "SP403"  # the cap reaches the rename: the advice stands
+    else:
+        assert f["code"] == "SP429" and f"what {name} {newest} requires" in f["message"]
+
+
+def test_a_companion_pinned_to_an_old_release_caps_nothing_it_did_not_cap(tmp_path):
+    """vllm==0.8.3 named transformers>=4.51.1 and no cap: an open transformers is judged at the newest release."""
+    history = KeyHistory.load()
+    assert "<" not in (history.requires("vllm", "0.8.3", "transformers") or "")
+    key = "gradient_checkpointing_kwargs:\n  use_reentrant: false\n"
+    out = _lint_json(project(tmp_path, {"requirements.txt": "trl\ntransformers\nvllm==0.8.3\n"}, key))
+    f = _finding(out, "gradient_checkpointing_kwargs")
+    assert f["code"] == "SP403" and "vllm" not in f["message"]
+
+
 @pytest.mark.parametrize("trl, code", [("trl>=0.9.6,<0.13.0", "SP407"), ("trl", "SP407"), ("trl>=0.19.1", "SP408")])
 def test_alignment_handbook_s_own_model_arguments_read_torch_dtype_before_its_rewrite(tmp_path, trl, code):
     """alignment-handbook's src/alignment/configs.py declared ModelArguments.torch_dtype itself until 19f0345

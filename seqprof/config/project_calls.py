@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from seqprof.config.project_fields import imported_names, parsed_module, project_reads_by_file, project_root
+from seqprof.config.project_fields import (imported_names, parsed_module, project_reads_by_file, project_root,
+                                         star_imported_names)
 
 # the argument classes a script builds by hand: (package, class whose key history judges the keyword)
 ARGUMENT_CLASSES = {
@@ -38,6 +39,7 @@ class Forward:
     cls: str  # "SFTConfig"
     file: str  # relative to the project root
     line: int
+    spread: str | None = None  # the section whose mapping the class gets spread (`**cfg["training_args"]`)
 
     def where(self) -> str:
         return f"{self.file}:{self.line}"
@@ -80,14 +82,16 @@ def _forwards_in(file: str, root: str, keys: frozenset[str]) -> tuple[Forward, .
     tree = parsed_module(Path(file), tuple(ARGUMENT_CLASSES))
     if tree is None:
         return ()
-    imported = imported_names(tree)
+    imported = {**star_imported_names(tree, Path(file)), **imported_names(tree)}
     rel = Path(file).relative_to(root).as_posix()
     calls = [(node, target) for node in ast.walk(tree) if isinstance(node, ast.Call)
              for target in [_argument_class(node.func, imported)] if target is not None]
     out: list[Forward] = []
+    sections = _section_names(tree, keys) if any(kw.arg is None for call, _ in calls for kw in call.keywords) else {}
     for call, (package, cls) in calls:
         for kw in call.keywords:  # `warmup_ratio=cfg["warmup_ratio"]`, or `**cfg["training_args"]`: a section
-            reads = _reads(kw.value, keys) if kw.arg else [k for k in [_key_read(kw.value)] if k in keys]
+            reads = _reads(kw.value, keys) if kw.arg else \
+                [k for k in [_key_read(kw.value) or _spread_name(kw.value, sections)] if k in keys]
             out += [Forward(key, kw.arg or SECTION, package, cls, rel, kw.value.lineno) for key in reads]
     spread = [target for call, target in calls if any(kw.arg is None for kw in call.keywords)]
     if spread:
@@ -95,6 +99,22 @@ def _forwards_in(file: str, root: str, keys: frozenset[str]) -> tuple[Forward, .
         out += [Forward(key, name, package, cls, rel, value.lineno)
                 for name, value in _dict_entries(tree) for key in _reads(value, keys)]
     return tuple(out)
+
+
+def _section_names(tree: ast.Module, keys: frozenset[str]) -> dict[str, str]:
+    """Local name -> the config key it was read from: `training_args = kwargs.get("training_args")`, later spread as
+    `Seq2SeqTrainingArguments(**training_args)` (morettt/Chatbot-Trainer's finetune.py, ChatGLM's finetune recipe)."""
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            key = _key_read(node.value)
+            if key in keys:
+                out.setdefault(node.targets[0].id, key)
+    return out
+
+
+def _spread_name(value: ast.expr, sections: dict[str, str]) -> str | None:
+    return sections.get(value.id) if isinstance(value, ast.Name) else None
 
 
 def _argument_class(func: ast.expr, imported: dict[str, str]) -> tuple[str, str] | None:

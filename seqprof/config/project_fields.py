@@ -141,6 +141,20 @@ def imported_names(tree: ast.Module) -> dict[str, str]:
     return names
 
 
+def star_imported_names(tree: ast.Module, file: Path) -> dict[str, str]:
+    """imported_names of the project's own modules that *file* star-imports from its folder (TEN-Sum's run_dpo.py:
+    `from utils import *`, where utils.py imports DPOConfig from trl); one level, as Python resolves a sibling."""
+    names: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level <= 1 and \
+                any(a.name == "*" for a in node.names):
+            module = file.parent / (node.module.replace(".", "/") + ".py")
+            found = parsed_module(module) if module.is_file() else None
+            if found is not None:
+                names.update({k: v for k, v in imported_names(found).items() if k not in names})
+    return names
+
+
 def _dotted(node: ast.expr, imported: dict[str, str]) -> str:
     """A base class as a dotted name, its first part resolved through the module's imports ('' if not a name)."""
     parts: list[str] = []
@@ -193,7 +207,12 @@ def _reads_under(root: str, keys: frozenset[str],
     quoted = rf"[\"']({names})[\"']"
     forms = [rf"\[\s*{quoted}\s*\]", rf"\.(?:get|pop|setdefault)\(\s*{quoted}", rf"{quoted}\s+(?:not\s+)?in\s",
              rf"getattr\(\s*[\w.\[\]]+\s*,\s*{quoted}",
-             rf"\b(?:cfg|conf|config)\.({names})\b(?!\s*(?:[:(]|=[^=]))"]  # an OmegaConf / DictDefault config
+             # an OmegaConf / DictDefault config, or a Hydra group of one (`cfg.training.warmup_ratio`)
+             rf"\b(?:cfg|conf|config)(?:\.[A-Za-z_]\w*)?\.({names})\b(?!\s*(?:[:(]|=[^=]))",
+             # an argparse option of the project's own, which its code fills from the YAML (TEN-Sum's
+             # `add_argument('--max_prompt_length')`, then `setattr(args, key, value)` per key); `--max-prompt-length`
+             # is the same option (argparse's dest)
+             rf"add_argument\(\s*[\"']--?({names}|{names.replace('_', '-')})[\"']"]
     forms += [rf"\.({names})\b(?!\s*[:(])"] if attributes else []
     pattern = re.compile("|".join(forms))
     out = []
@@ -201,7 +220,9 @@ def _reads_under(root: str, keys: frozenset[str],
         text = _text(file)
         reads: dict[str, int] = {}
         for match in pattern.finditer(text):
-            reads.setdefault(next(g for g in match.groups() if g), text.count("\n", 0, match.start()) + 1)
+            name = next(g for g in match.groups() if g)
+            name = name if name in keys else name.replace("-", "_")
+            reads.setdefault(name, text.count("\n", 0, match.start()) + 1)
         if reads:
             out.append((file.relative_to(root).as_posix(), tuple(reads.items())))
     return tuple(out)

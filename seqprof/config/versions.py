@@ -27,7 +27,9 @@ from pathlib import Path
 
 from seqprof.errors import SeqprofError
 
-PACKAGES = ("trl", "transformers", "axolotl", "llamafactory", "torchtune")
+PACKAGES = ("trl", "transformers", "axolotl", "llamafactory", "torchtune", "vllm", "unsloth", "unsloth-zoo")
+# installed beside trl / transformers, and capping the releases of both (keys/companion_requires.json)
+COMPANIONS = ("vllm", "unsloth", "unsloth-zoo")
 ALIASES = {"llama-factory": "llamafactory"}
 MAX_LEVELS = 4  # parent folders searched above the config's own when no .git marks the root
 MAX_PIN_FILE_BYTES = 4 * 1024 * 1024
@@ -422,7 +424,8 @@ class KeyHistory:
     def load() -> KeyHistory:
         from seqprof.config.dialects.common import load_keys_file
 
-        return KeyHistory(load_keys_file("key_history"))
+        companions = load_keys_file("companion_requires")["packages"]
+        return KeyHistory({**load_keys_file("key_history"), **companions})
 
     def versions(self, package: str) -> list[str]:
         return list(self.data[package]["versions"])
@@ -573,6 +576,8 @@ def with_requirement(pins: Pins, history: KeyHistory, package: str, dependency: 
     when *package* is unpinned, the release caps nothing, or the cap and the project's own pins on *dependency*
     have no release in common (the project's pin is then what it installs)."""
     allowed = history.allowed(package, pins)
+    if allowed is None and package in COMPANIONS and pins.pins.get(package) and pins.vcs(package) is None:
+        allowed = history.versions(package)  # listed without a version: pip installs the newest release
     spec = history.requires(package, allowed[-1], dependency) if allowed else None
     spec = ",".join(c.strip() for c in (spec or "").split(",") if c.strip().startswith(("<", "==", "~=")))
     if not spec or pins.vcs(dependency):
@@ -584,6 +589,16 @@ def with_requirement(pins: Pins, history: KeyHistory, package: str, dependency: 
             narrowed == history.allowed(dependency, pins):
         return pins  # a lock, a conflict (the project's own pin is what it installs), or nothing narrowed
     return joined
+
+
+def with_companions(pins: Pins, history: KeyHistory) -> Pins:
+    """*pins* (read from a project's files) and the trl / transformers caps of the vLLM or Unsloth release a fresh
+    install of them gets: a project listing `vllm` beside an open `transformers` runs a transformers below what
+    vllm 0.34 allows (<5.23), where transformers 5.23's activation_checkpointing_kwargs does not exist yet."""
+    for companion in COMPANIONS:
+        for dependency in ("trl", "transformers"):
+            pins = with_requirement(pins, history, companion, dependency)
+    return pins
 
 
 def minor(version: str) -> str:

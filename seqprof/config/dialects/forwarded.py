@@ -17,7 +17,7 @@ from seqprof.config.dialects.common import check_keys
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_calls import SECTION, Forward, project_forwards
-from seqprof.config.versions import KeyHistory, Pins, assumed, pins_beside, with_requirement
+from seqprof.config.versions import KeyHistory, Pins, assumed, pins_beside, with_companions, with_requirement
 
 VERSION_KINDS = frozenset({"deprecated_key", "renamed_key", "removed_key", "upcoming_deprecation"})
 TRAINER_OF = {cls: trainer for trainer, cls in trl.TRAINER_CLASSES.items()}
@@ -34,10 +34,12 @@ def forwarded_key_diagnostics(cfg: LoadedConfig, only: Collection[str] | None = 
     if not forwards:
         return []
     history = KeyHistory.load()
-    pins = pins if pins is not None else pins_beside(cfg.path)
+    pins = pins if pins is not None else with_companions(pins_beside(cfg.path), history)
     out: list[ConfigDiagnostic] = []
     for forward in _each_key(forwards.values(), cfg.data):
-        out += [replace(d, key=forward.key, message=_handed_on(d.message, forward), handed_on=forward.where())
+        # a spread section's key reaches the class under its own name: the fix is the config's, not the code's
+        out += [replace(d, key=forward.key, message=_handed_on(d.message, forward),
+                        handed_on=None if forward.spread else forward.where())
                 for d in _judged(forward, cfg.get(forward.key), cfg.line(forward.key) or 1, cfg.path, pins, history)
                 if d.kind in VERSION_KINDS]
     return out
@@ -52,7 +54,7 @@ def _each_key(forwards, data) -> list[Forward]:
         if forward.keyword != SECTION:
             out.append(forward)
         elif isinstance(section, Mapping):
-            out += [replace(forward, key=f"{forward.key}.{name}", keyword=name) for name in section
+            out += [replace(forward, key=f"{forward.key}.{name}", keyword=name, spread=forward.key) for name in section
                     if isinstance(name, str)]
     return out
 
@@ -83,5 +85,8 @@ def _judged(forward: Forward, value, line: int, path: str, pins: Pins, history: 
 
 
 def _handed_on(message: str, forward: Forward) -> str:
+    if forward.spread:
+        return (f"the project's code spreads '{forward.spread}' into {forward.cls} ({forward.where()}), so "
+                f"'{forward.keyword}' reaches it under its own name: {message}")
     renamed = "" if forward.keyword == forward.key.rsplit(".", 1)[-1] else f" as '{forward.keyword}'"
     return f"the project's code hands '{forward.key}' to {forward.cls}{renamed} ({forward.where()}): {message}"

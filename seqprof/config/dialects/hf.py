@@ -47,7 +47,7 @@ from seqprof.config.dialects.common import (
 )
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.project_fields import project_fields, read_by_project
-from seqprof.config.versions import KeyHistory, Pins, assumed, describe_versions, pins_beside
+from seqprof.config.versions import KeyHistory, Pins, assumed, describe_versions, pins_beside, with_companions
 
 NAME = "hf"
 USES_PINS = True  # read_plan hands build() the version pins (--versions, else the files beside the config)
@@ -206,8 +206,8 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
         cfg = replace(cfg, data=cfg.data[section], key_lines={k[len(prefix):]: v for k, v in cfg.key_lines.items()
                                                                if k.startswith(prefix)})
     b = Builder(cfg)
-    pins = pins if pins is not None else pins_beside(cfg.path)
     history = KeyHistory.load()
+    pins = pins if pins is not None else with_companions(pins_beside(cfg.path), history)
     b.first("model", ["model_name_or_path"])
     b.first("max_seq_length", ["max_seq_length", "block_size"], as_number)
     b.stated("attn_implementation", "attn_implementation")

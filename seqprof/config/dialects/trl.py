@@ -55,7 +55,8 @@ from seqprof.config.dialects.recipes import path_trainer, read_by_own_classes
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_fields import project_fields, read_by_project
-from seqprof.config.versions import KeyHistory, Pins, assumed, describe_versions, pins_beside, with_requirement
+from seqprof.config.versions import (KeyHistory, Pins, assumed, describe_versions, pins_beside, with_companions,
+                                     with_requirement)
 
 NAME = "trl"
 USES_PINS = True  # read_plan hands build() the version pins (--versions, else the files beside the config)
@@ -378,7 +379,8 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     """Canonical settings of a TRL config; keys judged against *pins* (default: the files beside the config)."""
     b = Builder(cfg)
     history = KeyHistory.load()
-    pins = with_requirement(pins if pins is not None else pins_beside(cfg.path), history, "trl", "transformers")
+    pins = with_requirement(pins if pins is not None else with_companions(pins_beside(cfg.path), history), history,
+                            "trl", "transformers")
     data = cfg.data
     if variant in VARIANTS:
         trainer, why = variant, "given as the dialect"

@@ -1,0 +1,163 @@
+"""Regenerate dialects/keys/companion_requires.json: the trl and transformers caps of packages installed beside them.
+
+    .venv/bin/python scripts/gen_companion_requires.py            # read PyPI, write the file
+    .venv/bin/python scripts/gen_companion_requires.py --check    # exit 1 if the committed file is stale
+
+vLLM and Unsloth pin the transformers (and trl) releases they run with: unsloth 2026.10.9 requires trl<=1.15.0 and
+transformers<=5.17.0, vllm 0.34.0 transformers<5.20.0. A project that installs one of them beside an open
+`transformers` gets a transformers inside that cap, so its keys are judged there (seqprof.config.versions
+with_companions). Per final, unyanked release of each package in COMPANIONS: the Requires-Dist of its metadata
+(read from the wheel's METADATA by HTTP Range requests: vLLM's wheels are hundreds of MB each; markers read for
+Linux / Python 3.11, extras left out), kept only where it caps trl or transformers. Releases with no
+wheel (vLLM's first, sdist-only ones) are left out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import re
+import sys
+import urllib.request
+import zipfile
+from pathlib import Path
+
+OUT = Path(__file__).resolve().parents[1] / "seqprof" / "config" / "dialects" / "keys" / "companion_requires.json"
+COMMAND = "python scripts/gen_companion_requires.py"
+COMPANIONS = ("vllm", "unsloth", "unsloth-zoo")
+DEPENDENCIES = ("trl", "transformers")
+MARKER_ENV = {"sys_platform": "linux", "platform_system": "Linux", "python_version": "3.11",
+              "python_full_version": "3.11.9", "implementation_name": "cpython", "platform_machine": "x86_64",
+              "os_name": "posix", "extra": ""}
+
+
+def pypi(path: str) -> dict:
+    with urllib.request.urlopen(f"https://pypi.org/pypi/{path}/json", timeout=60) as response:
+        return json.load(response)
+
+
+class RemoteFile(io.RawIOBase):
+    """A file on an HTTP server read by Range requests: zipfile reads a wheel's METADATA from its central
+    directory in a few small requests instead of downloading the whole wheel."""
+
+    def __init__(self, url: str) -> None:
+        self.url, self.position = url, 0
+        with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=60) as response:
+            self.size = int(response.headers["Content-Length"])
+
+    def seekable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.position
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self.position = {0: offset, 1: self.position + offset, 2: self.size + offset}[whence]
+        return self.position
+
+    def read(self, n: int = -1) -> bytes:
+        end = self.size if n is None or n < 0 else min(self.size, self.position + n)
+        if end <= self.position:
+            return b""
+        request = urllib.request.Request(self.url, headers={"Range": f"bytes={self.position}-{end - 1}"})
+        with urllib.request.urlopen(request, timeout=60) as response:
+            data = response.read()
+        self.position += len(data)
+        return data
+
+    def readinto(self, buffer) -> int:
+        data = self.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+
+def wheel_requires(url: str) -> list[str]:
+    """The Requires-Dist lines of a remote wheel's METADATA."""
+    with zipfile.ZipFile(io.BufferedReader(RemoteFile(url), buffer_size=1 << 16)) as z:
+        name = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+        metadata = z.read(name).decode()
+    return [line.split(":", 1)[1].strip() for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
+
+
+def releases(package: str) -> dict[str, str]:
+    """Final releases with a wheel not yanked (oldest first) -> that wheel's URL (a Linux x86_64 one if any)."""
+    from packaging.version import InvalidVersion, Version
+
+    out = {}
+    for version, files in pypi(package)["releases"].items():
+        try:
+            parsed = Version(version)
+        except InvalidVersion:
+            continue
+        wheels = [f for f in files if f["filename"].endswith(".whl") and not f.get("yanked")]
+        wheels.sort(key=lambda f: ("x86_64" not in f["filename"] and "none-any" not in f["filename"]))
+        if not parsed.is_prerelease and not parsed.is_devrelease and wheels:
+            out[version] = re.sub(r"^(\.\./)+packages/", "https://files.pythonhosted.org/", wheels[0]["url"])
+    return dict(sorted(out.items(), key=lambda kv: Version(kv[0])))
+
+
+def caps(requires_dist: list[str] | None) -> dict[str, str]:
+    """dependency -> its specifier, for the DEPENDENCIES a release caps (markers for Linux)."""
+    from packaging.markers import Marker
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    out: dict[str, str] = {}
+    for line in requires_dist or ():
+        try:
+            req = Requirement(line)
+        except InvalidRequirement:
+            continue
+        name = req.name.lower().replace("_", "-")
+        if name in DEPENDENCIES and capped(str(req.specifier)) and \
+                (req.marker is None or Marker(str(req.marker)).evaluate(MARKER_ENV)):
+            out[name] = str(req.specifier)
+    return out
+
+
+def capped(specifier: str) -> bool:
+    """Whether *specifier* bounds the newest release pip may pick (<, <=, ==, ~=); a floor alone does not."""
+    return any(part.strip().startswith(("<", "==", "~=")) for part in specifier.split(","))
+
+
+def build() -> dict:
+    packages = {}
+    for package in COMPANIONS:
+        urls = releases(package)
+        requires = {}
+        for version, url in urls.items():
+            found = caps(wheel_requires(url))
+            if found:
+                requires[version] = found
+        packages[package] = {"versions": list(urls), "step": "patch", "classes": {}, "requires": requires}
+    return {"command": COMMAND,
+            "source": "Requires-Dist of each final, unyanked release's wheel METADATA (PyPI; Linux, Python 3.11), "
+                      "kept where it caps trl or transformers",
+            "packages": packages}
+
+
+def render(data: dict) -> str:
+    text = json.dumps(data, indent=1, sort_keys=True)
+    return re.sub(r"\[\s+([^\[\]{}]*?)\s+\]", lambda m: "[" + re.sub(r",\s+", ", ", m.group(1)) + "]", text) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare instead of writing")
+    args = parser.parse_args(argv)
+    data = build()
+    if args.check:
+        if not OUT.exists() or json.loads(OUT.read_text()) != data:
+            print(f"stale: {OUT} (run {COMMAND})")
+            return 1
+        return 0
+    OUT.write_text(render(data))
+    print(f"wrote {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
