@@ -168,3 +168,51 @@ def test_unread_top_level_key_is_a_torchtune_note_and_a_near_miss_a_warning(tmp_
     assert by_code["SP407"].severity == "info" and "torchtune ignores it" in by_code["SP407"].message
     assert "HfArgumentParser" not in by_code["SP407"].message
     assert by_code["SP401"].line == _line_of(planted, "batch_sise")
+
+
+# --- a component path an older torchtune had (keys/torchtune_history.json, scripts/gen_torchtune_history.py) -----
+# bahram-jahanshahi/let-me-finetune-by-torch-tune pins torchtune==0.3.1 and names
+# torchtune.modules.get_cosine_schedule_with_warmup, which torchtune 0.4 moved to torchtune.training and 0.5 dropped.
+BAHRAM = Path(__file__).parent / "data" / "corpus" / "bahram-jahanshahi__let-me-finetune-by-torch-tune"
+OLD_PATH = "torchtune.modules.get_cosine_schedule_with_warmup"
+
+
+def _scheduler_finding(tmp_path: Path, requirements: str | None):
+    import shutil
+
+    from seqprof.lint.run import LintOptions, lint_paths
+
+    (tmp_path / ".git").mkdir(parents=True)
+    shutil.copy(BAHRAM / "custom_config.yaml", tmp_path / "custom_config.yaml")
+    if requirements is not None:
+        (tmp_path / "requirements.txt").write_text(requirements)
+    report = lint_paths([tmp_path / "custom_config.yaml"], LintOptions()).files[0]
+    found = [f for f in report.findings if f.key == "lr_scheduler._component_"]
+    text = (tmp_path / "custom_config.yaml").read_text()
+    assert all(f.line == _line_of(text, OLD_PATH) for f in found)
+    return found
+
+
+def test_a_moved_component_is_judged_at_the_torchtune_pin(tmp_path: Path) -> None:
+    history = load_keys_file("torchtune_history")["torchtune"]
+    spans = history["classes"]["components"]["fields"]
+    # the wheels' facts the findings rest on: present from 0.1 up to 0.4, gone in 0.5; the new path since 0.4
+    assert spans[OLD_PATH] == [["0.1.1", "0.5.0"]]
+    new = history["moved"][OLD_PATH]
+    assert new == "torchtune.training.get_cosine_schedule_with_warmup" and new in COMPONENTS["paths"]
+    [pinned] = _scheduler_finding(tmp_path / "pinned", "torchtune==0.3.1\n")
+    assert pinned.code == "SP403" and "torchtune==0.3.1 (requirements.txt:1) still has it, torchtune 0.5 removes it" \
+        in pinned.message
+    assert pinned.fix == f"keep 'lr_scheduler._component_' while the pins stay; from torchtune 0.4 on, use '{new}'"
+    [unpinned] = _scheduler_finding(tmp_path / "unpinned", None)
+    assert unpinned.code == "SP403" and "assuming torchtune 0.6" in unpinned.message
+    assert unpinned.fix == f"use '{new}' instead"
+    [newest] = _scheduler_finding(tmp_path / "newest", "torchtune>=0.5\n")
+    assert (newest.code, newest.severity) == ("SP408", "error")
+    assert newest.fix.startswith(f"set 'lr_scheduler._component_' to '{new}'")
+
+
+def test_a_checkout_of_torchtune_itself_keeps_its_own_paths(tmp_path: Path) -> None:
+    """A fork whose pyproject.toml names the project torchtune has the old modules in its own tree: no finding."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "torchtune"\nversion = "0.2.1"\n')
+    assert not _scheduler_finding(tmp_path, None)

@@ -14,6 +14,10 @@ repository root (a folder holding .git) or MAX_LEVELS folders up:
 
 A file that cannot be parsed is skipped with a note; it never stops the lint. ``--versions`` (parse_spec)
 overrides the files, and a bad one is a SeqprofError.
+
+What a fresh install of the pins gets is judged too: a trl release caps transformers by its own metadata
+(with_requirement), and vLLM / Unsloth listed beside them cap both by their newest allowed release's
+(with_companions, keys/companion_requires.json).
 """
 
 from __future__ import annotations
@@ -425,7 +429,8 @@ class KeyHistory:
         from seqprof.config.dialects.common import load_keys_file
 
         companions = load_keys_file("companion_requires")["packages"]
-        return KeyHistory({**load_keys_file("key_history"), **companions})
+        torchtune = {"torchtune": load_keys_file("torchtune_history")["torchtune"]}
+        return KeyHistory({**load_keys_file("key_history"), **companions, **torchtune})
 
     def versions(self, package: str) -> list[str]:
         return list(self.data[package]["versions"])

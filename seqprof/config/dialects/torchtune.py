@@ -157,7 +157,51 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
 def check_keys(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
     """Component kwargs against signatures, interpolations against the file, top-level keys against recipes."""
     used, dangling = _interpolations(cfg)
-    return dangling + _component_keys(cfg) + _top_level_keys(cfg, used)
+    return dangling + _component_keys(cfg) + _gone_components(cfg) + _top_level_keys(cfg, used)
+
+
+def _gone_components(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
+    """A ``_component_`` path an older torchtune had and the newest lacks (torchtune.utils.metric_logging.DiskLogger,
+    torchtune.training's since 0.3), judged at the project's torchtune pin (keys/torchtune_history.json): the
+    release a fresh install gets lacks it → removed_key (config.instantiate cannot import it); a pinned release that
+    still has it → a warning naming the release that drops it; no pin → judged at the newest release. A checkout
+    of torchtune itself (a fork) has its own paths: not judged."""
+    from seqprof.config.project_fields import framework_fork
+    from seqprof.config.versions import KeyHistory, assumed, pins_beside
+
+    paths, _, _ = _components()
+    nodes = [(dotted, str(node["_component_"])) for dotted, node in _nodes(cfg.data, "")
+             if isinstance(node, Mapping) and isinstance(node.get("_component_"), str)]
+    history = KeyHistory.load()
+    tracked = history.data["torchtune"]["classes"]["components"]["fields"]
+    nodes = [(dotted, path) for dotted, path in nodes if path not in paths and path in tracked]
+    fork = framework_fork(cfg.path) if nodes else None
+    if not nodes or (fork is not None and fork.package == "torchtune"):
+        return []
+    pins = pins_beside(cfg.path)
+    out = []
+    for dotted, path in nodes:
+        gone = history.removal("torchtune", path, ["components"], pins)
+        if gone is None or gone.verdict == "unknown":
+            continue  # a commit pin: seqprof cannot say whether it has the path
+        moved = history.data["torchtune"]["moved"].get(path)
+        arrival = history.arrival("torchtune", moved, ["components"], pins) if moved else None
+        where = f"{dotted}._component_" if dotted else "_component_"
+        order = history.versions("torchtune")
+        since = history.release("torchtune", min(history.having("torchtune", moved, ["components"]), key=order.index)) \
+            if moved else None
+        moved_text = f"; {since} has it as '{moved}'" if moved else ""
+        if gone.verdict == "warning":
+            message = f"'{path}' is dropped by a release after the pinned one: {gone.detail}{moved_text}"
+        else:
+            message = f"'{path}' is gone from torchtune: {gone.detail}{moved_text}; config.instantiate cannot import it"
+            if gone.verdict == "assumed":
+                message += "; " + (assumed(["torchtune"], pins, history) or "")
+        out.append(ConfigDiagnostic(
+            kind="removed_key" if gone.verdict == "error" else "deprecated_key", key=where, file=cfg.path,
+            line=cfg.line(where) or cfg.line(dotted) or 1, message=message, suggestion=moved,
+            suggestion_from=arrival.removed_in if arrival else None))
+    return out
 
 
 @cache
