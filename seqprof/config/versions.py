@@ -42,6 +42,8 @@ _URL_REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\]
 # `-e git+https://...#egg=llamafactory`, `-e file:///${PROJECT_ROOT}/LLaMA-Factory#egg=llamafactory[torch]`: an
 # editable copy from a checkout or a URL, whose release no version names
 _EDITABLE = re.compile(r"^\s*(?:-e|--editable)[\s=]+\S*#egg=([A-Za-z0-9][A-Za-z0-9._-]*)")
+# pip's bare VCS line, `git+https://github.com/pytorch/torchtune.git@8f59c2f#egg=torchtune`: that commit (or branch)
+_BARE_VCS = re.compile(r"^\s*((?:git|hg|svn|bzr)\+\S+?)#egg=([A-Za-z0-9][A-Za-z0-9._-]*)")
 # `conda list --export` written as requirements.txt: `transformers=4.36.2=pypi_0` (name=version=build)
 _CONDA_EXPORT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)=([0-9][^=\s]*)=[^=\s]+\s*$")
 _CONDA = re.compile(r"^\s*(?:[\w.-]+::)?([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*?)\s*$")
@@ -189,6 +191,12 @@ def requirement(text: str, source: str) -> Pin | None:
         name = normalize(editable.group(1))
         return Pin(name, "", source, vcs=True, head=False) if name in PACKAGES else None
 
+    bare = _BARE_VCS.match(text)
+    if bare is not None:
+        name = normalize(bare.group(2))
+        ref = re.search(r"\.git@([^#\s/]+)$|github\.com/[^/]+/[^/@]+@([^#\s/]+)$", bare.group(1))
+        head = ((ref.group(1) or ref.group(2)) if ref else "") in ("", "main", "master")
+        return Pin(name, "", source, vcs=True, head=head) if name in PACKAGES else None
     url = _URL_REQUIREMENT.match(text)
     if url is not None:
         name = normalize(url.group(1))
@@ -277,7 +285,7 @@ def read_pyproject(path: Path) -> list[Pin]:
             strings.extend(s for s in items if isinstance(s, str))
     out = []
     for s in strings:
-        m = _EDITABLE.match(s) or _REQUIREMENT.match(s)
+        m = _EDITABLE.match(s) or _URL_REQUIREMENT.match(s) or _REQUIREMENT.match(s)
         if m:
             line = next((i for i, ln in enumerate(text.splitlines(), 1) if s in ln), None) \
                 if _EDITABLE.match(s) else None
