@@ -39,8 +39,13 @@ def _memory_json(config: Path, *extra: str):
 
 
 def test_a_grpo_recipe_is_estimated_with_its_prompt_and_completion_lengths(tmp_path):
+    import shutil
+
+    checkout = tmp_path / "open-r1"  # its own repository: not this one, whose corpus holds other projects' scripts
+    shutil.copytree(RECIPE.parent, checkout)
+    (checkout / ".git").mkdir()
     text = RECIPE.read_text()
-    out = _memory_json(RECIPE)
+    out = _memory_json(checkout / RECIPE.name)
     assert out.exit_code == 0, out.output
     prompt = int(next(line.split(":")[1] for line in text.splitlines() if line.startswith("max_prompt_length:")))
     completion = int(next(line.split(":")[1] for line in text.splitlines()
