@@ -483,3 +483,73 @@ def test_a_pipfile_and_its_lock_are_pins(tmp_path):
     lock = {"_meta": {}, "default": {"transformers": {"hashes": [], "version": "==4.10.0"}}, "develop": {}}
     locked = project(tmp_path / "lock", {"Pipfile.lock": json.dumps(lock, indent=4)})
     assert [(p.specifier, p.exact) for p in find_pins(locked).of("transformers")] == [("==4.10.0", True)]
+
+
+# --- a checkout of the framework itself, and what install scripts install ----------------------------
+
+AXOLOTL_EXAMPLE = Path(__file__).parent / "data" / "configs" / "axolotl" / "examples" / "qwen3" / "8b-lora-fused-attn.yaml"
+
+
+def _axolotl_checkout(tmp_path: Path, files: dict[str, str]) -> Path:
+    (tmp_path / ".git").mkdir(parents=True)
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    config = tmp_path / "examples" / "qwen3" / "lora.yaml"
+    config.parent.mkdir(parents=True)
+    shutil.copy(AXOLOTL_EXAMPLE, config)
+    return config
+
+
+@pytest.mark.parametrize("files, version", [
+    ({"setup.py": 'from setuptools import setup\nsetup(\n    name="axolotl",\n    version="0.4.0",\n)\n'}, "0.4.0"),
+    # voidful/axolotl at fe4252c: pyproject.toml reads its version from the VERSION file
+    ({"pyproject.toml": '[project]\nname = "axolotl"\ndynamic = ["version"]\n\n[tool.setuptools.dynamic]\n'
+                        'version = { file = "VERSION" }\n', "VERSION": "0.16.0.dev0\n"}, "0.16.0.dev0"),
+])
+def test_a_checkout_of_the_framework_runs_at_its_own_version(tmp_path, files, version):
+    """An axolotl checkout installed with `pip install -e .` is the reader of its examples: its flash_attention is
+    a live field before 0.17 (0.16.1 schemas/config.py has no deprecated= on it): a note for the upgrade (SP429)."""
+    config = _axolotl_checkout(tmp_path, files)
+    pins = find_pins(config)
+    assert [p.specifier for p in pins.of("axolotl")] == [f"=={version}"]
+    assert "this checkout's own version" in pins.of("axolotl")[0].source
+    found = diagnostic(read_plan(config), "flash_attention")
+    assert found.kind == "upcoming_deprecation" and "0.17" in found.message
+    assert found.suggestion == "attn_implementation: flash_attention_2"
+
+
+def test_the_attention_flags_are_deprecated_from_axolotl_0_17(tmp_path):
+    config = _axolotl_checkout(tmp_path, {"requirements.txt": "axolotl>=0.17\n"})
+    found = diagnostic(read_plan(config), "flash_attention")
+    assert found.kind == "renamed_key" and found.suggestion == "attn_implementation: flash_attention_2"
+    assert "from 0.17" in found.message
+    unpinned = _axolotl_checkout(tmp_path / "unpinned", {})
+    assert diagnostic(read_plan(unpinned), "flash_attention").kind == "renamed_key"
+
+
+@pytest.mark.parametrize("name, text, source", [
+    # martin-kukla/rm-for-rank-torchtune setup.sh at 2b4f164: the author's torchtune fork, cloned beside the repo
+    ("setup.sh", "#! /bin/bash\n#pip install torchtune\npip install -e ../torchtune\npip install wandb\n",
+     "setup.sh:3 (a local checkout)"),
+    ("requirements.txt", "wandb\n-e ../torchtune\n", "requirements.txt:2 (a local checkout)"),
+    # anilkeshwani/speech-text-alignment .gitmodules at 4538814: torchtune vendored at commit 54673b7
+    (".gitmodules", '[submodule "submodules/torchtune"]\n\tpath = submodules/torchtune\n'
+                    '\turl = https://github.com/pytorch/torchtune.git\n', ".gitmodules:3 (a git submodule)"),
+    ("Dockerfile", "FROM pytorch/pytorch\nRUN pip install -U pip && \\\n    pip install git+https://github.com/"
+                   "pytorch/torchtune.git@8f59c2f wandb\n", "Dockerfile:2"),
+])
+def test_a_local_checkout_submodule_or_script_install_is_a_commit_pin(tmp_path, name, text, source):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / name).write_text(text)
+    pins = find_pins(tmp_path / "configs" / "x.yaml")
+    found = pins.vcs("torchtune")
+    assert found is not None and not found.head and found.source == source
+
+
+def test_pip_install_lines_of_a_script_are_pins(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "install.sh").write_text("set -e\npython -m pip install 'trl==0.19.1' \"transformers>=4.51,<4.56\" "
+                                         "-r requirements.txt  # the rest\npip install -e .\n")
+    pins = find_pins(tmp_path / "x.yaml")
+    assert [(p.specifier, p.source) for p in pins.of("trl")] == [("==0.19.1", "install.sh:2")]
+    assert [p.specifier for p in pins.of("transformers")] == [">=4.51,<4.56"]

@@ -10,7 +10,13 @@ repository root (a folder holding .git) or MAX_LEVELS folders up:
   [tool.poetry.dependencies] with poetry's ``^``/``~``);
 - uv.lock / poetry.lock ([[package]] name/version: an exact version, which wins over every range);
 - environment.yml (conda dependencies, ``trl=0.19`` meaning 0.19.*, and its ``pip:`` list);
-- setup.py (``install_requires=[...]`` when it is a literal list).
+- setup.py (``install_requires=[...]`` when it is a literal list);
+- shell scripts and Dockerfiles (their ``pip install`` lines), and .gitmodules (a framework vendored as a submodule:
+  a commit, like ``-e ../torchtune``, a local checkout).
+
+A project that *is* one of the frameworks (a checkout or fork of axolotl, installed with ``pip install -e .``)
+runs at its own version: setup(name="axolotl", version="0.4.0") written literally, or pyproject.toml's
+[project] name and version (or its dynamic version read from a file, axolotl's VERSION), is an exact pin.
 
 A file that cannot be parsed is skipped with a note; it never stops the lint. ``--versions`` (parse_spec)
 overrides the files, and a bad one is a SeqprofError.
@@ -43,7 +49,7 @@ _URL_REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\]
 # editable copy from a checkout or a URL, whose release no version names
 _EDITABLE = re.compile(r"^\s*(?:-e|--editable)[\s=]+\S*#egg=([A-Za-z0-9][A-Za-z0-9._-]*)")
 # pip's bare VCS line, `git+https://github.com/pytorch/torchtune.git@8f59c2f#egg=torchtune`: that commit (or branch)
-_BARE_VCS = re.compile(r"^\s*((?:git|hg|svn|bzr)\+\S+?)#egg=([A-Za-z0-9][A-Za-z0-9._-]*)")
+_BARE_VCS = re.compile(r"^\s*((?:git|hg|svn|bzr)\+\S+?)(?:#egg=([A-Za-z0-9][A-Za-z0-9._-]*)\S*)?\s*$")
 # `conda list --export` written as requirements.txt: `transformers=4.36.2=pypi_0` (name=version=build)
 _CONDA_EXPORT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)=([0-9][^=\s]*)=[^=\s]+\s*$")
 _CONDA = re.compile(r"^\s*(?:[\w.-]+::)?([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*?)\s*$")
@@ -59,6 +65,8 @@ class Pin:
     exact: bool = False  # a lock file's resolved version
     vcs: bool = False  # `trl @ git+https://...@c04e84c`: a commit, not a release seqprof can place
     head: bool = False  # `trl @ git+https://...` with no ref, or @main/@master: newer than every release
+    own: bool = False  # the version a checkout of the framework gives itself: its own requirements, not the
+    #                    release's metadata, say what it runs with
 
     def allows(self, version: str) -> bool:
         from packaging.specifiers import SpecifierSet
@@ -171,8 +179,10 @@ def _reader(name: str):
     low = name.lower()
     if low.startswith("requirements") and low.endswith((".txt", ".in")):
         return read_requirements
-    return {"pyproject.toml": read_pyproject, "uv.lock": read_lock, "poetry.lock": read_lock,
-            "environment.yml": read_environment, "environment.yaml": read_environment,
+    if low.endswith(".sh") or low == "dockerfile" or low.startswith("dockerfile.") or low.endswith(".dockerfile"):
+        return read_install_script
+    return {"pyproject.toml": read_pyproject, ".gitmodules": read_gitmodules, "uv.lock": read_lock,
+            "poetry.lock": read_lock, "environment.yml": read_environment, "environment.yaml": read_environment,
             "setup.py": read_setup_py, "pipfile": read_pipfile, "pipfile.lock": read_pipfile_lock}.get(low)
 
 
@@ -192,8 +202,8 @@ def requirement(text: str, source: str) -> Pin | None:
         return Pin(name, "", source, vcs=True, head=False) if name in PACKAGES else None
 
     bare = _BARE_VCS.match(text)
-    if bare is not None:
-        name = normalize(bare.group(2))
+    if bare is not None:  # without #egg= pip names it from its metadata: the repository's name stands for that
+        name = normalize(bare.group(2) or re.sub(r"(\.git)?(@[^/]*)?/?$", "", bare.group(1)).rsplit("/", 1)[-1])
         ref = re.search(r"\.git@([^#\s/]+)$|github\.com/[^/]+/[^/@]+@([^#\s/]+)$", bare.group(1))
         head = ((ref.group(1) or ref.group(2)) if ref else "") in ("", "main", "master")
         return Pin(name, "", source, vcs=True, head=head) if name in PACKAGES else None
@@ -216,6 +226,78 @@ def requirement(text: str, source: str) -> Pin | None:
     except InvalidSpecifier:
         raise ValueError(f"'{text.strip()}' has no valid version specifier") from None
     return Pin(name, spec, source, exact=False)
+
+
+def editable_checkout(target: str, source: str) -> Pin | None:
+    """`-e ../torchtune`, `-e ./LLaMA-Factory[torch]`: a local checkout of a framework (a fork, a submodule, a
+    sibling clone) installed in place, at a commit seqprof cannot place among releases; None for anything else
+    (`-e .`, the project itself, whose own version setup.py / pyproject.toml give)."""
+    if "://" in target or target.startswith(("git+", "hg+", "svn+", "bzr+")):
+        return None
+    folder = re.sub(r"\[[^\]]*\]$", "", target.strip("'\"")).rstrip("/\\")
+    name = normalize(re.split(r"[/\\]", folder)[-1]) if folder not in ("", ".") else ""
+    return Pin(name, "", f"{source} (a local checkout)", vcs=True, head=False) if name in PACKAGES else None
+
+
+_PIP_INSTALL = re.compile(r"(?:^|[\s;&|(])(?:uv\s+)?(?:python[\d.]*\s+-m\s+)?pip[\d.]*\s+install\s+(.*)$")
+
+
+def read_install_script(path: Path) -> list[Pin]:
+    """`pip install ...` lines of a shell script or Dockerfile (setup.sh, install.sh, `RUN pip install`): the
+    requirements they name and the local checkouts they install editable (`pip install -e ../torchtune`)."""
+    import shlex
+
+    out: list[Pin] = []
+    lines = _text(path).splitlines()
+    i = 0
+    while i < len(lines):
+        start, line = i, lines[i]
+        while line.rstrip().endswith("\\") and i + 1 < len(lines):
+            i += 1
+            line = line.rstrip()[:-1] + " " + lines[i]
+        i += 1
+        line = re.sub(r"(^|\s)#.*$", "", line)
+        for command in re.split(r"&&|\|\||;", line):
+            found = _PIP_INSTALL.search(command)
+            if found is None:
+                continue
+            try:
+                words = shlex.split(found.group(1))
+            except ValueError:
+                continue
+            source = f"{path.name}:{start + 1}"
+            editable = False
+            for word in words:
+                if word in ("-e", "--editable"):
+                    editable = True
+                    continue
+                if word.startswith("-"):
+                    editable = False
+                    continue
+                pin = editable_checkout(word, source) if editable else None
+                if pin is None and not editable:
+                    try:
+                        pin = requirement(word, source)
+                    except ValueError:
+                        pin = None
+                editable = False
+                if pin is not None:
+                    out.append(pin)
+    return out
+
+
+def read_gitmodules(path: Path) -> list[Pin]:
+    """A framework vendored as a git submodule (`url = https://github.com/pytorch/torchtune.git`): the commit the
+    submodule records, which seqprof cannot place among releases."""
+    out = []
+    for number, line in enumerate(_text(path).splitlines(), 1):
+        url = re.match(r"^\s*url\s*=\s*(\S+?)(?:\.git)?/?\s*$", line)
+        if url is None:
+            continue
+        name = normalize(re.split(r"[/:]", url.group(1))[-1])
+        if name in PACKAGES:
+            out.append(Pin(name, "", f"{path.name}:{number} (a git submodule)", vcs=True, head=False))
+    return out
 
 
 def read_requirements(path: Path, _seen: frozenset[Path] = frozenset()) -> list[Pin]:
@@ -241,6 +323,12 @@ def read_requirements(path: Path, _seen: frozenset[Path] = frozenset()) -> list[
             other = path.parent / include.group(1)
             if other.is_file():
                 out.extend(read_requirements(other, seen))
+            continue
+        local = re.match(r"^(?:-e|--editable)[\s=]+(\S+)\s*$", line)
+        if local is not None and _EDITABLE.match(line) is None:
+            pin = editable_checkout(local.group(1), f"{path.name}:{start + 1}")
+            if pin is not None:
+                out.append(pin)
             continue
         if line.startswith("-") and _EDITABLE.match(line) is None:
             continue  # -e ., --index-url, --hash ...: no version constraint of ours
@@ -292,6 +380,9 @@ def read_pyproject(path: Path) -> list[Pin]:
             pin = requirement(s, f"{path.name}:{line or _line_of(text, m.group(1))}")
             if pin is not None:
                 out.append(pin)
+    own = _pyproject_own_version(data, text, path)
+    if own is not None:
+        out.append(own)
     poetry = data.get("tool", {}).get("poetry", {})
     tables = [poetry.get("dependencies", {})] + [g.get("dependencies", {}) for g in poetry.get("group", {}).values()]
     for table in tables:
@@ -400,7 +491,8 @@ def read_setup_py(path: Path) -> list[Pin]:
     ``install_requires=[...]``, or the HF idiom of a ``_deps = [...]`` table that ``deps_list()`` picks from."""
     text = _text(path)
     out = []
-    for node in ast.walk(ast.parse(text)):
+    tree = ast.parse(text)
+    for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 400:
             try:
                 pin = requirement(node.value, f"{path.name}:{node.lineno}")
@@ -408,7 +500,51 @@ def read_setup_py(path: Path) -> list[Pin]:
                 continue  # a string that only looks like a requirement
             if pin is not None:
                 out.append(pin)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "setup":
+            words = {kw.arg: kw.value for kw in node.keywords
+                     if isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str)}
+            if "name" in words and "version" in words:
+                own = _own_version(words["name"].value, words["version"].value,
+                                   f"{path.name}:{words['version'].lineno}")
+                if own is not None:
+                    out.append(own)
+            break
     return out
+
+
+def _own_version(name: str, version: str, source: str) -> Pin | None:
+    """The exact pin of a checkout that is one of the frameworks itself, at the version it names."""
+    from packaging.version import InvalidVersion, Version
+
+    if normalize(name) not in PACKAGES:
+        return None
+    try:
+        Version(version)
+    except InvalidVersion:
+        return None
+    return Pin(normalize(name), f"=={version}", f"{source}, this checkout's own version", exact=True, own=True)
+
+
+def _pyproject_own_version(data: Mapping, text: str, path: Path) -> Pin | None:
+    """[project] name + version, or a dynamic version setuptools reads from a file (axolotl: VERSION)."""
+    project = data.get("project", {})
+    name = project.get("name")
+    if not isinstance(name, str):
+        return None
+    version = project.get("version")
+    if isinstance(version, str):
+        return _own_version(name, version, f"{path.name}:{_line_of(text, 'version')}")
+    dynamic = data.get("tool", {}).get("setuptools", {}).get("dynamic", {}).get("version", {})
+    file = dynamic.get("file") if isinstance(dynamic, Mapping) else None
+    if isinstance(file, list):
+        file = file[0] if file else None
+    if not isinstance(file, str) or Path(file).is_absolute() or ".." in Path(file).parts:
+        return None
+    version_file = path.parent / file
+    if not version_file.is_file():
+        return None
+    return _own_version(name, _text(version_file).strip(), f"{version_file.name} ({path.name}'s dynamic version)")
 
 
 # ---------------------------------------------------------------- which versions take a key
@@ -588,6 +724,8 @@ def with_requirement(pins: Pins, history: KeyHistory, package: str, dependency: 
     releases, which pip would not pick either, and the project's own range already says which it allows. Unchanged
     when *package* is unpinned, the release caps nothing, or the cap and the project's own pins on *dependency*
     have no release in common (the project's pin is then what it installs)."""
+    if any(p.own for p in pins.of(package)):
+        return pins  # a checkout of *package*: its own requirement files are read as the project's pins
     allowed = history.allowed(package, pins)
     if allowed is None and package in COMPANIONS and pins.pins.get(package) and pins.vcs(package) is None:
         allowed = history.versions(package)  # listed without a version: pip installs the newest release

@@ -50,7 +50,7 @@ from seqprof.config.dialects.common import (
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_fields import read_by_own_copy, read_by_project_code
-from seqprof.config.versions import KeyHistory, Pins, assumed, describe_versions, pins_beside
+from seqprof.config.versions import KeyHistory, Pins, assumed, describe_versions, minor, pins_beside
 
 NAME = "axolotl"
 USES_PINS = True  # read_plan hands build() the version pins (--versions, else the files beside the config)
@@ -59,7 +59,7 @@ SCHEMA_CLASSES = ("AxolotlInputConfig",)  # the class keys/key_history.json reco
 LABEL = "axolotl"
 SCHEMA = "axolotl schema default (src/axolotl/utils/schemas/{})"
 
-_ATTN = "deprecated in axolotl's schema (config.py)"
+_ATTN = "deprecated in axolotl's schema from 0.17 (config.py)"
 RENAMED: Mapping[str, Moved] = {
     "flash_attention": Moved("attn_implementation", f"{_ATTN}: use attn_implementation: flash_attention_2"),
     "sdp_attention": Moved("attn_implementation", f"{_ATTN}: use attn_implementation: sdpa"),
@@ -101,6 +101,7 @@ DEPRECATED: Mapping[str, Moved] = {
 # legacy boolean attention flag -> attn_implementation value, in the priority order axolotl applies when several
 # are on (schemas/enums.py LEGACY_ATTN_FLAG_TO_IMPL, read by config.py normalize_attn_implementation, v0.18.0);
 # s2_attention is no longer supported at all (schemas/deprecated.py), so it maps to nothing
+ATTN_FLAGS_DEPRECATED_FROM = "0.17.0"  # the release whose schema marks every flag below deprecated=
 LEGACY_ATTN = (("xformers_attention", "xformers"), ("sage_attention", "sage"), ("flex_attention", "flex_attention"),
                ("flash_attention", "flash_attention_2"), ("sdp_attention", "sdpa"), ("eager_attention", "eager"))
 
@@ -326,8 +327,10 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     b.default("framework_versions", describe_versions(PACKAGES, pins, history),
               "the axolotl version keys were judged against (seqprof.config.versions)")
     found = check_keys(cfg, keyspace(), dialect_label=LABEL, removal=removal_judge(pins, history),
+                       arrival=lambda replacement, since=None: history.arrival("axolotl", replacement, SCHEMA_CLASSES,
+                                                                               pins, since),
                        assumption=assumed(PACKAGES, pins, history))
-    found = _attention_flag_fixes(_only_false(found, cfg), cfg)
+    found = _attention_flag_fixes(_only_false(found, cfg), cfg, history.allowed("axolotl", pins))
     found = _refused_deprecations(found, cfg, pins, history)
     # a fork's own plugin arguments (pydantic models beside the config) are read by its axolotl
     b.diagnostics.extend(read_by_project_code(read_by_own_copy(found, cfg.path, NAME, LABEL), cfg.path, LABEL))
@@ -380,16 +383,35 @@ def _refused_deprecations(diagnostics: list[ConfigDiagnostic], cfg: LoadedConfig
     return out
 
 
-def _attention_flag_fixes(diagnostics: list[ConfigDiagnostic], cfg: LoadedConfig) -> list[ConfigDiagnostic]:
+def _pinned(allowed: list[str]) -> str:
+    return "axolotl " + (minor(allowed[0]) if len(allowed) == 1 else f"{minor(allowed[0])}-{minor(allowed[-1])}")
+
+
+def _attention_flag_fixes(diagnostics: list[ConfigDiagnostic], cfg: LoadedConfig,
+                          allowed: list[str] | None) -> list[ConfigDiagnostic]:
     """A legacy attention flag's fix names the value to set, not just the new key.
 
     axolotl maps `flash_attention: true` to `attn_implementation: flash_attention_2`; a flag that
     is false does nothing (the normalizer drops it), and one beside `attn_implementation` makes
-    axolotl raise (SP422): both are to be removed, not renamed (config.py normalize_attn_implementation)."""
+    axolotl raise (SP422): both are to be removed, not renamed (config.py normalize_attn_implementation).
+    Releases before 0.17 read the flags as plain fields (0.16.1 schemas/config.py: no deprecated=, and its
+    attn_implementation only names a custom kernel), so under pins *allowed* only those, the rename is a note
+    for the upgrade (SP429), its fix not yet possible."""
+    from packaging.version import Version
+
     impls = dict(LEGACY_ATTN)
     explicit = cfg.get("attn_implementation") is not None
+    before = allowed is not None and all(Version(v) < Version(ATTN_FLAGS_DEPRECATED_FROM) for v in allowed)
     out = []
     for d in diagnostics:
+        if d.key in impls and d.kind in ("renamed_key", "deprecated_key", "upcoming_deprecation") and before:
+            if as_bool(cfg.get(d.key)) is True and not explicit:  # a note for the upgrade, as SP429 says of any
+                out.append(replace(d, kind="upcoming_deprecation", suggestion=f"attn_implementation: {impls[d.key]}",
+                                   value_change=None, message=(
+                    f"'{d.key}' is read by the pinned axolotl ({_pinned(allowed)}); axolotl 0.17 and newer deprecate "
+                    f"it for attn_implementation: {impls[d.key]}: rename it on that upgrade, not before (the "
+                    "pinned release has no such value)")))
+            continue
         if d.kind != "renamed_key" or d.key not in impls:
             out.append(d)
         elif as_bool(cfg.get(d.key)) is True and not explicit:

@@ -137,7 +137,9 @@ def removal_judge(pins: Pins, history: KeyHistory, fork: bool = True):
     from packaging.specifiers import SpecifierSet
 
     lf = history.allowed("llamafactory", pins)
-    own_pin = lf is not None and bool(lf)
+    # a checkout's own version (setup.py) names the arguments it has, but its requirements, not the release's
+    # metadata, bound its transformers
+    own_pin = lf is not None and bool(lf) and not any(p.own for p in pins.of("llamafactory"))
     releases = [_installed_release(lf, pins, history)] if own_pin else [history.newest("llamafactory")]
     ranges = {v: history.requires("llamafactory", v, "transformers") or "" for v in releases}
     runs_with = [t for t in history.versions("transformers")

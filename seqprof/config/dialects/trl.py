@@ -69,7 +69,10 @@ SFT_RENAMED = {"max_seq_length": Moved("max_length", "deprecated in TRL 0.16 and
 _DPO_028 = "deprecated in TRL 0.28 and removed in 0.29 (huggingface/trl#4969, #3906)"
 DPO_DEPRECATED = {
     "max_prompt_length": Moved(None, _DPO_028 + "; filter over-long prompts from the dataset instead"),
-    "max_completion_length": Moved("max_length", _DPO_028),
+    # dpo_config.py 0.28: "We recommend using `max_length` instead": the bound on prompt + completion that DPOConfig
+    # has always had, not a new name (a config passing both would set max_length twice)
+    "max_completion_length": Moved(None, _DPO_028 + "; bound prompt + completion with max_length (DPOConfig's own "
+                                                    "total-length field) instead"),
     "rpo_alpha": Moved("loss_type", _DPO_028 + "; add 'sft' to loss_type and weight it in loss_weights"),
     "reference_free": Moved(None, _DPO_028 + "; use the experimental CPOTrainer"),
     "generate_during_eval": Moved(None, _DPO_028 + "; use a callback"),
