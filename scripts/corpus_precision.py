@@ -5,8 +5,9 @@
     git archive b80868a seqprof rules | tar -x -C /tmp/old               # a batch's first contact: an older lint,
     PYTHONPATH=/tmp/old .venv/bin/python scripts/corpus_precision.py --repos ...   # the same judged verdicts
 
-The corpus is copied outside the repository first (as tests/test_real_configs.py does), so each config sees its
-own project's pin files and not seqprof's. A finding without a verdict is counted as unjudged.
+The corpus is laid out outside the repository first, each file at its path in its repository
+(tests/corpus_layout.py, as tests/test_real_configs.py does), so each config sees its own project's pin files and
+code, not seqprof's. A finding without a verdict is counted as unjudged.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -30,15 +30,17 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     wanted = {r for r in args.repos.split(",") if r}
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "corpus"
-        shutil.copytree(CORPUS, root)
-        judged = json.loads((root / "judged.json").read_text())
+        sys.path.insert(0, str(CORPUS.parents[1]))  # tests/corpus_layout.py, as the corpus test lays it out
+        from corpus_layout import lay_out
+
+        tree = lay_out(Path(tmp))
+        judged = json.loads((CORPUS / "judged.json").read_text())
         counts: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0, 0])
         pairs = [0, 0]
         for name, j in sorted(judged.items()):
             if "error" in j or (wanted and name.split("/")[0] not in wanted):
                 continue
-            result = lint_paths([root / name], LintOptions())
+            result = lint_paths([tree / name], LintOptions())
             if result.errors:
                 print(f"error: {name}: {result.errors[0]}", file=sys.stderr)
                 continue

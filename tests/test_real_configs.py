@@ -9,12 +9,12 @@ the code misses: the file xfails, strictly, until the code is fixed), and no new
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from seqprof.lint.run import LintOptions, lint_paths
+from corpus_layout import CorpusTree, lay_out
 
 CORPUS = Path(__file__).resolve().parent / "data" / "corpus"
 SOURCES = json.loads((CORPUS / "SOURCES.json").read_text())
@@ -27,11 +27,10 @@ CONFIGS = sorted(name for name, source in SOURCES.items()
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory) -> Path:
-    """The corpus copied outside this repository, so each config sees its own repo's pin files, not seqprof's."""
-    root = tmp_path_factory.mktemp("corpus") / "corpus"
-    shutil.copytree(CORPUS, root)
-    return root
+def corpus(tmp_path_factory) -> CorpusTree:
+    """The corpus laid out as its repositories are, outside this repository, so each config sees its own repo's pin
+    files and code, not seqprof's."""
+    return lay_out(tmp_path_factory.mktemp("corpus"))
 
 
 def _is_open(judged: dict) -> bool:
