@@ -132,15 +132,58 @@ def test_llamafactory_sharegpt_tags_map_to_messages(llamafactory_dir):
 
 
 def test_llamafactory_without_its_data_dir_says_why_and_lints_the_rest(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # no data/ here: LLaMA-Factory itself would fail to open data/dataset_info.json
-    config = LLAMAFACTORY / "examples/train_lora/qwen3_lora_sft.yaml"
+    (tmp_path / "project" / ".git").mkdir(parents=True)  # a project with the config and no data/ anywhere
+    config = tmp_path / "project" / "qwen3_lora_sft.yaml"
+    shutil.copy(LLAMAFACTORY / "examples/train_lora/qwen3_lora_sft.yaml", config)
+    monkeypatch.chdir(tmp_path)  # LLaMA-Factory itself would fail to open data/dataset_info.json
     out = lint_cli(config)
     assert out.exit_code in (0, 1) and "Traceback" not in out.output
     lines = out.stderr.strip().splitlines()
     assert lines == [f"lint: could not read dataset '{name}': {tmp_path / 'data/dataset_info.json'} not found "
                      "(LLaMA-Factory reads dataset_dir, default 'data', from the working directory); "
                      "run lint from there or pass --data" for name in ("identity", "alpaca_en_demo")]
-    assert "Skipped (no data" in out.stdout
+    assert "Skipped (no data" in out.stdout and "SP435" not in out.stdout
+
+
+def test_llamafactory_data_dir_of_the_config_s_project_is_read_from_elsewhere(llamafactory_dir, tmp_path,
+                                                                               monkeypatch):
+    """`seqprof lint LLaMA-Factory/examples/x.yaml` from outside the checkout reads the checkout's data/, as
+    `llamafactory-cli train` run from its root does, and says where it looked."""
+    config = llamafactory_config(llamafactory_dir, "qwen-3", **{"cutoff_len: 2048": "cutoff_len: 128"})
+    (llamafactory_dir / ".git").mkdir()
+    at_root, _ = data_facts(config)
+    monkeypatch.chdir(tmp_path)
+    lines = []
+    elsewhere = lint_paths([config], LintOptions(), warn=lines.append).files[0].facts.data
+    same_numbers(at_root, elsewhere)
+    assert len(lines) == 2 and all("LLaMA-Factory reads dataset_dir from the working directory" in line
+                                   for line in lines), lines
+
+
+def test_llamafactory_names_its_dataset_info_lacks_are_an_error(llamafactory_dir):
+    """data/parser.py get_dataset_list: "Undefined dataset NAME in dataset_info.json." before any data is read."""
+    registered = list(json.loads((llamafactory_dir / "data/dataset_info.json").read_text()))
+    config = llamafactory_config(llamafactory_dir, "qwen-3", **{
+        "dataset: identity,alpaca_en_demo": "dataset: identty,alpaca_demo_en\neval_dataset: my_eval"})
+    out = lint_cli(config, "--format", "json")
+    assert out.exit_code == 1, out.output
+    found = [f for f in json.loads(out.stdout)["findings"] if f["code"] == "SP435"]
+    assert [(f["key"], f["severity"]) for f in found] == [("dataset", "error"), ("eval_dataset", "error")]
+    assert "'identty', 'alpaca_demo_en' are not defined in data/dataset_info.json" in found[0]["message"]
+    assert f"registers {len(registered)} datasets" in found[0]["message"]
+    # a near miss is named only where it is the one near name: alpaca_en_demo and alpaca_zh_demo both are
+    assert "name the registered 'identity' if" in found[0]["fix"]
+    assert "'my_eval'" in found[1]["message"] and "name the registered" not in found[1]["fix"]
+    assert {"alpaca_en_demo", "alpaca_zh_demo", "identity"} <= set(registered)
+
+
+@pytest.mark.parametrize("change", ["dataset_dir: ONLINE", "tokenized_path: saves/tokenized"])
+def test_llamafactory_names_are_not_looked_up_where_the_run_does_not(llamafactory_dir, change):
+    config = llamafactory_config(llamafactory_dir, "qwen-3", **{
+        "dataset: identity,alpaca_en_demo": f"dataset: identity,not_registered\n{change}"})
+    result = lint_paths([config], LintOptions(), warn=lambda line: None)
+    assert not [f for f in result.findings if f.code == "SP435"]
+    assert result.files[0].facts.registry is None
 
 
 # --- axolotl: datasets: [{path, type, ...}] ------------------------------------------------------------------

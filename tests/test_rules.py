@@ -39,12 +39,17 @@ def run_example(rule, example, tmp_path: Path):
 
     path = tmp_path / example.filename
     path.write_text(example.config)
+    for name, text in example.files.items():  # a registry beside the config, read as lint reads it
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
     plan = read_plan(str(path), dialect=example.dialect, versions=example.versions)
     profile = example_profile(example.data, example.recommended) if example.data else None
+    from seqprof.lint.config_data import dataset_registry
     from seqprof.lint.facts import gpu_facts
 
     facts = build_facts(plan, profile, gpu=gpu_facts(example.gpu) if example.gpu else None,
-                        world_size=example.world_size, model_config=example.model_config)
+                        world_size=example.world_size, model_config=example.model_config,
+                        registry=dataset_registry(plan, cwd=tmp_path) if plan.dialect == "llamafactory" else None)
     report = lint_plan(plan, facts, [rule], text=example.config)
     return report
 

@@ -64,12 +64,36 @@ class ConfigDataset:
 
 
 @dataclass(frozen=True)
+class UndefinedDatasets:
+    """The names one config key (`dataset`, `eval_dataset`) gives that the registry lacks: where, and near misses."""
+
+    key: str
+    file: str
+    line: int | None
+    names: tuple[str, ...]
+    close: tuple[str, ...] = ()  # registered names one of them is probably a typo of
+
+
+@dataclass(frozen=True)
+class DatasetRegistry:
+    """LLaMA-Factory's `<dataset_dir>/dataset_info.json` as the config's run reads it (data/parser.py
+    get_dataset_list): every name in `dataset` and `eval_dataset` must be one of its keys, or the run stops with
+    "Undefined dataset NAME in dataset_info.json." before any data is read."""
+
+    path: str  # as shown to the user
+    names: tuple[str, ...]  # registered
+    undefined: tuple[UndefinedDatasets, ...] = ()
+    note: str | None = None  # how it was found, when not in the working directory
+
+
+@dataclass(frozen=True)
 class ConfigData:
     """Every dataset one config names, found or not, and the chat template file it names (if any)."""
 
     config: str
     datasets: tuple[ConfigDataset, ...] = ()
     template: ChosenTemplate | None = None  # the config's choice (None: the tokenizer's own template)
+    registry: DatasetRegistry | None = None  # LLaMA-Factory's dataset_info.json, when one was read
 
     @property
     def chat_template(self) -> str | None:
@@ -92,7 +116,9 @@ def find_config_data(plan: Plan, *, cwd: Path | None = None) -> ConfigData:
     if finder is None:
         return ConfigData(config=plan.path)
     datasets, template = finder(plan, cwd)
-    return ConfigData(config=plan.path, datasets=tuple(_checked(d) for d in datasets), template=template)
+    registry = dataset_registry(plan, cwd=cwd) if plan.dialect == "llamafactory" else None
+    return ConfigData(config=plan.path, datasets=tuple(_checked(d) for d in datasets), template=template,
+                      registry=registry)
 
 
 def profile_config_data(data: ConfigData, tokenizer: str | None, *, workers: int = 1,
@@ -349,24 +375,84 @@ _SHAREGPT_TAGS = ({"role_tag": "from", "content_tag": "value", "user_tag": "huma
                   {"role_tag": "role", "content_tag": "content", "user_tag": "user", "assistant_tag": "assistant"})
 
 
-def _llamafactory(plan: Plan, cwd: Path) -> tuple[list[ConfigDataset], ChosenTemplate | None]:
-    names = plan.raw.get("dataset")
-    if isinstance(names, str):
-        names = [n.strip() for n in names.split(",") if n.strip()]
-    if not isinstance(names, list) or not names:
-        return [], None
+def _llamafactory_names(value: Any) -> list[str]:
+    """`dataset: a, b` as DataArguments.__post_init__ splits it (split_arg); a YAML list passes as it is."""
+    if isinstance(value, str):
+        return [n.strip() for n in value.split(",") if n.strip()]
+    return [str(n) for n in value] if isinstance(value, list) else []
+
+
+def _llamafactory_info(plan: Plan, cwd: Path) -> tuple[Path | None, str | None]:
+    """Where the run reads dataset_info.json: `<dataset_dir>` under the working directory (hparams/data_args.py,
+    default "data"); where that has none, the same folder under the config's folder or a parent up to the
+    repository root (`llamafactory-cli train examples/x.yaml` is run from the checkout's root), said in the note.
+    (None, None) for ONLINE / REMOTE: registries, which seqprof does not fetch."""
     folder = plan.raw.get("dataset_dir") or "data"
     if not isinstance(folder, str) or folder == "ONLINE" or folder.startswith("REMOTE:"):
+        return None, None
+    if Path(folder).is_absolute():
+        return Path(folder) / "dataset_info.json", None
+    if (cwd / folder / "dataset_info.json").exists():  # what the run opens, a FIFO too (refused, not waited on)
+        return cwd / folder / "dataset_info.json", None
+    from seqprof.config.versions import project_folders
+
+    for parent in project_folders(Path(plan.path).resolve().parent):
+        if (parent / folder / "dataset_info.json").is_file():
+            return parent / folder / "dataset_info.json", (
+                "the config's project's; LLaMA-Factory reads dataset_dir from the working directory, so run it there")
+    return cwd / folder / "dataset_info.json", None
+
+
+def _read_info(info_path: Path) -> Any:
+    # read_input_text refuses a FIFO, a device or a huge file rather than hang on it
+    return json.loads(read_input_text(info_path, what="dataset_info.json", limit=MAX_INFO_BYTES))
+
+
+def dataset_registry(plan: Plan, *, cwd: Path | None = None) -> DatasetRegistry | None:
+    """The registry a LLaMA-Factory config's `dataset` / `eval_dataset` names are looked up in, and the names it
+    lacks; None when there is none to read (not found, unreadable, ONLINE), or when `tokenized_path` is set (the
+    run may load tokenized data from disk and never look the names up: data/loader.py get_dataset)."""
+    cwd = Path.cwd() if cwd is None else cwd
+    if plan.raw.get("tokenized_path"):
+        return None
+    info_path, note = _llamafactory_info(plan, cwd)
+    if info_path is None or not info_path.is_file():
+        return None
+    try:
+        info = _read_info(info_path)
+    except (SeqprofError, json.JSONDecodeError, RecursionError, UnicodeDecodeError):
+        return None
+    if not isinstance(info, dict):
+        return None
+    import difflib
+
+    registered = tuple(map(str, info))
+    undefined = []
+    for key in ("dataset", "eval_dataset"):
+        missing = tuple(n for n in _llamafactory_names(plan.raw.get(key)) if n not in info)
+        if missing:
+            near = [difflib.get_close_matches(n, registered, n=2, cutoff=0.8) for n in missing]
+            close = tuple(dict.fromkeys(m[0] for m in near if len(m) == 1))  # only where one name is near
+            undefined.append(UndefinedDatasets(key=key, file=plan.path, line=plan.key_lines.get(key), names=missing,
+                                               close=close))
+    return DatasetRegistry(path=_shown(str(info_path)), names=registered, undefined=tuple(undefined), note=note)
+
+
+def _llamafactory(plan: Plan, cwd: Path) -> tuple[list[ConfigDataset], ChosenTemplate | None]:
+    names = _llamafactory_names(plan.raw.get("dataset"))
+    if not names:
+        return [], None
+    info_path, found_note = _llamafactory_info(plan, cwd)
+    if info_path is None:
         return [_llamafactory_hub(str(n), {}, "online") for n in names], None
-    root = Path(folder) if Path(folder).is_absolute() else cwd / folder
-    info_path = root / "dataset_info.json"
+    root = info_path.parent
     if not info_path.exists():
         problem = (f"{info_path} not found (LLaMA-Factory reads dataset_dir, default 'data', from the working "
                    "directory); run lint from there or pass --data")
         return [ConfigDataset(name=str(n), kind="?", problem=problem) for n in names], None
-    try:  # read_input_text refuses a FIFO, a device or a huge file rather than hang on it
-        info = json.loads(read_input_text(info_path, what="dataset_info.json", limit=MAX_INFO_BYTES))
-    except (SeqprofError, json.JSONDecodeError, RecursionError) as exc:
+    try:
+        info = _read_info(info_path)
+    except (SeqprofError, json.JSONDecodeError, RecursionError, UnicodeDecodeError) as exc:
         problem = f"{info_path} unreadable ({exc})"
         return [ConfigDataset(name=str(n), kind="?", problem=problem) for n in names], None
     out = []
@@ -378,7 +464,8 @@ def _llamafactory(plan: Plan, cwd: Path) -> tuple[list[ConfigDataset], ChosenTem
             out.append(_llamafactory_hub(attr["hf_hub_url"], attr, name))
         elif "file_name" in attr:
             out.append(_llamafactory_fields(ConfigDataset(name=name, kind=attr.get("formatting", "alpaca"),
-                                                          spec=str(root / attr["file_name"])), attr))
+                                                          spec=str(root / attr["file_name"]), note=found_note),
+                                            attr))
         else:
             source = next((k for k in ("ms_hub_url", "om_hub_url", "script_url", "cloud_file_name") if k in attr),
                           "no file_name")

@@ -47,6 +47,7 @@ class RuleExample:
     filename: str = "config.yaml"
     model_config: str | None = None  # the model's config.json for memory rules (relative to the rule file)
     versions: str | None = None  # pinned framework versions, as `seqprof lint --versions` ('trl==0.19.1')
+    files: Mapping[str, str] = field(default_factory=dict)  # files beside the config, path -> text (a registry)
 
 
 @dataclass(frozen=True)
@@ -312,7 +313,19 @@ def _example(raw: Any, path: Path) -> RuleExample:
                        recommended=raw.get("recommended"), gpu=raw.get("gpu"), world_size=raw.get("world_size"),
                        note=raw.get("note"), filename=str(raw.get("filename", "config.yaml")),
                        model_config=str(path.parent / raw["model_config"]) if raw.get("model_config") else None,
-                       versions=str(raw["versions"]) if raw.get("versions") else None)
+                       versions=str(raw["versions"]) if raw.get("versions") else None,
+                       files=_example_files(raw.get("files"), path))
+
+
+def _example_files(raw: Any, path: Path) -> dict[str, str]:
+    """An example's files beside its config (`data/dataset_info.json: |` text), as relative paths below it."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in raw.items()):
+        raise SeqprofError("an example's `files` maps relative paths to their text", path=str(path))
+    if any(Path(k).is_absolute() or ".." in Path(k).parts for k in raw):
+        raise SeqprofError("an example's `files` are relative paths below the config", path=str(path))
+    return dict(raw)
 
 
 def _compile(rule: Rule, env: Any, validate: bool) -> Rule:

@@ -185,9 +185,14 @@ def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions
         gpu = gpu_facts(settings.gpu, settings.gpu_memory)
         needs_sim = any(r.uses("sim") for r in rules if settings.is_enabled(r.code))
         needs_memory = any(r.category == "memory" for r in rules if settings.is_enabled(r.code))
+        registry = None
+        if plan.dialect == "llamafactory":  # its dataset names are checked with or without --data
+            from seqprof.lint.config_data import dataset_registry
+
+            registry = named.registry if named is not None else dataset_registry(plan)
         facts = build_facts(plan, profile, gpu=gpu, world_size=options.world_size, simulate=needs_sim,
                             model_config=options.model_config, estimate_memory=needs_memory,
-                            gpu_price=settings.gpu_price, calibration=options.calibration)
+                            gpu_price=settings.gpu_price, calibration=options.calibration, registry=registry)
         report = lint_plan(plan, facts, rules, settings, text=_read_text(path))
         if plan.dialect == "unknown":
             from seqprof.config.dialects.own_schema import hand_mapped, own_sections, read_as_a_dict

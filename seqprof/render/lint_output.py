@@ -256,6 +256,8 @@ def render_rule_doc(rule: Rule) -> str:
             head = f"{title} ({ex.dialect}{', --versions ' + ex.versions if ex.versions else ''}" \
                    f"{', ' + ex.note if ex.note else ''}):"
             out += ["", head, _indent(ex.config.rstrip())]
+            for name, text in ex.files.items():
+                out += [_indent(f"# {name}:"), _indent(text.rstrip(), "    #   ")]
             if ex.data:
                 data = ", ".join(f"{n} x {length}" for length, n in sorted(ex.data.items()))
                 out.append(_indent(f"# data lengths (count x tokens): {data}"))
@@ -282,4 +284,6 @@ def _example_dict(ex) -> dict[str, Any]:
         out["note"] = ex.note
     if ex.versions:
         out["versions"] = ex.versions
+    if ex.files:
+        out["files"] = dict(ex.files)
     return out

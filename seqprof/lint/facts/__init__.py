@@ -52,6 +52,7 @@ class Facts:
     memory_reason: str | None = None  # why `memory` is None (no config.json, a drafter plan, ...)
     lazy_time: Lazy | None = field(default=None, repr=False)  # hours on the GPU (TimeFacts), on first use
     time_reason: str | None = None  # why there is no time: no --gpu, no data, no config.json, ...
+    registry: Any = None  # seqprof.lint.config_data.DatasetRegistry: LLaMA-Factory's dataset_info.json, when read
 
     @property
     def time(self) -> TimeFacts | None:
@@ -72,6 +73,7 @@ class Facts:
             "diagnostics": self.plan.diagnostics, "packing_key": self.packing_key,
             "keys": _Values(self.keys), "drafter": self.drafter, "time": self.lazy_time,
             "raw": _Values(self.plan.raw), "loc": _Values(key_locs(self.plan)),  # the file's top-level keys as written
+            "registry": self.registry,
         }
 
     @property
@@ -113,13 +115,14 @@ class _Values:
 def build_facts(plan: Plan, profile: Profile | None = None, *, gpu: GpuFacts | None = None,
                 world_size: int | None = None, simulate: bool = True, memory: Any = None,
                 model_config: str | None = None, estimate_memory: bool = True,
-                gpu_price: float | None = None, calibration: str | None = None) -> Facts:
+                gpu_price: float | None = None, calibration: str | None = None, registry: Any = None) -> Facts:
     """Compute every fact once; facts that need data are None without a profile.
 
     `simulate=False` skips the strategy simulation when no enabled rule reads it. `memory` is a
     seqprof.predict.memory_plan.MemoryFacts already computed for this plan; without it the estimate is made here
     (architecture from `model_config`, else the plan's model found locally) unless `estimate_memory`
-    is False (no enabled rule reads memory)."""
+    is False (no enabled rule reads memory). `registry` is the dataset registry the config's names are looked up
+    in (seqprof.lint.config_data.dataset_registry), read by the caller, which knows the working directory."""
     cfg = {name: s.value for name, s in plan.settings.items()}
     if world_size is not None:
         cfg["world_size"] = world_size
@@ -140,7 +143,7 @@ def build_facts(plan: Plan, profile: Profile | None = None, *, gpu: GpuFacts | N
     return Facts(plan=plan, cfg=cfg, setting=dict(plan.settings), flags=flags, data=data, run=run,
                  lazy_sim=lazy_sim, memory=mem.check, gpu=gpu, profile=profile, packing_key=packing_key,
                  drafter=mem.drafter, architecture=mem.architecture, memory_reason=mem.reason,
-                 lazy_time=lazy_time, time_reason=time_reason)
+                 lazy_time=lazy_time, time_reason=time_reason, registry=registry)
 
 
 def _timer(plan: Plan, gpu: GpuFacts | None, profile: Profile | None, model_config: str | None,
