@@ -41,6 +41,7 @@ from seqprof.config.dialects.common import (
     split_list,
 )
 from seqprof.config.loader import LoadedConfig
+from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_fields import framework_fork, read_by_own_copy
 from seqprof.config.versions import KeyHistory, Pins, Removal, assumed, describe_versions, pins_beside
 
@@ -233,7 +234,13 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     b.stated("context_parallel_size", "context_parallel_size", as_number)
     # quantization: bitsandbytes on the fly
     bits = as_number(b.raw("quantization_bit"))
-    if bits == 4:
+    unquantized = _unusable_quantization_method(cfg, pins) if bits in (4, 8) else None
+    if unquantized is not None:  # the model loads unquantized: estimates follow what runs
+        b.diagnostics.append(unquantized)
+        b.derived("load_in_4bit", False, "quantization_method")
+        b.derived("load_in_8bit", False, "quantization_method")
+        bits = None
+    elif bits == 4:
         b.derived("load_in_4bit", True, "quantization_bit")
     elif bits == 8:
         b.derived("load_in_8bit", True, "quantization_bit")
@@ -293,6 +300,42 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     b.default("framework_versions", describe_versions(PACKAGES, pins, KeyHistory.load()),
               "the llamafactory/transformers versions keys were judged against (seqprof.config.versions)")
     return b.result()
+
+
+# on-the-fly quantization_method values model/model_utils/quantization.py branches on; any other value matches no
+# branch and the model loads unquantized. HfArgumentParser.parse_dict checks neither the Literal (<= 0.9.2) nor
+# the QuantizationMethod enum (0.9.3 renamed BITS_AND_BYTES = "bitsandbytes" to BNB = "bnb", extras/constants.py)
+QUANTIZATION_RENAMED_IN = "0.9.3"
+ON_THE_FLY_METHODS = {False: ("bitsandbytes", "hqq", "eetq"), True: ("bnb", "hqq", "eetq")}  # key: >= 0.9.3
+
+
+def _unusable_quantization_method(cfg: LoadedConfig, pins: Pins) -> ConfigDiagnostic | None:
+    """quantization_bit with a quantization_method the release that runs has no branch for (`bitsandbytes` from
+    0.9.3 on, `bnb` before it): nothing refuses it, and the 4/8-bit load is silently dropped. Unpinned, the release
+    a fresh install gets is judged, as for keys."""
+    from packaging.version import Version
+
+    method = cfg.get("quantization_method")
+    if not isinstance(method, str):
+        return None
+    history = KeyHistory.load()
+    allowed = history.allowed("llamafactory", pins)
+    if not allowed and framework_fork(cfg.path) is not None:
+        return None  # a checkout of LLaMA-Factory itself at a version nothing states: its own copy decides
+    releases = allowed if allowed else [history.newest("llamafactory")]
+    eras = {Version(v) >= Version(QUANTIZATION_RENAMED_IN) for v in releases}
+    if any(method in ON_THE_FLY_METHODS[era] for era in eras):
+        return None  # a value some allowed release takes
+    values = sorted({v for era in eras for v in ON_THE_FLY_METHODS[era]})
+    renamed = {"bitsandbytes": "bnb", "bnb": "bitsandbytes"}.get(method) if len(eras) == 1 else None
+    where = pins.describe("llamafactory") if allowed else f"llamafactory unpinned: {releases[0]} assumed"
+    return ConfigDiagnostic(
+        kind="invalid_value", key="quantization_method", file=cfg.path, line=cfg.line("quantization_method") or 1,
+        message=(f"'quantization_method: {method}' is no on-the-fly quantization method of LLaMA-Factory ({where}: "
+                 f"{', '.join(values)}): model/model_utils/quantization.py matches no branch, so the "
+                 f"{cfg.get('quantization_bit')}-bit load is silently dropped and the model trains unquantized"
+                 + ("; 0.9.3 renamed 'bitsandbytes' to 'bnb'" if renamed else "")),
+        suggestion=f"quantization_method: {renamed}" if renamed else None)
 
 
 def _checked_keys(cfg: LoadedConfig, pins: Pins) -> list:
