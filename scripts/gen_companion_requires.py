@@ -10,6 +10,13 @@ with_companions). Per final, unyanked release of each package in COMPANIONS: the
 (read from the wheel's METADATA by HTTP Range requests: vLLM's wheels are hundreds of MB each; markers read for
 Linux / Python 3.11, extras left out), kept only where it caps trl or transformers. Releases with no
 wheel (vLLM's first, sdist-only ones) are left out.
+
+The "shared" section goes the other way: what each transformers release of keys/key_history.json requires of the
+libraries projects pin themselves (huggingface-hub, tokenizers), with those libraries' release lists. A project
+pinning huggingface-hub<1.0 gets transformers 4.57 at most (5.0 requires huggingface-hub>=1.3), so its keys are
+judged there (seqprof.config.versions with_shared_dependencies).
+
+    .venv/bin/python scripts/gen_companion_requires.py --section shared   # only that section, the rest as committed
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ OUT = Path(__file__).resolve().parents[1] / "seqprof" / "config" / "dialects" / 
 COMMAND = "python scripts/gen_companion_requires.py"
 COMPANIONS = ("vllm", "unsloth", "unsloth-zoo")
 DEPENDENCIES = ("trl", "transformers")
+SHARED = {"transformers": ("huggingface-hub", "tokenizers")}  # framework -> libraries projects pin beside it
+KEY_HISTORY = OUT.parent / "key_history.json"
 MARKER_ENV = {"sys_platform": "linux", "platform_system": "Linux", "python_version": "3.11",
               "python_full_version": "3.11.9", "implementation_name": "cpython", "platform_machine": "x86_64",
               "os_name": "posix", "extra": ""}
@@ -123,7 +132,42 @@ def capped(specifier: str) -> bool:
     return any(part.strip().startswith(("<", "==", "~=")) for part in specifier.split(","))
 
 
-def build() -> dict:
+def requirements(requires_dist: list[str] | None, names: tuple[str, ...]) -> dict[str, str]:
+    """name -> the whole specifier (floors too) a release gives each of *names* (markers for Linux)."""
+    from packaging.markers import Marker
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    out: dict[str, str] = {}
+    for line in requires_dist or ():
+        try:
+            req = Requirement(line)
+        except InvalidRequirement:
+            continue
+        name = req.name.lower().replace("_", "-")
+        if name in names and (req.marker is None or Marker(str(req.marker)).evaluate(MARKER_ENV)):
+            out[name] = str(req.specifier)
+    return out
+
+
+def build_shared() -> dict:
+    """Per framework of SHARED, each release key_history.json lists -> its requirement on the shared libraries;
+    and each shared library's final releases (to tell whether a project's pin and a requirement meet)."""
+    history = json.loads(KEY_HISTORY.read_text())
+    out: dict = {"requires": {}, "releases": {}}
+    for framework, libraries in SHARED.items():
+        urls = releases(framework)
+        out["requires"][framework] = {v: requirements(wheel_requires(urls[v]), libraries)
+                                      for v in history[framework]["versions"] if v in urls}
+        for library in libraries:
+            out["releases"][library] = list(releases(library))
+    return out
+
+
+def build(section: str | None = None) -> dict:
+    if section == "shared":
+        data = json.loads(OUT.read_text())
+        data["shared"] = build_shared()
+        return data
     packages = {}
     for package in COMPANIONS:
         urls = releases(package)
@@ -135,8 +179,9 @@ def build() -> dict:
         packages[package] = {"versions": list(urls), "step": "patch", "classes": {}, "requires": requires}
     return {"command": COMMAND,
             "source": "Requires-Dist of each final, unyanked release's wheel METADATA (PyPI; Linux, Python 3.11), "
-                      "kept where it caps trl or transformers",
-            "packages": packages}
+                      "kept where it caps trl or transformers; shared: what each transformers release requires of "
+                      "huggingface-hub and tokenizers",
+            "packages": packages, "shared": build_shared()}
 
 
 def render(data: dict) -> str:
@@ -147,8 +192,9 @@ def render(data: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare instead of writing")
+    parser.add_argument("--section", choices=["shared"], help="regenerate only this section")
     args = parser.parse_args(argv)
-    data = build()
+    data = build(args.section)
     if args.check:
         if not OUT.exists() or json.loads(OUT.read_text()) != data:
             print(f"stale: {OUT} (run {COMMAND})")

@@ -553,3 +553,30 @@ def test_pip_install_lines_of_a_script_are_pins(tmp_path):
     pins = find_pins(tmp_path / "x.yaml")
     assert [(p.specifier, p.source) for p in pins.of("trl")] == [("==0.19.1", "install.sh:2")]
     assert [p.specifier for p in pins.of("transformers")] == [">=4.51,<4.56"]
+
+
+def test_an_environment_folder_at_the_root_pins_what_nothing_above_the_config_does(tmp_path):
+    """IceyWuu/DisentangledPreferenceOptimization pins in envfiles/, swiss-ai/posttraining two levels down in
+    installation/docker-arm64-cuda/: the image they install is what runs the recipes."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "envfiles").mkdir()
+    (tmp_path / "envfiles" / "requirements_cuda128.txt").write_text("torch==2.8.0\ntransformers==4.57.0\ntrl==0.23.1\n")
+    (tmp_path / "installation" / "docker-arm64").mkdir(parents=True)
+    (tmp_path / "installation" / "docker-arm64" / "requirements-freeze.txt").write_text("trl==0.23.1\n")
+    (tmp_path / "requirements.txt").write_text("transformers>=4.50\n")
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "requirements.txt").write_text("trl==0.9.6\n")  # another project's: not read
+    pins = find_pins(tmp_path / "recipes" / "dpo.yaml")
+    assert [(p.specifier, p.source) for p in pins.pins["trl"]] == [
+        ("==0.23.1", "envfiles/requirements_cuda128.txt:3"),
+        ("==0.23.1", "installation/docker-arm64/requirements-freeze.txt:1")]
+    # the root's own requirements.txt decides transformers; the environment folder only fills what is unpinned
+    assert [p.source for p in pins.of("transformers")] == ["requirements.txt:1"]
+
+
+def test_environment_folders_that_disagree_pin_nothing(tmp_path):
+    (tmp_path / ".git").mkdir()
+    for image, version in (("cuda118", "0.19.1"), ("cuda128", "0.23.1")):
+        (tmp_path / "docker" / image).mkdir(parents=True)
+        (tmp_path / "docker" / image / "requirements.txt").write_text(f"trl=={version}\n")
+    assert find_pins(tmp_path / "recipes" / "dpo.yaml").of("trl") == ()

@@ -286,10 +286,10 @@ def project_name(config_path: str | Path) -> str | None:
 def framework_fork(config_path: str | Path) -> Fork | None:
     """The framework this config's project *is*, by the name its setup.py / pyproject.toml gives it (LLaMA-Factory
     forks keep name="llamafactory", an axolotl checkout name="axolotl"); None for a project of its own."""
-    from seqprof.config.versions import PACKAGES
+    from seqprof.config.versions import FRAMEWORKS
 
     found = _own_name(config_path)
-    return Fork(*found) if found and found[0] in PACKAGES else None
+    return Fork(*found) if found and found[0] in FRAMEWORKS else None
 
 
 def _own_name(config_path: str | Path) -> tuple[str, str] | None:

@@ -31,13 +31,17 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
 from seqprof.errors import SeqprofError
 
-PACKAGES = ("trl", "transformers", "axolotl", "llamafactory", "torchtune", "vllm", "unsloth", "unsloth-zoo")
+FRAMEWORKS = ("trl", "transformers", "axolotl", "llamafactory", "torchtune", "vllm", "unsloth", "unsloth-zoo")
+# libraries a project pins itself that bound which transformers it can install (keys/companion_requires.json
+# "shared": transformers 5.0 requires huggingface-hub>=1.3, so huggingface-hub<1.0 means transformers 4.57 at most)
+SHARED_LIBRARIES = ("huggingface-hub", "tokenizers")
+PACKAGES = FRAMEWORKS + SHARED_LIBRARIES  # the packages whose pins are read
 # installed beside trl / transformers, and capping the releases of both (keys/companion_requires.json)
 COMPANIONS = ("vllm", "unsloth", "unsloth-zoo")
 ALIASES = {"llama-factory": "llamafactory"}
@@ -147,22 +151,58 @@ def find_pins(config_path: str | Path) -> Pins:
     """Pins from the project files in the config's folder and its parents, up to the repository root."""
     found: list[Pin] = []
     notes: list[str] = []
-    for folder in project_folders(Path(config_path).resolve().parent):
-        for path in sorted(folder.iterdir()) if folder.is_dir() else ():
-            reader = _reader(path.name)
-            if reader is None or not path.is_file():
-                continue
-            try:
-                found.extend(reader(path))
-            except (OSError, UnicodeDecodeError, ValueError, SyntaxError, TypeError, KeyError, AttributeError,
-                    RecursionError) as exc:
-                notes.append(f"{path}: not read for version pins ({type(exc).__name__}: "
-                             f"{' '.join(str(exc).split())[:120]})")
+    folders = list(project_folders(Path(config_path).resolve().parent))
+    for folder in folders:
+        found.extend(_pins_of_folder(folder, notes))
     pins: dict[str, list[Pin]] = {}
     for pin in found:
         if pin.package in PACKAGES:
             pins.setdefault(pin.package, []).append(pin)
+    root = folders[-1]
+    if (root / ".git").exists():  # the repository's environment folders, for what nothing above the config pins
+        pinned = set(pins)
+        for pin in _environment_pins(root, notes):
+            if pin.package in PACKAGES and pin.package not in pinned:
+                pins.setdefault(pin.package, []).append(pin)
     return Pins({k: tuple(v) for k, v in pins.items()}, tuple(notes))
+
+
+def _pins_of_folder(folder: Path, notes: list[str]) -> list[Pin]:
+    """The pins of the project files directly in *folder*; a file that cannot be read is a note."""
+    found: list[Pin] = []
+    for path in sorted(folder.iterdir()) if folder.is_dir() else ():
+        reader = _reader(path.name)
+        if reader is None or not path.is_file():
+            continue
+        try:
+            found.extend(reader(path))
+        except (OSError, UnicodeDecodeError, ValueError, SyntaxError, TypeError, KeyError, AttributeError,
+                RecursionError) as exc:
+            notes.append(f"{path}: not read for version pins ({type(exc).__name__}: "
+                         f"{' '.join(str(exc).split())[:120]})")
+    return found
+
+
+# folders at a repository's root that hold its environments (envfiles/requirements_cuda128.txt,
+# installation/docker-arm64-cuda/requirements-freeze.txt), searched two levels down
+ENVIRONMENT_FOLDER = re.compile(r"^\.?(envs?|env[-_]?files?|environments?|install(ation)?s?|setup|docker|"
+                                r"containers?|requirements?|deps|dependencies|conda|\.?devcontainer)$", re.I)
+
+
+def _environment_pins(root: Path, notes: list[str]) -> list[Pin]:
+    """Pins in the repository root's environment folders (and their subfolders), each named by its path from the
+    root, kept per package only where every file agrees on it: two images pinning different releases say nothing
+    about which one runs the config."""
+    found: list[Pin] = []
+    for top in sorted(p for p in root.iterdir() if p.is_dir() and ENVIRONMENT_FOLDER.match(p.name)):
+        for folder in [top, *sorted(p for p in top.iterdir() if p.is_dir())]:
+            where = folder.relative_to(root).as_posix()
+            found.extend(replace(pin, source=f"{where}/{pin.source}") for pin in _pins_of_folder(folder, notes)
+                         if not pin.own)
+    per_package: dict[str, set[str]] = {}
+    for pin in found:
+        per_package.setdefault(pin.package, set()).add(pin.specifier)
+    return [pin for pin in found if len(per_package[pin.package]) == 1]
 
 
 def project_folders(start: Path) -> Iterable[Path]:
@@ -517,7 +557,7 @@ def _own_version(name: str, version: str, source: str) -> Pin | None:
     """The exact pin of a checkout that is one of the frameworks itself, at the version it names."""
     from packaging.version import InvalidVersion, Version
 
-    if normalize(name) not in PACKAGES:
+    if normalize(name) not in FRAMEWORKS:
         return None
     try:
         Version(version)
@@ -527,7 +567,8 @@ def _own_version(name: str, version: str, source: str) -> Pin | None:
 
 
 def _pyproject_own_version(data: Mapping, text: str, path: Path) -> Pin | None:
-    """[project] name + version, or a dynamic version setuptools reads from a file (axolotl: VERSION)."""
+    """[project] name + version, or a dynamic version setuptools reads from a file (axolotl: VERSION), or from an
+    attribute the build generates out of version.txt (torchtune)."""
     project = data.get("project", {})
     name = project.get("name")
     if not isinstance(name, str):
@@ -539,6 +580,9 @@ def _pyproject_own_version(data: Mapping, text: str, path: Path) -> Pin | None:
     file = dynamic.get("file") if isinstance(dynamic, Mapping) else None
     if isinstance(file, list):
         file = file[0] if file else None
+    if file is None and isinstance(dynamic, Mapping) and "attr" in dynamic:
+        # an attribute of a module the build writes (torchtune: setup.py turns version.txt into torchtune/version.py)
+        file = next((n for n in ("version.txt", "VERSION", "VERSION.txt") if (path.parent / n).is_file()), None)
     if not isinstance(file, str) or Path(file).is_absolute() or ".." in Path(file).parts:
         return None
     version_file = path.parent / file
@@ -572,9 +616,10 @@ class KeyHistory:
     def load() -> KeyHistory:
         from seqprof.config.dialects.common import load_keys_file
 
-        companions = load_keys_file("companion_requires")["packages"]
+        companion_file = load_keys_file("companion_requires")
         torchtune = {"torchtune": load_keys_file("torchtune_history")["torchtune"]}
-        return KeyHistory({**load_keys_file("key_history"), **companions, **torchtune})
+        return KeyHistory({**load_keys_file("key_history"), **companion_file["packages"], **torchtune,
+                           "shared": companion_file.get("shared", {})})
 
     def versions(self, package: str) -> list[str]:
         return list(self.data[package]["versions"])
@@ -745,10 +790,50 @@ def with_requirement(pins: Pins, history: KeyHistory, package: str, dependency: 
 def with_companions(pins: Pins, history: KeyHistory) -> Pins:
     """*pins* (read from a project's files) and the trl / transformers caps of the vLLM or Unsloth release a fresh
     install of them gets: a project listing `vllm` beside an open `transformers` runs a transformers below what
-    vllm 0.34 allows (<5.23), where transformers 5.23's activation_checkpointing_kwargs does not exist yet."""
+    vllm 0.34 allows (<5.23), where transformers 5.23's activation_checkpointing_kwargs does not exist yet; and the
+    transformers cap of the libraries the project pins itself (with_shared_dependencies)."""
+    pins = with_shared_dependencies(pins, history)
     for companion in COMPANIONS:
         for dependency in ("trl", "transformers"):
             pins = with_requirement(pins, history, companion, dependency)
+    return pins
+
+
+def with_shared_dependencies(pins: Pins, history: KeyHistory) -> Pins:
+    """*pins* and a cap on a framework that the project's pin on a library it shares bounds: pip cannot install a
+    transformers whose own huggingface-hub range misses the project's (huggingface-hub<1.0 meets no transformers
+    from 5.0 on, which requires >=1.3), so the newest transformers that meets it is what runs. Only a cap is added
+    (pip takes the newest release it can); a framework pinned exactly or to a commit, or a library pin no release
+    meets, changes nothing."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    shared = history.data.get("shared") or {}
+    for framework, table in shared.get("requires", {}).items():
+        if any(p.exact for p in pins.pins.get(framework, ())) or pins.vcs(framework) is not None:
+            continue
+        order = history.versions(framework)
+        for library in SHARED_LIBRARIES:
+            own = pins.of(library)
+            releases = [r for r in shared.get("releases", {}).get(library, ()) if all(p.allows(r) for p in own)]
+            if not own or not releases:
+                continue
+            allowed = history.allowed(framework, pins) or order
+
+            def meets(version: str) -> bool:
+                spec = table.get(version, {}).get(library)
+                try:
+                    return spec is None or any(SpecifierSet(spec).contains(r, prereleases=True) for r in releases)
+                except InvalidSpecifier:
+                    return True
+
+            keep = [v for v in allowed if meets(v)]
+            if not keep or keep[-1] == allowed[-1]:
+                continue
+            first_out = next(v for v in allowed if order.index(v) > order.index(keep[-1]))  # the first it misses
+            why = f"{library}{own[0].specifier} ({own[0].source}); {framework} {minor(first_out)} requires " \
+                  f"{library}{table[first_out][library]}"
+            pins = Pins({**pins.pins, framework: pins.pins.get(framework, ()) + (Pin(framework, f"<{first_out}", why),)},
+                        pins.notes)
     return pins
 
 

@@ -18,14 +18,28 @@ PATH_TRAINERS = {"sft": "sft", "dpo": "dpo", "kto": "kto", "orpo": "orpo", "grpo
 
 
 def path_trainer(path: str | None) -> str | None:
-    """The one trainer the config's folders or file name name (recipes/x/dpo/config.yaml, sft_config.yaml), if any."""
+    """The one trainer the config's file name and folders name (recipes/x/dpo/config.yaml, sft_config.yaml), if any;
+    two named say nothing (dpo/kto_pair.yaml), and the repository's own folder (the one holding .git) is no part of
+    it (configs/rloo.yaml in LLM-RLHF-Tuning-with-PPO-and-DPO is RLOO's)."""
     if not path:
         return None
     import re
 
-    words = {w.lower() for part in Path(path).parts[-4:] for w in re.split(r"[^A-Za-z0-9]+", part)}
+    parts = Path(path).parts
+    words: set[str] = set()
+    for depth in range(min(4, len(parts))):
+        if depth and _repository_root(Path(*parts[:len(parts) - depth])):
+            break
+        words |= {w.lower() for w in re.split(r"[^A-Za-z0-9]+", parts[-1 - depth])}
     named = {PATH_TRAINERS[w] for w in words if w in PATH_TRAINERS}
     return named.pop() if len(named) == 1 else None
+
+
+def _repository_root(folder: Path) -> bool:
+    try:
+        return (folder / ".git").exists()
+    except OSError:
+        return False
 
 
 CONFIG_CLASSES_FROM = "0.9"  # trl 0.9 added SFTConfig / DPOConfig / ...: before it, no TRL class parsed a YAML's keys

@@ -166,6 +166,25 @@ def trl_fields() -> frozenset[str]:
     return frozenset(k for keys in classes.values() for k in keys)
 
 
+# the config class of each trainer, whose fields (with TrainingArguments' and the argument classes') are what a
+# near miss can be a typo of: `adv_alpha` in a GRPO recipe is no typo of DPOConfig's `ld_alpha`
+TYPO_CLASSES = {"sft": "SFTConfig", "dpo": "DPOConfig", "kto": "KTOConfig", "orpo": "ORPOConfig", "cpo": "CPOConfig",
+                "grpo": "GRPOConfig", "rloo": "RLOOConfig", "online_dpo": "OnlineDPOConfig", "reward": "RewardConfig",
+                "gkd": "GKDConfig"}
+
+
+def _fields(cls: str) -> frozenset[str]:
+    return frozenset(load_keys_file("trl_configs")["classes"].get(cls, ()))
+
+
+@cache
+def _only_fields() -> dict[str, frozenset[str]]:
+    """Trainer -> the fields its config class alone has (RewardConfig's center_rewards_coefficient)."""
+    classes = load_keys_file("trl_configs")["classes"]
+    return {trainer: frozenset(classes.get(cls, ())) - frozenset().union(
+        *(frozenset(v) for k, v in classes.items() if k != cls)) for trainer, cls in TYPO_CLASSES.items()}
+
+
 def keyspace(trainer: str, history: KeyHistory | None = None) -> Keyspace:
     """TrainingArguments + TRL keys; the renames that apply to *trainer*, and every field older TRL configs had."""
     history = history or KeyHistory.load()
@@ -184,7 +203,12 @@ def keyspace(trainer: str, history: KeyHistory | None = None) -> Keyspace:
         renamed.update(DPO_RENAMED)
     known = (base.known | trl_fields() | {"gradient_checkpointing"} | ACCELERATE_LAUNCH_KEYS) \
         - set(renamed) - set(deprecated)
-    return Keyspace(known=frozenset(known), renamed=renamed, deprecated=deprecated)
+    typo_targets = None
+    if trainer in TYPO_CLASSES:  # another trainer's field is accepted (the trainer may be misread), never advised
+        own = _fields(TYPO_CLASSES[trainer]) | frozenset().union(*(_fields(c) for c in (*ARGUMENT_CLASSES, "cli")))
+        typo_targets = frozenset(known & ((base.typo_targets or base.known) | own | ACCELERATE_LAUNCH_KEYS
+                                          | {"gradient_checkpointing"}))
+    return Keyspace(known=frozenset(known), renamed=renamed, deprecated=deprecated, typo_targets=typo_targets)
 
 
 def removed_fields(history: KeyHistory) -> dict[str, list[str]]:
@@ -358,6 +382,14 @@ def infer_trainer(data: Mapping[str, Any], path: str | None = None) -> tuple[str
     keys = set(data)
     grpo = keys & GRPO_KEYS
     named = path_trainer(path)
+    own = _only_fields()
+    for trainer in ("reward", "rloo"):
+        if keys & own[trainer] and named in (None, trainer):  # a grpo/ path over normalize_advantages: a variant
+            return trainer, "inferred from " + ", ".join(sorted(keys & own[trainer])) + \
+                f" (fields only {TYPO_CLASSES[trainer]} has)"
+    if grpo and named == "rloo" and grpo <= _fields("RLOOConfig"):
+        return "rloo", (f"the path names rloo ({Path(path).name}); its GRPO keys, {', '.join(sorted(grpo))}, are "
+                        "fields of RLOOConfig too")
     if grpo and grpo <= SHARED_GRPO_KEYS and named in ("dpo", "kto", "orpo", "cpo", "sft"):
         return named, (f"the path names {named} ({Path(path).name}); its only GRPO keys, "
                        f"{', '.join(sorted(grpo))}, are logged by other recipes too")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from seqprof.config.plan import Plan
@@ -45,3 +46,49 @@ def key_locs(plan: Plan) -> dict[str, Loc]:
     test the file as parsed, before any default is filled in."""
     return {str(key): Loc(key=str(key), file=plan.path, line=plan.key_lines.get(str(key)), value=value)
             for key, value in plan.raw.items()}
+
+
+@dataclass(frozen=True)
+class TargetTypo:
+    """A LoRA target module that is no layer name of any transformers model and one small edit from one that is."""
+
+    key: str | None
+    file: str | None
+    line: int | None
+    value: str
+    suggestion: str
+
+
+# readers whose comma-separated string is split into a list before PEFT sees it (LLaMA-Factory's lora_target);
+# elsewhere one string is PEFT's regular expression (re.fullmatch against the module's whole name), not a name
+SPLIT_STRINGS = frozenset({"llamafactory", "llamafactory_v1", "auto_antislop"})
+
+
+def lora_target_typos(plan: Plan) -> list[TargetTypo]:
+    """Entries of a stated target-module list that PEFT would match against nothing, by their last dotted part:
+    not a layer name transformers' models assign (case aside: InternLM's wqkv is MPT's Wqkv), and within one edit
+    (two for names of eight or more letters) of one that is. torchtune names its own modules (output_proj)."""
+    from seqprof.config.dialects.common import levenshtein, load_keys_file
+
+    setting = plan.settings.get("lora_targets")
+    if setting is None or not setting.stated or plan.dialect == "torchtune" or not isinstance(setting.value, list):
+        return []
+    raw = plan.raw.get(setting.key) if setting.key else None
+    if isinstance(raw, str) and plan.dialect not in SPLIT_STRINGS:
+        return []
+    known = load_keys_file("module_names")["names"]
+    lowered = {name.lower() for name in known}
+    out = []
+    for entry in setting.value:
+        if not isinstance(entry, str) or not entry.strip() or entry.strip().lower() in ("all", "all-linear"):
+            continue
+        name = entry.split(".")[-1] if "." in entry.strip(".") else entry
+        if name.lower() in lowered or len(name) < 4:
+            continue
+        limit = 2 if len(name) >= 8 else 1
+        close = sorted((levenshtein(name.lower(), k.lower(), limit), k) for k in known if abs(len(k) - len(name)) <= limit)
+        close = [(d, k) for d, k in close if d <= limit]
+        if close and (len(close) == 1 or close[0][0] < close[1][0]):
+            out.append(TargetTypo(key=setting.key, file=setting.file, line=setting.line, value=entry,
+                                  suggestion=entry[: len(entry) - len(name)] + close[0][1]))
+    return out

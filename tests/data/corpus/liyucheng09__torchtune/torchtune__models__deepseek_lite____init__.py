@@ -1,0 +1,16 @@
+# Copyright (c) Meta Platforms, Inc. and affiliates.
+# All rights reserved.
+#
+# This source code is licensed under the BSD-style license found in the
+# LICENSE file in the root directory of this source tree.
+
+from ._component_builders import deepseek
+
+from ._model_builders import (  # noqa
+    deepseek_small
+)
+
+__all__ = [
+    "deepseek_small",
+    "deepseek",
+]
