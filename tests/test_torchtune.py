@@ -216,3 +216,27 @@ def test_a_checkout_of_torchtune_itself_keeps_its_own_paths(tmp_path: Path) -> N
     """A fork whose pyproject.toml names the project torchtune has the old modules in its own tree: no finding."""
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "torchtune"\nversion = "0.2.1"\n')
     assert not _scheduler_finding(tmp_path, None)
+
+
+def test_a_torchtune_checkout_judges_old_component_paths_by_its_own_source(tmp_path):
+    """liyucheng09/torchtune (a fork at 0.5.0) keeps its checkpointers under torchtune.training: its config's
+    torchtune.utils.FullModelHFCheckpointer cannot be imported. A fork that still exports the old path is left alone."""
+    from seqprof.config.read import read_plan
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "torchtune"\ndynamic = ["version"]\n')
+    for module, text in (("torchtune/__init__.py", '__version__ = "0.5.0"\n'),
+                         ("torchtune/utils/__init__.py", "from ._device import get_device\n"),
+                         ("torchtune/training/__init__.py", "from .checkpointing import FullModelHFCheckpointer\n")):
+        (tmp_path / module).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / module).write_text(text)
+    config = tmp_path / "recipes" / "configs" / "deepseek.yaml"
+    config.parent.mkdir(parents=True)
+    config.write_text("checkpointer:\n  _component_: torchtune.utils.FullModelHFCheckpointer\n  checkpoint_dir: /tmp\n"
+                      "metric_logger:\n  _component_: torchtune.training.metric_logging.DiskLogger\n")
+    found = {d.key: d for d in read_plan(config).diagnostics if d.kind == "removed_key"}
+    assert set(found) == {"checkpointer._component_"}
+    assert found["checkpointer._component_"].suggestion == "torchtune.training.FullModelHFCheckpointer"
+    assert "torchtune/utils/__init__.py" in found["checkpointer._component_"].message
+    (tmp_path / "torchtune" / "utils" / "__init__.py").write_text("from torchtune.training import FullModelHFCheckpointer\n")
+    assert not [d for d in read_plan(config).diagnostics if d.kind == "removed_key"]

@@ -580,3 +580,21 @@ def test_environment_folders_that_disagree_pin_nothing(tmp_path):
         (tmp_path / "docker" / image).mkdir(parents=True)
         (tmp_path / "docker" / image / "requirements.txt").write_text(f"trl=={version}\n")
     assert find_pins(tmp_path / "recipes" / "dpo.yaml").of("trl") == ()
+
+
+@pytest.mark.parametrize("files, version, source", [
+    # liyucheng09/torchtune at 9cb3079: setuptools reads torchtune.__version__, which __init__.py writes literally
+    ({"torchtune/__init__.py": '__version__ = "1.0.0"\n', "version.txt": "0.5.0\n"}, "1.0.0", "torchtune/__init__.py"),
+    # upstream torchtune: setup.py writes torchtune/version.py from version.txt at build time, so only that is there
+    ({"torchtune/__init__.py": "from torchtune.version import __version__\n", "version.txt": "0.6.1\n"}, "0.6.1",
+     "version.txt"),
+])
+def test_a_dynamic_version_attribute_is_read_where_the_build_finds_it(tmp_path, files, version, source):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "torchtune"\ndynamic = ["version"]\n\n'
+                                             '[tool.setuptools.dynamic]\nversion = {attr = "torchtune.__version__"}\n')
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    pins = find_pins(tmp_path / "recipes" / "x.yaml").of("torchtune")
+    assert [p.specifier for p in pins] == [f"=={version}"] and pins[0].own and pins[0].source.startswith(source)

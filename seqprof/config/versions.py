@@ -580,8 +580,11 @@ def _pyproject_own_version(data: Mapping, text: str, path: Path) -> Pin | None:
     file = dynamic.get("file") if isinstance(dynamic, Mapping) else None
     if isinstance(file, list):
         file = file[0] if file else None
-    if file is None and isinstance(dynamic, Mapping) and "attr" in dynamic:
-        # an attribute of a module the build writes (torchtune: setup.py turns version.txt into torchtune/version.py)
+    if file is None and isinstance(dynamic, Mapping) and isinstance(dynamic.get("attr"), str):
+        written = _version_attribute(path.parent, dynamic["attr"])
+        if written is not None:
+            return _own_version(name, written[0], f"{written[1]} ({path.name}'s dynamic version)")
+        # a module the build writes (torchtune's setup.py turns version.txt into torchtune/version.py)
         file = next((n for n in ("version.txt", "VERSION", "VERSION.txt") if (path.parent / n).is_file()), None)
     if not isinstance(file, str) or Path(file).is_absolute() or ".." in Path(file).parts:
         return None
@@ -589,6 +592,18 @@ def _pyproject_own_version(data: Mapping, text: str, path: Path) -> Pin | None:
     if not version_file.is_file():
         return None
     return _own_version(name, _text(version_file).strip(), f"{version_file.name} ({path.name}'s dynamic version)")
+
+
+def _version_attribute(root: Path, attr: str) -> tuple[str, str] | None:
+    """(version, file) of setuptools' `version = {attr = "pkg.__version__"}` when the module writes it literally."""
+    module, _, name = attr.rpartition(".")
+    if not module or ".." in module:
+        return None
+    for file in (root.joinpath(*module.split(".")) / "__init__.py", root.joinpath(*module.split(".")).with_suffix(".py")):
+        if file.is_file():
+            found = re.search(rf"^{re.escape(name)}\s*=\s*[\"']([^\"']+)[\"']", _text(file), re.M)
+            return (found.group(1), file.relative_to(root).as_posix()) if found else None
+    return None
 
 
 # ---------------------------------------------------------------- which versions take a key

@@ -34,6 +34,7 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from seqprof.config.dialects.common import (
@@ -176,7 +177,9 @@ def _gone_components(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
     tracked = history.data["torchtune"]["classes"]["components"]["fields"]
     nodes = [(dotted, path) for dotted, path in nodes if path not in paths and path in tracked]
     fork = framework_fork(cfg.path) if nodes else None
-    if not nodes or (fork is not None and fork.package == "torchtune"):
+    if fork is not None and fork.package == "torchtune":
+        return _gone_from_checkout(cfg, nodes, history)
+    if not nodes:
         return []
     pins = pins_beside(cfg.path)
     out = []
@@ -202,6 +205,50 @@ def _gone_components(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
             line=cfg.line(where) or cfg.line(dotted) or 1, message=message, suggestion=moved,
             suggestion_from=arrival.removed_in if arrival else None))
     return out
+
+
+def _gone_from_checkout(cfg: LoadedConfig, nodes: list[tuple[str, str]], history) -> list[ConfigDiagnostic]:
+    """In a checkout of torchtune itself, a path a release dropped is judged by the checkout's own source: the fork
+    may have kept or re-added it, and where its package is there, config.instantiate imports from it."""
+    from seqprof.config.project_fields import project_root
+
+    root = project_root(cfg.path)
+    out = []
+    for dotted, path in nodes:
+        found = _defined_in(root, path)
+        if found is None or found[0]:
+            continue  # the checkout's package is not there to read, or it has the path
+        moved = history.data["torchtune"]["moved"].get(path)
+        successor = _defined_in(root, moved) if moved else None
+        where = f"{dotted}._component_" if dotted else "_component_"
+        order = history.versions("torchtune")
+        last = max(history.having("torchtune", path, ["components"]), key=order.index)
+        dropped = f"; torchtune dropped it in {history.release('torchtune', order[order.index(last) + 1])}" \
+            if order.index(last) + 1 < len(order) else ""
+        out.append(ConfigDiagnostic(
+            kind="removed_key", key=where, file=cfg.path, line=cfg.line(where) or cfg.line(dotted) or 1,
+            message=(f"'{path}' is not in this torchtune checkout ({found[1]} names no '{found[2]}'){dropped}" + (f"; the checkout has '{moved}'" if successor and successor[0] else "") +
+                     ": config.instantiate cannot import it"),
+            suggestion=moved if successor and successor[0] else None))
+    return out
+
+
+def _defined_in(root: Path, path: str) -> tuple[bool, str, str] | None:
+    """(whether the source tree at *root* defines dotted *path*, the module file that decides, the name it looks
+    for there); None when the package's own __init__.py is not there. The longest module prefix of the path decides: a module that is the
+    whole path exists; else its text names the rest's first part (a def, a class, an import)."""
+    parts = path.split(".")
+    if not (root / parts[0] / "__init__.py").is_file():
+        return None
+    for i in range(len(parts), 0, -1):
+        for module in (root.joinpath(*parts[:i]).with_suffix(".py"), root.joinpath(*parts[:i], "__init__.py")):
+            if module.is_file():
+                if i == len(parts):
+                    return True, module.relative_to(root).as_posix(), parts[-1]
+                text = module.read_text(encoding="utf-8", errors="replace")
+                named = re.search(rf"\b{re.escape(parts[i])}\b", text) is not None
+                return named, module.relative_to(root).as_posix(), parts[i]
+    return None
 
 
 @cache
