@@ -691,3 +691,56 @@ def test_a_trl_file_with_no_trainer_keys_follows_a_path_that_names_one(tmp_path:
     (tmp_path / "dpo").mkdir()
     assert read_plan(_write(tmp_path / "dpo", "config.yaml", body)).get("trainer") == "dpo"
     assert read_plan(_write(tmp_path / "dpo", "packed.yaml", body + "packing: true\n")).get("trainer") == "sft"
+
+
+def test_reward_and_rloo_recipes_are_read_as_their_trainers(tmp_path: Path) -> None:
+    """raghavc/LLM-RLHF-Tuning-with-PPO-and-DPO: configs/reward.yaml sets RewardConfig's own
+    center_rewards_coefficient; configs/rloo.yaml only keys RLOOConfig shares with GRPOConfig, and its path names
+    rloo (the repository's own name, which names ppo and dpo, does not count). A grpo/ path over RLOO's
+    normalize_advantages (luckeciano's actor-critic GRPO variant) stays GRPO."""
+    repo = tmp_path / "LLM-RLHF-Tuning-with-PPO-and-DPO"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "configs").mkdir()
+    head = "model_name_or_path: Qwen/Qwen3-0.6B\ndataset_name: trl-lib/tldr\n"
+    reward = read_plan(_write(repo / "configs", "reward.yaml", head + "max_length: 2048\ncenter_rewards_coefficient: 0.01\n"))
+    rloo = read_plan(_write(repo / "configs", "rloo.yaml", head + "num_generations: 4\nepsilon_high: 0.28\n"
+                                                                  "mask_truncated_completions: true\n"))
+    (repo / "grpo").mkdir()
+    variant = read_plan(_write(repo / "grpo", "actor_critic.yaml", head + "num_generations: 4\nnormalize_advantages: true\n"))
+    assert (reward.get("trainer"), rloo.get("trainer"), variant.get("trainer")) == ("reward", "rloo", "grpo")
+    # the repository's name decides only when nothing below it names a trainer (Foo1szz/SFT_project)
+    from seqprof.config.dialects.recipes import path_trainer
+
+    assert path_trainer(str(repo / "configs" / "train.yaml")) is None
+    (tmp_path / "SFT_project" / ".git").mkdir(parents=True)
+    assert path_trainer(str(tmp_path / "SFT_project" / "configs" / "train_lora.yaml")) == "sft"
+
+
+def test_a_near_miss_is_only_advised_toward_the_trainer_s_own_fields(tmp_path: Path) -> None:
+    """Zityuen/open-r1-coderm's GRPO recipe sets adv_alpha: DPOConfig's ld_alpha is one edit away, but a GRPO run
+    has no ld_alpha to rename it to; a GRPOConfig near miss is still advised."""
+    plan = read_plan(_write(tmp_path, "grpo.yaml", "model_name_or_path: m\nnum_generations: 8\nadv_alpha: 0.5\n"
+                                                   "num_iteration: 2\n"))
+    found = {d.key: (d.kind, d.suggestion) for d in plan.diagnostics}
+    assert found["adv_alpha"] == ("unread_key", None)
+    assert found["num_iteration"] == ("unknown_key", "num_iterations")
+
+
+def test_an_axolotl_shaped_file_its_own_script_runs_is_the_script_s(tmp_path: Path) -> None:
+    """PrasannS/corpus-reasoning: a job script runs train_chunked_fast.py, which reads most keys with cfg.get() and
+    builds its own TrainingArguments, on one axolotl-shaped config; a sibling run by `axolotl.cli.train` is axolotl's."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "scripts").mkdir()
+    body = ("base_model: Qwen/Qwen3-4B\nsequence_len: 8192\nadapter: lora\nlora_r: 32\nlora_alpha: 64\n"
+            "micro_batch_size: 1\ngradient_accumulation_steps: 8\nlearning_rate: 1.0e-4\nnum_epochs: 1\n"
+            "datasets:\n  - path: data.jsonl\n    type: alpaca\n")
+    reads = "\n".join(f"    x = cfg.get({k!r})" for k in ("base_model", "sequence_len", "adapter", "lora_r", "lora_alpha",
+                                                           "micro_batch_size", "gradient_accumulation_steps",
+                                                           "learning_rate", "num_epochs"))
+    (tmp_path / "scripts" / "train_own.py").write_text(f"import yaml\n\ndef main(cfg):\n{reads}\n")
+    (tmp_path / "scripts" / "run.sh").write_text("python scripts/train_own.py \\\n    configs/own.yml\n"
+                                                 "accelerate launch -m axolotl.cli.train configs/upstream.yml\n")
+    own = read_plan(_write(tmp_path / "configs", "own.yml", body))
+    upstream = read_plan(_write(tmp_path / "configs", "upstream.yml", body))
+    assert (own.dialect, upstream.dialect) == ("unknown", "axolotl")

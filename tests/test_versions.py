@@ -598,3 +598,60 @@ def test_a_dynamic_version_attribute_is_read_where_the_build_finds_it(tmp_path, 
         (tmp_path / name).write_text(text)
     pins = find_pins(tmp_path / "recipes" / "x.yaml").of("torchtune")
     assert [p.specifier for p in pins] == [f"=={version}"] and pins[0].own and pins[0].source.startswith(source)
+
+
+# --- what pip can install beside the project's other pins (stop 29) ---------------------------------------------
+
+def _install(tmp_path: Path, requirements: str) -> Path:
+    (tmp_path / ".git").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "requirements.txt").write_text(requirements)
+    config = tmp_path / "recipes" / "grpo.yaml"
+    config.parent.mkdir(exist_ok=True)
+    return config
+
+
+def test_a_huggingface_hub_pin_caps_transformers_where_its_requirement_stops_meeting_it(tmp_path):
+    """sergeykochetkov/alignment-handbook pins huggingface-hub<1.0; transformers 5.0 requires >=1.3, so a fresh
+    install gets 4.57, whose warmup_ratio is a live field: an upgrade warning, not a removal."""
+    from seqprof.config.versions import with_companions
+
+    history = KeyHistory.load()
+    config = _install(tmp_path, "huggingface-hub>=0.19.2,<1.0\ntransformers>=4.39.3\n")
+    pins = with_companions(find_pins(config), history)
+    assert history.allowed("transformers", pins)[-1].startswith("4.57")
+    required = history.data["shared"]["requires"]["transformers"]
+    newest_met = max((v for v in history.allowed("transformers", pins)), key=history.versions("transformers").index)
+    assert "<1.0" in required[newest_met]["huggingface-hub"] and ">=1" in required["5.0.0"]["huggingface-hub"]
+    config.write_text("model_name_or_path: m\nmax_length: 1024\nwarmup_ratio: 0.1\n")
+    found = diagnostic(read_plan(config), "warmup_ratio")
+    assert found.kind == "upcoming_deprecation" or "still has it" in found.message
+    # no hub pin: the newest transformers, which lacks warmup_ratio
+    assert history.allowed("transformers", with_companions(find_pins(_install(tmp_path / "b", "")), history)) is None
+
+
+def test_a_transformers_pin_caps_trl_at_the_newest_release_whose_floor_it_meets(tmp_path):
+    """yhz5613813/POER pins transformers==4.51.2 and leaves trl open: trl 0.20 requires transformers>=4.53.2, so pip
+    installs trl 0.19, whose GRPOConfig still has max_prompt_length and lost vllm_device in 0.18."""
+    from seqprof.config.versions import with_dependency_floor
+
+    history = KeyHistory.load()
+    config = _install(tmp_path, "transformers==4.51.2\ntrl\n")
+    pins = with_dependency_floor(find_pins(config), history, "trl", "transformers")
+    from packaging.specifiers import SpecifierSet
+
+    allowed = history.allowed("trl", pins)
+    assert allowed[-1].startswith("0.19")  # pip takes the newest whose floor 4.51.2 meets; 0.20's does not
+    assert "4.51.2" in SpecifierSet(history.requires("trl", allowed[-1], "transformers"))
+    assert "4.51.2" not in SpecifierSet(history.requires("trl", "0.20.0", "transformers"))
+    config.write_text("model_name_or_path: m\nnum_generations: 8\nmax_prompt_length: 512\nvllm_device: cuda:1\n")
+    plan = read_plan(config)
+    assert diagnostic(plan, "vllm_device").kind == "removed_key"
+    assert diagnostic(plan, "max_prompt_length").kind != "removed_key"  # 0.19 has it: a warning for the upgrade
+
+
+def test_a_range_whose_newest_release_has_the_key_is_an_upgrade_warning_even_if_older_ones_predate_it():
+    """trl<0.20 allows 0.8-0.13, whose GRPOConfig did not exist yet: what pip installs (0.19) has max_prompt_length."""
+    history = KeyHistory.load()
+    allowed = [v for v in history.versions("trl") if history.versions("trl").index(v) <= history.versions("trl").index("0.19.1")]
+    found = history.removal_among("trl", "max_prompt_length", ["GRPOConfig"], allowed, "trl<0.20")
+    assert found.verdict == "warning" and "trl 0.28 removes it" in found.detail

@@ -43,6 +43,12 @@ def read_plan(path: str | Path, dialect: str | None = None, versions: str | None
 
         if read_as_a_dict(cfg.path, cfg.data) and not _is_the_framework(cfg.path, name):
             name, own_parser = dialects.UNKNOWN, False  # the project's code reads most keys out of the mapping itself
+    elif not dialect and name == "axolotl":
+        from seqprof.config.dialects.own_schema import read_by_its_own_trainer
+        from seqprof.config.project_fields import framework_fork
+
+        if read_by_its_own_trainer(cfg.path, cfg.data) and framework_fork(cfg.path) is None:
+            name = dialects.UNKNOWN  # a script of the project's own reads axolotl's key names, axolotl never does
     settings: dict = {}
     found: list[ConfigDiagnostic] = list(cfg.diagnostics)
     if name == dialects.UNKNOWN and not dialect:  # the project's code may still hand its keys to TrainingArguments

@@ -720,7 +720,7 @@ class KeyHistory:
         if not having or order[-1] in having:
             return None
         removed_in = self.removed_in(package, having)
-        if all(v in having for v in allowed):
+        if max(allowed, key=order.index) in having:  # what pip installs has it (older allowed ones may predate it)
             return Removal(package, removed_in, "warning",
                            f"{pinned} still has it, {removed_in} removes it: it breaks on that upgrade")
         newest = self.release(package, max(allowed, key=order.index))
@@ -802,6 +802,40 @@ def with_requirement(pins: Pins, history: KeyHistory, package: str, dependency: 
     return joined
 
 
+def with_dependency_floor(pins: Pins, history: KeyHistory, package: str, dependency: str) -> Pins:
+    """*pins* and a cap on *package* where the project pins *dependency* below what its newer releases require: trl
+    1.16 requires transformers>=4.56.2, so beside transformers==4.51.2 pip installs trl 0.19 (0.20 requires >=4.53.2),
+    whose GRPOConfig still has max_prompt_length. Unchanged when *package* is pinned exactly or to a commit, or
+    *dependency* is not pinned, or no release of *package* meets the pin (the pins then conflict; the project's own
+    range stands)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    if any(p.exact for p in pins.pins.get(package, ())) or pins.vcs(package) is not None or pins.vcs(dependency):
+        return pins
+    own = pins.of(dependency)
+    candidates = [p.specifier[2:] for p in own if re.fullmatch(r"==\d[\w.]*", p.specifier)][:1] or \
+        history.allowed(dependency, pins) or []
+    if not own or not candidates:
+        return pins
+    order = history.versions(package)
+    allowed = history.allowed(package, pins) or order
+
+    def meets(version: str) -> bool:
+        spec = history.requires(package, version, dependency)
+        try:
+            return not spec or any(SpecifierSet(spec).contains(c, prereleases=True) for c in candidates)
+        except InvalidSpecifier:
+            return True
+
+    keep = [v for v in allowed if meets(v)]
+    if not keep or keep[-1] == allowed[-1]:
+        return pins
+    first_out = next(v for v in allowed if order.index(v) > order.index(keep[-1]))
+    why = f"{dependency}{own[0].specifier} ({own[0].source}); {package} {minor(first_out)} requires " \
+          f"{dependency}{history.requires(package, first_out, dependency)}"
+    return Pins({**pins.pins, package: pins.pins.get(package, ()) + (Pin(package, f"<{minor(first_out)}.0", why),)}, pins.notes)
+
+
 def with_companions(pins: Pins, history: KeyHistory) -> Pins:
     """*pins* (read from a project's files) and the trl / transformers caps of the vLLM or Unsloth release a fresh
     install of them gets: a project listing `vllm` beside an open `transformers` runs a transformers below what
@@ -847,7 +881,7 @@ def with_shared_dependencies(pins: Pins, history: KeyHistory) -> Pins:
             first_out = next(v for v in allowed if order.index(v) > order.index(keep[-1]))  # the first it misses
             why = f"{library}{own[0].specifier} ({own[0].source}); {framework} {minor(first_out)} requires " \
                   f"{library}{table[first_out][library]}"
-            pins = Pins({**pins.pins, framework: pins.pins.get(framework, ()) + (Pin(framework, f"<{first_out}", why),)},
+            pins = Pins({**pins.pins, framework: pins.pins.get(framework, ()) + (Pin(framework, f"<{minor(first_out)}.0", why),)},
                         pins.notes)
     return pins
 

@@ -8,11 +8,15 @@ dialects decline such files (detect scores 0), and lint says why (seqprof.lint.r
 
 from __future__ import annotations
 
+import os
+import re
+
 from collections.abc import Mapping
 from functools import cache
+from pathlib import Path
 from typing import Any
 
-from seqprof.config.project_fields import IDENTIFIER
+from seqprof.config.project_fields import IDENTIFIER, SKIPPED_FOLDERS
 from seqprof.config.versions import KeyHistory
 
 # a project's own names for what TrainingArguments / ModelConfig call otherwise: a file that writes two of them (and
@@ -84,3 +88,59 @@ def read_as_a_dict(config_path: str, data: Mapping[str, Any]) -> dict[str, str]:
     if best is None or len(best[1]) * 2 <= len(keys):
         return {}
     return {key: f"{best[0]}:{line}" for key, line in best[1]}
+
+
+def read_by_its_own_trainer(config_path: str, data: Mapping[str, Any]) -> dict[str, str]:
+    """read_as_a_dict for an axolotl-shaped file, when the one project file that reads most of its keys never imports
+    or runs axolotl, and a command of the project runs that file on this config while none runs axolotl on it:
+    PrasannS's run_hotpotqa_*.sh runs train_chunked_fast.py, which builds its own TrainingArguments from
+    cfg.get("micro_batch_size"), on one of its axolotl-shaped configs; its siblings go to `axolotl.cli.train`."""
+    from seqprof.config.project_fields import project_root
+
+    reads = read_as_a_dict(config_path, data)
+    files = {where.rsplit(":", 1)[0] for where in reads.values()}
+    if len(files) != 1:
+        return {}
+    reader = files.pop()
+    root = project_root(config_path)
+    try:
+        text = (root / reader).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return {}
+    if RUNS_AXOLOTL.search(text):
+        return {}
+    commands = launch_lines(root, Path(config_path).name)
+    runs_reader = any(Path(reader).name in line for line in commands)
+    return reads if runs_reader and not any(RUNS_AXOLOTL.search(line) for line in commands) else {}
+
+
+# code that imports axolotl or starts it (`-m axolotl.cli.train`, `["axolotl", "train", ...]`, `axolotl train`)
+RUNS_AXOLOTL = re.compile(r"\bimport\s+axolotl|\bfrom\s+axolotl\b|axolotl\.cli|[\"']axolotl[\"']\s*,|"
+                          r"\baxolotl\s+(?:train|preprocess|fetch|inference|merge)", re.I)
+LAUNCHERS = (".sh", ".bash", ".slurm", ".sbatch", ".py", ".md", ".yaml", ".yml")
+MAX_LAUNCH_FILES = 2000
+
+
+def launch_lines(root: Path, name: str) -> list[str]:
+    """The lines of the project's scripts, job files and docs that name file *name* (a backslash-continued command
+    read as one line)."""
+    out: list[str] = []
+    seen = 0
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_FOLDERS)
+        for file in sorted(names):
+            if seen >= MAX_LAUNCH_FILES:
+                return out
+            if not (file.endswith(LAUNCHERS) or file == "Makefile") or file == name:
+                continue
+            seen += 1
+            try:
+                path = Path(folder) / file
+                if path.stat().st_size > 512 * 1024:
+                    continue
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            if name in text:
+                out += [line for line in re.sub(r"\\\r?\n", " ", text).splitlines() if name in line]
+    return out

@@ -19,20 +19,27 @@ PATH_TRAINERS = {"sft": "sft", "dpo": "dpo", "kto": "kto", "orpo": "orpo", "grpo
 
 def path_trainer(path: str | None) -> str | None:
     """The one trainer the config's file name and folders name (recipes/x/dpo/config.yaml, sft_config.yaml), if any;
-    two named say nothing (dpo/kto_pair.yaml), and the repository's own folder (the one holding .git) is no part of
-    it (configs/rloo.yaml in LLM-RLHF-Tuning-with-PPO-and-DPO is RLOO's)."""
+    two named say nothing (dpo/kto_pair.yaml). The repository's own name (the folder holding .git) counts only when
+    nothing below it names one: configs/rloo.yaml in LLM-RLHF-Tuning-with-PPO-and-DPO is RLOO's, configs/train.yaml
+    in SFT_project SFT's."""
     if not path:
         return None
     import re
 
     parts = Path(path).parts
-    words: set[str] = set()
+    below: set[str] = set()
+    root_words: set[str] = set()
     for depth in range(min(4, len(parts))):
+        words = {w.lower() for w in re.split(r"[^A-Za-z0-9]+", parts[-1 - depth])}
         if depth and _repository_root(Path(*parts[:len(parts) - depth])):
+            root_words = words
             break
-        words |= {w.lower() for w in re.split(r"[^A-Za-z0-9]+", parts[-1 - depth])}
-    named = {PATH_TRAINERS[w] for w in words if w in PATH_TRAINERS}
-    return named.pop() if len(named) == 1 else None
+        below |= words
+    for words in (below, root_words):
+        named = {PATH_TRAINERS[w] for w in words if w in PATH_TRAINERS}
+        if named:
+            return named.pop() if len(named) == 1 else None
+    return None
 
 
 def _repository_root(folder: Path) -> bool:

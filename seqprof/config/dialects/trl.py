@@ -56,7 +56,7 @@ from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_fields import project_fields, read_by_project
 from seqprof.config.versions import (KeyHistory, Pins, assumed, describe_versions, pins_beside, with_companions,
-                                     with_requirement)
+                                     with_dependency_floor, with_requirement)
 
 NAME = "trl"
 USES_PINS = True  # read_plan hands build() the version pins (--versions, else the files beside the config)
@@ -414,8 +414,8 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     """Canonical settings of a TRL config; keys judged against *pins* (default: the files beside the config)."""
     b = Builder(cfg)
     history = KeyHistory.load()
-    pins = with_requirement(pins if pins is not None else with_companions(pins_beside(cfg.path), history), history,
-                            "trl", "transformers")
+    pins = pins if pins is not None else with_companions(pins_beside(cfg.path), history)
+    pins = with_requirement(with_dependency_floor(pins, history, "trl", "transformers"), history, "trl", "transformers")
     data = cfg.data
     if variant in VARIANTS:
         trainer, why = variant, "given as the dialect"
