@@ -744,3 +744,13 @@ def test_an_axolotl_shaped_file_its_own_script_runs_is_the_script_s(tmp_path: Pa
     own = read_plan(_write(tmp_path / "configs", "own.yml", body))
     upstream = read_plan(_write(tmp_path / "configs", "upstream.yml", body))
     assert (own.dialect, upstream.dialect) == ("unknown", "axolotl")
+
+
+def test_axolotl_datasets_of_type_pretrain_are_continued_pretraining(tmp_path: Path) -> None:
+    """cl4wb0rg/knowledge-lora's cpt_config.yaml: every dataset is `type: pretrain` (axolotl's
+    prompt_strategies/pretrain.py tokenizes raw text in strides, no prompt): pre-training, as pretraining_dataset is."""
+    body = "base_model: Qwen/Qwen3-4B\nsequence_len: 2048\nmicro_batch_size: 1\ngradient_accumulation_steps: 4\n"
+    cpt = read_plan(_write(tmp_path, "cpt.yaml", body + "datasets:\n  - path: data/tok\n    type: pretrain\n"))
+    mixed = read_plan(_write(tmp_path, "mixed.yaml", body + "datasets:\n  - path: a\n    type: pretrain\n"
+                                                            "  - path: b\n    type: alpaca\n"))
+    assert (cpt.get("trainer"), mixed.get("trainer")) == ("pretrain", "sft")

@@ -212,6 +212,12 @@ def _allows_before(pins: Pins, package: str, version: str) -> bool:
     return False
 
 
+def _all_of_type(datasets: Any, kind: str) -> bool:
+    """Every entry of an axolotl `datasets` list has `type: <kind>` (continued pre-training through `type: pretrain`)."""
+    return isinstance(datasets, list) and bool(datasets) and all(
+        isinstance(d, Mapping) and d.get("type") == kind for d in datasets)
+
+
 def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = None) -> DialectResult:
     """Canonical settings of an axolotl config; keys judged against *pins* (default: the files beside it)."""
     b = Builder(cfg)
@@ -227,6 +233,8 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
             b.derived("trainer", "prm", "process_reward_model")
         elif b.present("pretraining_dataset"):
             b.derived("trainer", "pretrain", "pretraining_dataset")
+        elif _all_of_type(b.raw("datasets"), "pretrain"):  # prompt_strategies/pretrain.py: raw text, no prompt
+            b.derived("trainer", "pretrain", "datasets")
         b.default("trainer", "sft", "no rl key: axolotl runs supervised fine-tuning")
     # lengths and batches
     b.stated("max_seq_length", "sequence_len", as_number)
