@@ -599,7 +599,8 @@ def _version_attribute(root: Path, attr: str) -> tuple[str, str] | None:
     module, _, name = attr.rpartition(".")
     if not module or ".." in module:
         return None
-    for file in (root.joinpath(*module.split(".")) / "__init__.py", root.joinpath(*module.split(".")).with_suffix(".py")):
+    base = root.joinpath(*module.split("."))
+    for file in (base / "__init__.py", base.with_suffix(".py")):
         if file.is_file():
             found = re.search(rf"^{re.escape(name)}\s*=\s*[\"']([^\"']+)[\"']", _text(file), re.M)
             return (found.group(1), file.relative_to(root).as_posix()) if found else None
@@ -827,13 +828,27 @@ def with_dependency_floor(pins: Pins, history: KeyHistory, package: str, depende
         except InvalidSpecifier:
             return True
 
-    keep = [v for v in allowed if meets(v)]
-    if not keep or keep[-1] == allowed[-1]:
+    first_out = _first_missed(allowed, meets, order)
+    if first_out is None:
         return pins
-    first_out = next(v for v in allowed if order.index(v) > order.index(keep[-1]))
     why = f"{dependency}{own[0].specifier} ({own[0].source}); {package} {minor(first_out)} requires " \
           f"{dependency}{history.requires(package, first_out, dependency)}"
-    return Pins({**pins.pins, package: pins.pins.get(package, ()) + (Pin(package, f"<{minor(first_out)}.0", why),)}, pins.notes)
+    return _capped(pins, package, first_out, why)
+
+
+def _first_missed(allowed: Sequence[str], meets, order: Sequence[str]) -> str | None:
+    """The first release of *allowed* above the newest that *meets* what the project pins; None when the newest
+    allowed meets it (nothing to cap) or none does (a conflict: the project's own range stands)."""
+    keep = [v for v in allowed if meets(v)]
+    if not keep or keep[-1] == allowed[-1]:
+        return None
+    return next(v for v in allowed if order.index(v) > order.index(keep[-1]))
+
+
+def _capped(pins: Pins, package: str, first_out: str, why: str) -> Pins:
+    """*pins* with *package* capped below *first_out*'s minor release (a generated version stands for its minor)."""
+    cap = Pin(package, f"<{minor(first_out)}.0", why)
+    return Pins({**pins.pins, package: pins.pins.get(package, ()) + (cap,)}, pins.notes)
 
 
 def with_companions(pins: Pins, history: KeyHistory) -> Pins:
@@ -875,14 +890,10 @@ def with_shared_dependencies(pins: Pins, history: KeyHistory) -> Pins:
                 except InvalidSpecifier:
                     return True
 
-            keep = [v for v in allowed if meets(v)]
-            if not keep or keep[-1] == allowed[-1]:
-                continue
-            first_out = next(v for v in allowed if order.index(v) > order.index(keep[-1]))  # the first it misses
-            why = f"{library}{own[0].specifier} ({own[0].source}); {framework} {minor(first_out)} requires " \
-                  f"{library}{table[first_out][library]}"
-            pins = Pins({**pins.pins, framework: pins.pins.get(framework, ()) + (Pin(framework, f"<{minor(first_out)}.0", why),)},
-                        pins.notes)
+            first_out = _first_missed(allowed, meets, order)
+            if first_out is not None:
+                pins = _capped(pins, framework, first_out, f"{library}{own[0].specifier} ({own[0].source}); "
+                               f"{framework} {minor(first_out)} requires {library}{table[first_out][library]}")
     return pins
 
 

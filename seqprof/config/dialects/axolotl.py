@@ -213,7 +213,7 @@ def _allows_before(pins: Pins, package: str, version: str) -> bool:
 
 
 def _all_of_type(datasets: Any, kind: str) -> bool:
-    """Every entry of an axolotl `datasets` list has `type: <kind>` (continued pre-training through `type: pretrain`)."""
+    """Every entry of an axolotl `datasets` list has `type: <kind>` (`type: pretrain`: continued pre-training)."""
     return isinstance(datasets, list) and bool(datasets) and all(
         isinstance(d, Mapping) and d.get("type") == kind for d in datasets)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path

@@ -86,7 +86,8 @@ def lora_target_typos(plan: Plan) -> list[TargetTypo]:
         if name.lower() in lowered or len(name) < 4:
             continue
         limit = 2 if len(name) >= 8 else 1
-        close = sorted((levenshtein(name.lower(), k.lower(), limit), k) for k in known if abs(len(k) - len(name)) <= limit)
+        close = sorted((levenshtein(name.lower(), k.lower(), limit), k) for k in known
+                       if abs(len(k) - len(name)) <= limit)
         close = [(d, k) for d, k in close if d <= limit]
         if close and (len(close) == 1 or close[0][0] < close[1][0]):
             out.append(TargetTypo(key=setting.key, file=setting.file, line=setting.line, value=entry,
