@@ -754,3 +754,17 @@ def test_axolotl_datasets_of_type_pretrain_are_continued_pretraining(tmp_path: P
     mixed = read_plan(_write(tmp_path, "mixed.yaml", body + "datasets:\n  - path: a\n    type: pretrain\n"
                                                             "  - path: b\n    type: alpaca\n"))
     assert (cpt.get("trainer"), mixed.get("trainer")) == ("pretrain", "sft")
+
+
+def test_online_dpo_recipes_are_read_as_online_dpo(tmp_path: Path) -> None:
+    """mnoukhov/async_rlhf's configs/onlinedpo_pythia1b_tldr.yml: online_dpo.py parses it with OnlineDPOConfig; its
+    path says onlinedpo, and its only DPO key (loss_type) is one several trainers share."""
+    from seqprof.config.dialects.recipes import path_trainer
+
+    assert [path_trainer(p) for p in ("configs/onlinedpo_pythia1b.yml", "recipes/online_dpo/config.yaml",
+                                      "recipes/dpo/config.yaml")] == ["online_dpo", "online_dpo", "dpo"]
+    (tmp_path / "configs").mkdir()
+    plan = read_plan(_write(tmp_path / "configs", "onlinedpo_pythia410m_tldr.yml",
+                            "model_name_or_path: EleutherAI/pythia-410m\ndataset_name: trl-lib/tldr\n"
+                            "loss_type: sigmoid\nlearning_rate: 3.0e-6\nper_device_train_batch_size: 16\n"))
+    assert (plan.dialect, plan.get("trainer")) == ("trl", "online_dpo")

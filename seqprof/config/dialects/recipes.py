@@ -36,7 +36,9 @@ def path_trainer(path: str | None) -> str | None:
             break
         below |= words
     for words in (below, root_words):
-        named = {PATH_TRAINERS[w] for w in words if w in PATH_TRAINERS}
+        if "onlinedpo" in words or {"online", "dpo"} <= words:  # onlinedpo_pythia1b.yml, online_dpo/config.yaml
+            words = (words - {"online", "dpo", "onlinedpo"}) | {"online_dpo"}
+        named = {PATH_TRAINERS.get(w, "online_dpo" if w == "online_dpo" else None) for w in words} - {None}
         if named:
             return named.pop() if len(named) == 1 else None
     return None

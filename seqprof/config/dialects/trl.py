@@ -166,9 +166,9 @@ def trl_fields() -> frozenset[str]:
     return frozenset(k for keys in classes.values() for k in keys)
 
 
-# the config class of each trainer, whose fields (with TrainingArguments' and the argument classes') are what a
-# near miss can be a typo of: `adv_alpha` in a GRPO recipe is no typo of DPOConfig's `ld_alpha`
-TYPO_CLASSES = {"sft": "SFTConfig", "dpo": "DPOConfig", "kto": "KTOConfig", "orpo": "ORPOConfig", "cpo": "CPOConfig",
+# the config class of each trainer: the history that judges its keys, and the fields (with TrainingArguments' and the
+# argument classes') a near miss can be a typo of: `adv_alpha` in a GRPO recipe is no typo of DPOConfig's `ld_alpha`
+CONFIG_CLASSES = {"sft": "SFTConfig", "dpo": "DPOConfig", "kto": "KTOConfig", "orpo": "ORPOConfig", "cpo": "CPOConfig",
                 "grpo": "GRPOConfig", "rloo": "RLOOConfig", "online_dpo": "OnlineDPOConfig", "reward": "RewardConfig",
                 "gkd": "GKDConfig"}
 
@@ -182,7 +182,7 @@ def _only_fields() -> dict[str, frozenset[str]]:
     """Trainer -> the fields its config class alone has (RewardConfig's center_rewards_coefficient)."""
     classes = load_keys_file("trl_configs")["classes"]
     return {trainer: frozenset(classes.get(cls, ())) - frozenset().union(
-        *(frozenset(v) for k, v in classes.items() if k != cls)) for trainer, cls in TYPO_CLASSES.items()}
+        *(frozenset(v) for k, v in classes.items() if k != cls)) for trainer, cls in CONFIG_CLASSES.items()}
 
 
 def keyspace(trainer: str, history: KeyHistory | None = None) -> Keyspace:
@@ -204,8 +204,8 @@ def keyspace(trainer: str, history: KeyHistory | None = None) -> Keyspace:
     known = (base.known | trl_fields() | {"gradient_checkpointing"} | ACCELERATE_LAUNCH_KEYS) \
         - set(renamed) - set(deprecated)
     typo_targets = None
-    if trainer in TYPO_CLASSES:  # another trainer's field is accepted (the trainer may be misread), never advised
-        own = _fields(TYPO_CLASSES[trainer]) | frozenset().union(*(_fields(c) for c in (*ARGUMENT_CLASSES, "cli")))
+    if trainer in CONFIG_CLASSES:  # another trainer's field is accepted (the trainer may be misread), never advised
+        own = _fields(CONFIG_CLASSES[trainer]) | frozenset().union(*(_fields(c) for c in (*ARGUMENT_CLASSES, "cli")))
         typo_targets = frozenset(known & ((base.typo_targets or base.known) | own | ACCELERATE_LAUNCH_KEYS
                                           | {"gradient_checkpointing"}))
     return Keyspace(known=frozenset(known), renamed=renamed, deprecated=deprecated, typo_targets=typo_targets)
@@ -222,7 +222,7 @@ def removed_fields(history: KeyHistory) -> dict[str, list[str]]:
 
 def lookup_classes(trainer: str, key: str, history: KeyHistory) -> list[str]:
     """The TRL classes whose history decides *key*: the trainer's config and the script arguments, else any."""
-    own = [c for c in (TRAINER_CLASSES.get(trainer, "SFTConfig"), *ARGUMENT_CLASSES) if key in history.ever("trl", [c])]
+    own = [c for c in (CONFIG_CLASSES.get(trainer, "SFTConfig"), *ARGUMENT_CLASSES) if key in history.ever("trl", [c])]
     if own:
         return own
     listed = [c for c in load_keys_file("trl_configs")["classes"] if c != "cli"]
@@ -256,7 +256,7 @@ def premature_keys(cfg: LoadedConfig, trainer: str, pins: Pins, history: KeyHist
     """Top-level keys of a TRL config that the pinned trl (or transformers, for TrainingArguments fields) does not
     have yet: TrlParser hands every key to HfArgumentParser, which refuses ones no dataclass declares."""
     out: list[ConfigDiagnostic] = []
-    trainer_class = TRAINER_CLASSES.get(trainer, "SFTConfig")
+    trainer_class = CONFIG_CLASSES.get(trainer, "SFTConfig")
     allowed = set(history.allowed("trl", pins) or ())
     class_released = any(history.having("trl", f, [trainer_class]) & allowed
                          for f in history.ever("trl", [trainer_class]))
@@ -383,10 +383,10 @@ def infer_trainer(data: Mapping[str, Any], path: str | None = None) -> tuple[str
     grpo = keys & GRPO_KEYS
     named = path_trainer(path)
     own = _only_fields()
-    for trainer in ("reward", "rloo"):
+    for trainer in ("reward", "rloo", "online_dpo"):
         if keys & own[trainer] and named in (None, trainer):  # a grpo/ path over normalize_advantages: a variant
             return trainer, "inferred from " + ", ".join(sorted(keys & own[trainer])) + \
-                f" (fields only {TYPO_CLASSES[trainer]} has)"
+                f" (fields only {CONFIG_CLASSES[trainer]} has)"
     if grpo and named == "rloo" and grpo <= _fields("RLOOConfig"):
         return "rloo", (f"the path names rloo ({Path(path).name}); its GRPO keys, {', '.join(sorted(grpo))}, are "
                         "fields of RLOOConfig too")
