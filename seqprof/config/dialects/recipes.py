@@ -14,7 +14,7 @@ from seqprof.config.project_fields import project_name
 from seqprof.config.versions import KeyHistory, Pins
 
 PATH_TRAINERS = {"sft": "sft", "dpo": "dpo", "kto": "kto", "orpo": "orpo", "grpo": "grpo", "cpo": "cpo", "rloo": "rloo",
-                 "ppo": "ppo", "pretrain": "pretrain", "rm": "reward"}
+                 "ppo": "ppo", "pretrain": "pretrain", "rm": "reward", "onlinedpo": "online_dpo"}
 
 
 def path_trainer(path: str | None) -> str | None:
@@ -36,9 +36,9 @@ def path_trainer(path: str | None) -> str | None:
             break
         below |= words
     for words in (below, root_words):
-        if "onlinedpo" in words or {"online", "dpo"} <= words:  # onlinedpo_pythia1b.yml, online_dpo/config.yaml
-            words = (words - {"online", "dpo", "onlinedpo"}) | {"online_dpo"}
-        named = {PATH_TRAINERS.get(w, "online_dpo" if w == "online_dpo" else None) for w in words} - {None}
+        if {"online", "dpo"} <= words:  # online_dpo/config.yaml is onlinedpo_pythia1b.yml's trainer, not DPO's
+            words = (words - {"online", "dpo"}) | {"onlinedpo"}
+        named = {PATH_TRAINERS[w] for w in words if w in PATH_TRAINERS}
         if named:
             return named.pop() if len(named) == 1 else None
     return None

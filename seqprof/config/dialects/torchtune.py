@@ -227,16 +227,18 @@ def _gone_from_checkout(cfg: LoadedConfig, nodes: list[tuple[str, str]], history
             if order.index(last) + 1 < len(order) else ""
         out.append(ConfigDiagnostic(
             kind="removed_key", key=where, file=cfg.path, line=cfg.line(where) or cfg.line(dotted) or 1,
-            message=(f"'{path}' is not in this torchtune checkout ({found[1]} names no '{found[2]}'){dropped}" + (f"; the checkout has '{moved}'" if successor and successor[0] else "") +
-                     ": config.instantiate cannot import it"),
+            message=(f"'{path}' is not in this torchtune checkout ({found[1]} names no '{found[2]}'){dropped}"
+                     + (f"; the checkout has '{moved}'" if successor and successor[0] else "")
+                     + ": config.instantiate cannot import it"),
             suggestion=moved if successor and successor[0] else None))
     return out
 
 
 def _defined_in(root: Path, path: str) -> tuple[bool, str, str] | None:
     """(whether the source tree at *root* defines dotted *path*, the module file that decides, the name it looks
-    for there); None when the package's own __init__.py is not there. The longest module prefix of the path decides: a module that is the
-    whole path exists; else its text names the rest's first part (a def, a class, an import)."""
+    for there); None when the package's own __init__.py is not there. The longest module prefix of the path
+    decides: a module that is the whole path exists; else its text names the rest's first part (a def, a class, an
+    import)."""
     parts = path.split(".")
     if not (root / parts[0] / "__init__.py").is_file():
         return None

@@ -169,8 +169,8 @@ def trl_fields() -> frozenset[str]:
 # the config class of each trainer: the history that judges its keys, and the fields (with TrainingArguments' and the
 # argument classes') a near miss can be a typo of: `adv_alpha` in a GRPO recipe is no typo of DPOConfig's `ld_alpha`
 CONFIG_CLASSES = {"sft": "SFTConfig", "dpo": "DPOConfig", "kto": "KTOConfig", "orpo": "ORPOConfig", "cpo": "CPOConfig",
-                "grpo": "GRPOConfig", "rloo": "RLOOConfig", "online_dpo": "OnlineDPOConfig", "reward": "RewardConfig",
-                "gkd": "GKDConfig"}
+                  "grpo": "GRPOConfig", "rloo": "RLOOConfig", "online_dpo": "OnlineDPOConfig",
+                  "reward": "RewardConfig", "gkd": "GKDConfig"}
 
 
 def _fields(cls: str) -> frozenset[str]:
