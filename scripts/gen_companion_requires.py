@@ -111,20 +111,7 @@ def releases(package: str) -> dict[str, str]:
 
 def caps(requires_dist: list[str] | None) -> dict[str, str]:
     """dependency -> its specifier, for the DEPENDENCIES a release caps (markers for Linux)."""
-    from packaging.markers import Marker
-    from packaging.requirements import InvalidRequirement, Requirement
-
-    out: dict[str, str] = {}
-    for line in requires_dist or ():
-        try:
-            req = Requirement(line)
-        except InvalidRequirement:
-            continue
-        name = req.name.lower().replace("_", "-")
-        if name in DEPENDENCIES and capped(str(req.specifier)) and \
-                (req.marker is None or Marker(str(req.marker)).evaluate(MARKER_ENV)):
-            out[name] = str(req.specifier)
-    return out
+    return requirements(requires_dist, DEPENDENCIES, keep=capped)
 
 
 def capped(specifier: str) -> bool:
@@ -132,8 +119,10 @@ def capped(specifier: str) -> bool:
     return any(part.strip().startswith(("<", "==", "~=")) for part in specifier.split(","))
 
 
-def requirements(requires_dist: list[str] | None, names: tuple[str, ...]) -> dict[str, str]:
-    """name -> the whole specifier (floors too) a release gives each of *names* (markers for Linux)."""
+def requirements(requires_dist: list[str] | None, names: tuple[str, ...], keep=lambda specifier: True
+                 ) -> dict[str, str]:
+    """name -> the specifier a release gives each of *names* (markers for Linux), where *keep* takes it (default:
+    the whole specifier, floors too)."""
     from packaging.markers import Marker
     from packaging.requirements import InvalidRequirement, Requirement
 
@@ -144,7 +133,8 @@ def requirements(requires_dist: list[str] | None, names: tuple[str, ...]) -> dic
         except InvalidRequirement:
             continue
         name = req.name.lower().replace("_", "-")
-        if name in names and (req.marker is None or Marker(str(req.marker)).evaluate(MARKER_ENV)):
+        if name in names and keep(str(req.specifier)) and \
+                (req.marker is None or Marker(str(req.marker)).evaluate(MARKER_ENV)):
             out[name] = str(req.specifier)
     return out
 
