@@ -851,6 +851,13 @@ def _capped(pins: Pins, package: str, first_out: str, why: str) -> Pins:
     return Pins({**pins.pins, package: pins.pins.get(package, ()) + (cap,)}, pins.notes)
 
 
+def with_trl_and_transformers(pins: Pins, history: KeyHistory) -> Pins:
+    """*pins* with trl capped where a transformers pin misses newer trl releases' floors, then transformers capped by
+    what the trl release pip picks requires: the pair a fresh install of the project gets."""
+    pins = with_dependency_floor(pins, history, "trl", "transformers")
+    return with_requirement(pins, history, "trl", "transformers")
+
+
 def with_companions(pins: Pins, history: KeyHistory) -> Pins:
     """*pins* (read from a project's files) and the trl / transformers caps of the vLLM or Unsloth release a fresh
     install of them gets: a project listing `vllm` beside an open `transformers` runs a transformers below what

@@ -17,8 +17,7 @@ from seqprof.config.dialects.common import check_keys
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_calls import SECTION, Forward, project_forwards
-from seqprof.config.versions import (KeyHistory, Pins, assumed, pins_beside, with_companions, with_dependency_floor,
-                                     with_requirement)
+from seqprof.config.versions import KeyHistory, Pins, assumed, pins_beside, with_companions, with_trl_and_transformers
 
 VERSION_KINDS = frozenset({"deprecated_key", "renamed_key", "removed_key", "upcoming_deprecation"})
 TRAINER_OF = {cls: trainer for trainer, cls in trl.TRAINER_CLASSES.items()}
@@ -78,7 +77,7 @@ def _judged(forward: Forward, value, line: int, path: str, pins: Pins, history: 
                           removal=hf.removal_judge(pins, history), arrival=hf.arrival_judge(pins, history),
                           assumption=assumed(["transformers"], pins, history))
     trainer = TRAINER_OF.get(forward.cls, "sft")
-    pins = with_requirement(with_dependency_floor(pins, history, "trl", "transformers"), history, "trl", "transformers")
+    pins = with_trl_and_transformers(pins, history)
     return check_keys(one, trl.keyspace(trainer, history), dialect_label=trl.LABEL,
                       removal=trl.removal_judge(trainer, pins, history),
                       arrival=trl.arrival_judge(trainer, pins, history),

@@ -56,7 +56,7 @@ from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_fields import project_fields, read_by_project
 from seqprof.config.versions import (KeyHistory, Pins, assumed, describe_versions, pins_beside, with_companions,
-                                     with_dependency_floor, with_requirement)
+                                     with_trl_and_transformers)
 
 NAME = "trl"
 USES_PINS = True  # read_plan hands build() the version pins (--versions, else the files beside the config)
@@ -415,7 +415,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     b = Builder(cfg)
     history = KeyHistory.load()
     pins = pins if pins is not None else with_companions(pins_beside(cfg.path), history)
-    pins = with_requirement(with_dependency_floor(pins, history, "trl", "transformers"), history, "trl", "transformers")
+    pins = with_trl_and_transformers(pins, history)
     data = cfg.data
     if variant in VARIANTS:
         trainer, why = variant, "given as the dialect"
