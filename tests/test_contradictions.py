@@ -124,3 +124,35 @@ def test_several_legacy_attention_flags_resolve_in_axolotls_order(tmp_path):
     config.write_text((CONFIGS / AX_FLASH_FLAG).read_text() + "sage_attention: true\n")
     plan = read_plan(str(config))
     assert (plan.get("attn_implementation"), plan.setting("attn_implementation").key) == ("sage", "sage_attention")
+
+
+LLAMAFACTORY_DUPLICATE = ("model_name_or_path: m\nstage: sft\ndo_train: true\nfinetuning_type: lora\n"
+                          "dataset: alpaca_en_demo\nper_device_train_batch_size: 1\nper_device_train_batch_size: 1\n"
+                          "learning_rate: 1.0e-4\nlearning_rate: 2.0e-4\n")
+
+
+@pytest.mark.parametrize("loader, refused", [
+    # llamafactory 0.9.3 hparams/parser.py read_args: yaml.safe_load, then OmegaConf.merge of the dict
+    ("        dict_config = yaml.safe_load(Path(sys.argv[1]).absolute().read_text())\n", False),
+    # 0.9.4 on: OmegaConf.load, whose loader raises "found duplicate key"
+    ("        dict_config = OmegaConf.load(Path(sys.argv[1]).absolute())\n", True),
+])
+def test_llamafactory_refuses_a_duplicate_key_only_from_its_omegaconf_loader(tmp_path, loader, refused):
+    """A config inside a copy of LLaMA-Factory is read by that copy's parser (LWL-cpu's vendored 0.9.3.dev0)."""
+    (tmp_path / ".git").mkdir()
+    parser = tmp_path / "LLaMA-Factory" / "src" / "llamafactory" / "hparams" / "parser.py"
+    parser.parent.mkdir(parents=True)
+    parser.write_text("def read_args(args=None):\n    if sys.argv[1].endswith('.yaml'):\n" + loader)
+    config = tmp_path / "LLaMA-Factory" / "examples" / "x.yaml"
+    config.parent.mkdir(parents=True)
+    config.write_text(LLAMAFACTORY_DUPLICATE)
+    codes = sorted((f.line, f.code) for f in lint(config, "SP404", "SP432", "SP433"))
+    assert codes == ([(7, "SP404"), (9, "SP404")] if refused else [(7, "SP432"), (9, "SP433")])
+    unpinned = tmp_path / "elsewhere.yaml"  # outside the copy: a fresh install, 0.9.4 or newer
+    unpinned.write_text(LLAMAFACTORY_DUPLICATE)
+    assert {f.code for f in lint(unpinned, "SP404", "SP432", "SP433")} == {"SP404"}
+    pinned = tmp_path / "pinned" / "x.yaml"
+    pinned.parent.mkdir()
+    (pinned.parent / "requirements.txt").write_text("llamafactory==0.9.3\n")
+    pinned.write_text(LLAMAFACTORY_DUPLICATE)
+    assert {f.code for f in lint(pinned, "SP404", "SP432", "SP433")} == {"SP432", "SP433"}

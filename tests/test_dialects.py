@@ -546,6 +546,9 @@ def test_did_you_mean() -> None:
     assert did_you_mean("gradient-accumulation-steps", known) == "gradient_accumulation_steps"
     assert did_you_mean("max_anchor", known) == "max-anchors"
     assert did_you_mean("wandb_project", known) is None
+    # a four-letter name one edit from another is another setting (Abhilash-003's `lora:` section is no `mora`)
+    assert did_you_mean("lora", known | {"mora", "dora"}) is None
+    assert did_you_mean("LoRA", known | {"lora"}) == "lora"  # the same name in other case still is
 
 
 def _another_word_reference(key: str, guess: str, known) -> bool:
@@ -579,6 +582,8 @@ def test_the_indexed_typo_search_answers_as_a_scan_of_every_known_key() -> None:
         norm = key.lower().replace("-", "_")
         if norm != key and norm in known:
             return norm
+        if len(norm) < 5:
+            return None
         limit = max(1, min(3, len(norm) // 4))
         best, best_rank = None, (limit + 1, 0)
         for cand in sorted(known):
@@ -768,3 +773,14 @@ def test_online_dpo_recipes_are_read_as_online_dpo(tmp_path: Path) -> None:
                             "model_name_or_path: EleutherAI/pythia-410m\ndataset_name: trl-lib/tldr\n"
                             "loss_type: sigmoid\nlearning_rate: 3.0e-6\nper_device_train_batch_size: 16\n"))
     assert (plan.dialect, plan.get("trainer")) == ("trl", "online_dpo")
+
+
+def test_an_axolotl_special_token_at_the_top_level_belongs_under_special_tokens(tmp_path):
+    """axolotl reads bos/eos/pad/unk only through SpecialTokensConfig (utils/schemas/model.py): a top-level eos_token
+    is ignored, and the fix is to nest it, not the nearest name (eot_tokens is another feature)."""
+    config = tmp_path / "axolotl.yml"
+    config.write_text("base_model: m\nmicro_batch_size: 1\ngradient_accumulation_steps: 1\n"
+                      "datasets:\n  - path: a.jsonl\n    type: alpaca\neos_token: '<|im_end|>'\neot_tokenz: []\n")
+    found = {d.key: d for d in read_plan(config).diagnostics if d.kind == "unknown_key"}
+    assert found["eos_token"].suggestion == "special_tokens.eos_token"
+    assert found["eot_tokenz"].suggestion == "eot_tokens"  # a near miss of a top-level key stays one

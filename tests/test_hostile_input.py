@@ -328,3 +328,18 @@ def test_a_name_too_long_for_the_filesystem_is_one_error_line(tmp_path, command)
     long = str(tmp_path / ("a" * 300))
     args = [a.replace("LONG", long).replace("OK", str(tmp_path / "ok.jsonl")) for a in command.split()]
     assert "too long" in _one_error(CliRunner().invoke(main, args + (["--no-cache"] if args[0] == "analyze" else [])))
+
+
+def test_save_steps_of_zero_or_below_is_saving_only_at_the_end(tmp_path):
+    """transformers sets state.save_steps from it and saves a step only when state.save_steps > 0
+    (trainer_callback.py, 4.35 to 5.25): 0 and -1 turn step saves off, nothing refuses them (AlignSFT, ElegantLin)."""
+    from seqprof.lint.facts.run import checkpoint_interval
+
+    for value in (0, -1, "0"):
+        config = tmp_path / f"save_{value}.yaml"
+        config.write_text(f"base_model: m\nmicro_batch_size: 1\ngradient_accumulation_steps: 1\nsave_steps: {value}\n")
+        result = CliRunner().invoke(main, ["lint", str(config), "--format", "json", "--select", "SP406"])
+        assert json.loads(result.stdout)["findings"] == []
+        assert checkpoint_interval({"save_steps": value}, None, 1000) == ("steps", None, True)
+    assert checkpoint_interval({"save_steps": 200}, None, 1000) == ("steps", 200, True)
+    assert checkpoint_interval({"save_steps": 0.25}, None, 1000) == ("steps", 250, True)  # a ratio of the run

@@ -214,11 +214,18 @@ def test_configs_that_could_not_be_linted_are_reported_in_every_format():
 def test_each_file_says_which_dialect_and_trainer_it_was_read_as(tmp_path):
     """Issue 13: text, JSON and SARIF name the dialect and (TRL) the trainer with the keys that decided it."""
     config = tmp_path / "grpo.yaml"
-    config.write_text("model_name_or_path: m\ndataset_name: d\nnum_generations: 8\nuse_vllm: true\n")
+    config.write_text("model_name_or_path: m\ndataset_name: d\nlearning_rate: 1.0e-6\nnum_generations: 8\n"
+                      "use_vllm: true\n")
     runner = CliRunner()
     text = runner.invoke(main, ["lint", str(config)]).output
-    assert f"Read {config} as TRL (grpo: inferred from num_generations, use_vllm (GRPOConfig keys))." in text
+    # learning_rate is TrainingArguments' too: it tells TRL from plain transformers nothing, so it is not named
+    assert (f"Read {config} as TRL (its keys model_name_or_path, dataset_name, num_generations, use_vllm); trainer grpo"
+            " (inferred from num_generations, use_vllm (GRPOConfig keys)).") in text
     as_json = json.loads(runner.invoke(main, ["lint", str(config), "--format", "json"]).stdout)
     assert as_json["files"][0]["dialect"] == "trl" and as_json["files"][0]["trainer"] == "grpo"
+    assert as_json["files"][0]["dialect_source"] == "its keys model_name_or_path, dataset_name, num_generations, use_vllm"
     sarif = json.loads(runner.invoke(main, ["lint", str(config), "--format", "sarif"]).stdout)
     assert sarif["runs"][0]["properties"]["files"][0]["trainer"] == "grpo"
+    assert sarif["runs"][0]["properties"]["files"][0]["dialect_source"].startswith("its keys model_name_or_path")
+    given = json.loads(runner.invoke(main, ["lint", str(config), "--dialect", "trl", "--format", "json"]).stdout)
+    assert given["files"][0]["dialect_source"] == "given as --dialect trl"

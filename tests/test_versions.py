@@ -655,3 +655,44 @@ def test_a_range_whose_newest_release_has_the_key_is_an_upgrade_warning_even_if_
     allowed = [v for v in history.versions("trl") if history.versions("trl").index(v) <= history.versions("trl").index("0.19.1")]
     found = history.removal_among("trl", "max_prompt_length", ["GRPOConfig"], allowed, "trl<0.20")
     assert found.verdict == "warning" and "trl 0.28 removes it" in found.detail
+
+
+def test_a_llamafactory_checkout_reads_its_version_where_its_setup_py_does(tmp_path):
+    """LLaMA-Factory's setup.py: version=get_version(), which opens os.path.join("src", "llamafactory", "extras",
+    "env.py") and takes VERSION (LWL-cpu's vendored copy at 0.9.3.dev0)."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "setup.py").write_text(
+        'import os\nimport re\n\nfrom setuptools import find_packages, setup\n\n\ndef get_version() -> str:\n'
+        '    with open(os.path.join("src", "llamafactory", "extras", "env.py"), encoding="utf-8") as f:\n'
+        '        file_content = f.read()\n        pattern = r"{}\\W*=\\W*\\"([^\\"]+)\\"".format("VERSION")\n'
+        '        (version,) = re.findall(pattern, file_content)\n        return version\n\n\n'
+        'def main():\n    setup(\n        name="llamafactory",\n        version=get_version(),\n    )\n')
+    env = tmp_path / "src" / "llamafactory" / "extras" / "env.py"
+    env.parent.mkdir(parents=True)
+    env.write_text('import platform\n\nVERSION = "0.9.3.dev0"\n')
+    config = tmp_path / "examples" / "x.yaml"
+    config.parent.mkdir()
+    config.write_text("model_name_or_path: m\nstage: sft\n")
+    pin, = find_pins(config).of("llamafactory")
+    assert pin.specifier == "==0.9.3.dev0" and pin.own
+    assert pin.source.startswith("src/llamafactory/extras/env.py")
+
+
+@pytest.mark.parametrize("name, text, specifier", [
+    # modal-projects/finetuning-workshop axolotl_sft_multigpu/main.py at its HEAD: a nightly of 2025-08-12
+    ("main.py", 'import modal\n\nimage = modal.Image.from_registry(\n'
+                '    "axolotlai/axolotl:main-20250812-py3.11-cu126-2.7.1"\n)\n', "==0.12.1"),
+    ("Dockerfile", "FROM axolotlai/axolotl:0.12.1-py3.11-cu126-2.7.1\nRUN pip install wandb\n", "==0.12.1"),
+    ("docker-compose.yml", "services:\n  train:\n    image: winglian/axolotl:main-20250101\n", "==0.6.0"),
+    ("main.py", 'IMAGE = "axolotlai/axolotl:main-latest"\n', None),  # which day: unknown
+    ("run.sh", "docker run axolotlai/axolotl-base:main-20250812 bash\n", None),  # the base image has no axolotl
+    ("main.py", 'A = "axolotlai/axolotl:0.12.1"\nB = "axolotlai/axolotl:0.19.0"\n', None),  # two releases
+])
+def test_a_framework_image_pins_the_release_it_was_built_from(tmp_path, name, text, specifier):
+    """axolotl's nightly tags carry the day they were built; the code is the last release before it (release days
+    from keys/release_dates.json: 0.12.1 on 2025-08-11, 0.12.2 on 2025-08-18)."""
+    config = _axolotl_checkout(tmp_path, {name: text})
+    found = find_pins(config).of("axolotl")
+    assert [p.specifier for p in found] == ([specifier] if specifier else [])
+    if specifier:
+        assert found[0].source.startswith(f"{name}:")

@@ -67,6 +67,7 @@ class Plan:
     diagnostics: tuple[ConfigDiagnostic, ...] = ()
     raw: Mapping[str, Any] = field(default_factory=dict)  # the parsed config (plain dicts/lists)
     key_lines: Mapping[str, int] = field(default_factory=dict)  # dotted key -> 1-based line
+    dialect_source: str = ""  # why the file was read as this dialect: the keys that decided it, the command, --dialect
 
     def get(self, name: str, default: Any = None) -> Any:
         s = self.settings.get(name)

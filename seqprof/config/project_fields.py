@@ -73,7 +73,7 @@ def _declarations_under(root: str) -> tuple[dict[str, ProjectField], frozenset[s
     """One walk of the project's argument files: their fields (first declaration wins) and their class names."""
     fields: dict[str, ProjectField] = {}
     classes: set[str] = set()
-    for file in _python_files(Path(root)):
+    for file in python_files(Path(root)):
         found, names = _declarations(file, Path(root))
         for field in found:
             fields.setdefault(field.name, field)
@@ -81,7 +81,7 @@ def _declarations_under(root: str) -> tuple[dict[str, ProjectField], frozenset[s
     return fields, frozenset(classes)
 
 
-def _python_files(root: Path) -> list[Path]:
+def python_files(root: Path) -> list[Path]:
     files: list[Path] = []
     seen = 0
     for folder, dirs, names in os.walk(root):
@@ -96,7 +96,7 @@ def _python_files(root: Path) -> list[Path]:
 def parsed_module(file: Path, needs: tuple[str, ...] = ()) -> ast.Module | None:
     """*file*'s syntax tree; None for a file that is unreadable, too large, not a regular file, not Python, or
     holds none of the words in *needs* (which spares parsing a file that cannot matter)."""
-    text = _text(file)
+    text = source_text(file)
     if not text or (needs and not any(word in text for word in needs)):
         return None
     try:
@@ -216,8 +216,8 @@ def _reads_under(root: str, keys: frozenset[str],
     forms += [rf"\.({names})\b(?!\s*[:(])"] if attributes else []
     pattern = re.compile("|".join(forms))
     out = []
-    for file in _python_files(Path(root)):
-        text = _text(file)
+    for file in python_files(Path(root)):
+        text = source_text(file)
         reads: dict[str, int] = {}
         for match in pattern.finditer(text):
             name = next(g for g in match.groups() if g)
@@ -228,7 +228,7 @@ def _reads_under(root: str, keys: frozenset[str],
     return tuple(out)
 
 
-def _text(file: Path) -> str:
+def source_text(file: Path) -> str:
     """*file*'s text; '' for a file that is unreadable, too large or not a regular file."""
     try:
         info = file.stat()

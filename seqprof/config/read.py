@@ -31,19 +31,29 @@ def read_plan(path: str | Path, dialect: str | None = None, versions: str | None
     """Read the config at *path* into a Plan; *dialect* overrides detection (e.g. 'trl_dpo'); *versions*
     ('trl==0.19.1,transformers==4.57') overrides the pins found beside the config (seqprof.config.versions)."""
     cfg = load_config(path)
+    launch = None
     if dialect:
         name, variant = dialects.resolve(dialect)
+        source = f"given as --dialect {dialect}"
     else:
+        from seqprof.config.launches import framework_launch
+
         name, variant = dialects.detect(cfg.data), None
-    own_parser = not dialect and name == "trl" and not versions and _own_parser(cfg.path, cfg.data)
+        launch = framework_launch(cfg.path)
+        if launch is not None:  # the framework's own command reads the file, whatever its keys look like
+            name, source = launch.dialect, launch.describe()
+        else:
+            keys = dialects.deciding_keys(cfg.data, name)
+            source = f"its keys {', '.join(keys)}" if keys else ""
+    own_parser = not dialect and not launch and name == "trl" and not versions and _own_parser(cfg.path, cfg.data)
     if own_parser:
-        name = "hf"
-    if not dialect and name in HAND_READ_DIALECTS:
+        name, source = "hf", "the project's own dataclasses declare most of its keys TrainingArguments lacks"
+    if not dialect and not launch and name in HAND_READ_DIALECTS:
         from seqprof.config.dialects.own_schema import read_as_a_dict
 
         if read_as_a_dict(cfg.path, cfg.data) and not _is_the_framework(cfg.path, name):
             name, own_parser = dialects.UNKNOWN, False  # the project's code reads most keys out of the mapping itself
-    elif not dialect and name == "axolotl":
+    elif not dialect and not launch and name == "axolotl":
         from seqprof.config.dialects.own_schema import read_by_its_own_trainer
         from seqprof.config.project_fields import framework_fork
 
@@ -69,14 +79,18 @@ def read_plan(path: str | Path, dialect: str | None = None, versions: str | None
     if (own_parser or name == "hf") and "trainer" not in settings:
         from seqprof.config.dialects.recipes import path_trainer
         from seqprof.config.plan import Setting
+        from seqprof.config.project_scripts import project_trainer
 
         named = path_trainer(cfg.path)  # the project's own loop over TrainingArguments: its folder names what it trains
+        built = None if named else project_trainer(cfg.path, cfg.data)  # else the TRL trainer its parser script builds
         if named:
             settings = {**settings, "trainer": Setting(named, None, None, None, f"default: the path names {named} "
                                                        "(the project's own training script reads this YAML)")}
+        elif built:
+            settings = {**settings, "trainer": Setting(built[0], None, None, None, f"default: {built[1]}")}
     found.sort(key=lambda d: (d.file != cfg.path, d.file, d.line, d.key))
     return Plan(path=cfg.path, dialect=name, settings=settings, diagnostics=tuple(found),
-                raw=cfg.data, key_lines=cfg.key_lines)
+                raw=cfg.data, key_lines=cfg.key_lines, dialect_source=source if name != dialects.UNKNOWN else "")
 
 
 def _own_parser(path: str, data: Mapping) -> bool:
@@ -102,6 +116,10 @@ def _own_parser(path: str, data: Mapping) -> bool:
     if any(k in trl_fields() for k in own if k not in fields):
         return False  # beta, max_length only TRL's configs have, and the project's classes do not: TrlParser's file
     if not pins.pins.get("trl"):
+        return True
+    from seqprof.config.project_scripts import read_by_transformers_alone
+
+    if read_by_transformers_alone(path, data):  # the scripts that parse it: HfArgumentParser, no TRL in sight
         return True
     # trl installed beside, yet the file is the project's plain HfArgumentParser YAML: the classes declaring its keys
     # include a TrainingArguments subclass of its own and none of TRL's (Yumeio's TrainingArguments(HfTrainingArguments)

@@ -19,7 +19,9 @@ POSITIVE_INT = frozenset({
     "pipeline_parallel_size", "lora_r", "pad_to_multiple_of", "ttt_length", "num_anchors", "block_size",
     "saves_per_epoch", "fsdp_version", "max_train_examples", "max_steps_per_epoch",
 })
-POSITIVE_NUMBER = frozenset({"lora_alpha", "save_steps"})
+# save_steps is not one: transformers' trainer takes 0 or a negative number as "no step saves" (state.save_steps > 0
+# guards the save in trainer_callback.py, 4.4x-5.x), so 0 / -1 mean "save only at the end" (SP301's business)
+POSITIVE_NUMBER = frozenset({"lora_alpha"})
 NON_NEGATIVE_NUMBER = frozenset({"learning_rate", "num_epochs"})
 PROBABILITY = frozenset({"lora_dropout"})
 CHECKED = POSITIVE_INT | POSITIVE_NUMBER | NON_NEGATIVE_NUMBER | PROBABILITY

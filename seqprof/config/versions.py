@@ -220,7 +220,9 @@ def _reader(name: str):
     if low.startswith("requirements") and low.endswith((".txt", ".in")):
         return read_requirements
     if low.endswith(".sh") or low == "dockerfile" or low.startswith("dockerfile.") or low.endswith(".dockerfile"):
-        return read_install_script
+        return lambda path: read_install_script(path) + image_pins(path)
+    if low.endswith(".py") and low != "setup.py" or low.startswith(("docker-compose", "compose.")):
+        return image_pins  # a launcher that runs the configs in a framework's image (Modal's from_registry)
     return {"pyproject.toml": read_pyproject, ".gitmodules": read_gitmodules, "uv.lock": read_lock,
             "poetry.lock": read_lock, "environment.yml": read_environment, "environment.yaml": read_environment,
             "setup.py": read_setup_py, "pipfile": read_pipfile, "pipfile.lock": read_pipfile_lock}.get(low)
@@ -277,6 +279,49 @@ def editable_checkout(target: str, source: str) -> Pin | None:
     folder = re.sub(r"\[[^\]]*\]$", "", target.strip("'\"")).rstrip("/\\")
     name = normalize(re.split(r"[/\\]", folder)[-1]) if folder not in ("", ".") else ""
     return Pin(name, "", f"{source} (a local checkout)", vcs=True, head=False) if name in PACKAGES else None
+
+
+# a framework's own images: the tag names the release (axolotlai/axolotl:0.12.1-py3.11-cu126-2.7.1), or the day a
+# nightly was built (main-20250812-...); main-latest and the -base images (no axolotl in them) say nothing
+_IMAGE = re.compile(r"\b(?:axolotlai|winglian)/(?P<package>axolotl)(?:-cloud)?:(?P<tag>[\w.+-]+)")
+_IMAGE_RELEASE = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)(?:-|$)")
+_IMAGE_NIGHTLY = re.compile(r"^main-(\d{4})(\d{2})(\d{2})(?:-|$)")
+
+
+def image_pins(path: Path) -> list[Pin]:
+    """The framework images a file names (a Dockerfile's FROM, a Modal launcher's from_registry, a compose file's
+    image:): a release tag is that release; a nightly is the last release before the day it was built. Two images
+    of different releases in one file say nothing."""
+    text = _text(path) if path.is_file() and path.stat().st_size <= MAX_IMAGE_FILE_BYTES else ""
+    if "axolotl" not in text:
+        return []
+    found: list[Pin] = []
+    for match in _IMAGE.finditer(text):
+        package, tag = match.group("package"), match.group("tag")
+        line = text.count("\n", 0, match.start()) + 1
+        image = f"{path.name}:{line} (image {match.group(0)}"
+        release = _IMAGE_RELEASE.match(tag)
+        nightly = _IMAGE_NIGHTLY.match(tag)
+        if release:
+            found.append(Pin(package, f"=={release.group(1)}", image + ")", exact=True))
+        elif nightly:
+            built = "-".join(nightly.groups())
+            before = _release_before(package, built)
+            if before:
+                found.append(Pin(package, f"=={before}", f"{image}, a nightly built after {before})", exact=True))
+    return found if len({pin.specifier for pin in found}) == 1 else []
+
+
+MAX_IMAGE_FILE_BYTES = 256 * 1024
+
+
+def _release_before(package: str, day: str) -> str | None:
+    """The newest release of *package* out on or before *day* (keys/release_dates.json, gen_release_dates.py)."""
+    from seqprof.config.dialects.common import load_keys_file
+
+    dates = load_keys_file("release_dates")["packages"].get(package, {})
+    out = [version for version, released in dates.items() if released <= day]
+    return out[-1] if out else None
 
 
 _PIP_INSTALL = re.compile(r"(?:^|[\s;&|(])(?:uv\s+)?(?:python[\d.]*\s+-m\s+)?pip[\d.]*\s+install\s+(.*)$")
@@ -549,8 +594,33 @@ def read_setup_py(path: Path) -> list[Pin]:
                                    f"{path.name}:{words['version'].lineno}")
                 if own is not None:
                     out.append(own)
+            elif "name" in words:  # version=get_version(), which reads it out of a module of the package
+                written = _version_module(tree, path.parent)
+                own = _own_version(words["name"].value, *written) if written else None
+                if own is not None:
+                    out.append(own)
             break
     return out
+
+
+def _version_module(tree: ast.Module, root: Path) -> tuple[str, str] | None:
+    """(version, source) from the module a setup.py reads its version out of: LLaMA-Factory's get_version() opens
+    os.path.join("src", "llamafactory", "extras", "env.py") and takes its VERSION = "0.9.3.dev0"."""
+    for node in ast.walk(tree):
+        parts = None
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "join" and node.args and all(
+                isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args):
+            parts = [a.value for a in node.args]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.endswith(".py"):
+            parts = node.value.split("/")
+        if not parts or not parts[-1].endswith(".py") or any(p in ("..", "") for p in parts):
+            continue
+        file = root.joinpath(*parts)
+        if file.is_file():
+            found = re.search(r"^(?:VERSION|__version__)\s*=\s*[\"']([^\"']+)[\"']", _text(file), re.M)
+            if found:
+                return found.group(1), f"{'/'.join(parts)} (setup.py's version)"
+    return None
 
 
 def _own_version(name: str, version: str, source: str) -> Pin | None:

@@ -83,7 +83,8 @@ def to_json(result: LintResult) -> dict[str, Any]:
     """DESIGN.md contract: findings[{code, severity, message, file, line, key}] (plus fix, rule)."""
     return {
         "findings": [f.to_dict() for f in result.findings],
-        "files": [{"path": r.path, "dialect": r.dialect, **_trainer(r), "versions": _versions(r),
+        "files": [{"path": r.path, "dialect": r.dialect, "dialect_source": _dialect_source(r), **_trainer(r),
+                   "versions": _versions(r),
                    "suppressed": r.suppressed, "run": _run(r)} for r in result.files],
         "run": _run(result.files[0]) if len(result.files) == 1 else None,
         "skipped": [{"reason": reason, "codes": list(codes)} for reason, codes in result.skipped.items()],
@@ -102,6 +103,11 @@ def _trainer(report: Any) -> dict[str, Any]:
     return {"trainer": setting.value, "trainer_source": setting.key or setting.source.removeprefix("default: ")}
 
 
+def _dialect_source(report: Any) -> str | None:
+    """Why the file was read as its dialect: the keys that decided it, the command that runs it, or --dialect."""
+    return (report.facts.plan.dialect_source or None) if report.facts is not None else None
+
+
 def _versions(report: Any) -> dict[str, Any] | None:
     """Per framework, the pinned range and its file:line, or the release assumed without a pin (TRL/hf only)."""
     plan = report.facts.plan if report.facts is not None else None
@@ -109,17 +115,20 @@ def _versions(report: Any) -> dict[str, Any] | None:
 
 
 def read_as(report: Any) -> str:
-    """'TRL (grpo; inferred from num_generations, use_vllm (GRPOConfig keys))': what the file was read as."""
+    """'TRL (its keys beta, num_generations); trainer grpo (num_generations ...)': what the file was read as, and why."""
     from seqprof.config.dialects import module
 
     try:
         label = module(report.dialect).LABEL
     except (ImportError, AttributeError):
         label = report.dialect
+    source = _dialect_source(report)
+    if source:
+        label = f"{label} ({source})"
     trainer = _trainer(report)
     if trainer["trainer"] is None:
         return label
-    return f"{label} ({trainer['trainer']}: {trainer['trainer_source']})"
+    return f"{label}; trainer {trainer['trainer']} ({trainer['trainer_source']})"
 
 
 def _run(report: Any) -> dict[str, Any] | None:
@@ -151,7 +160,8 @@ def to_sarif(result: LintResult) -> dict[str, Any]:
                 "toolExecutionNotifications": [{"level": "error", "message": {"text": e}} for e in result.errors],
             }],
             "results": [_sarif_result(f, index) for f in result.findings],
-            "properties": {"files": [{"path": r.path, "dialect": r.dialect, **_trainer(r)} for r in result.files]},
+            "properties": {"files": [{"path": r.path, "dialect": r.dialect, "dialect_source": _dialect_source(r),
+                                      **_trainer(r)} for r in result.files]},
         }],
     }
 

@@ -65,3 +65,22 @@ def detect(data: Mapping[str, Any]) -> str:
         if score > best_score:
             best, best_score = name, score
     return best
+
+
+def deciding_keys(data: Mapping[str, Any], name: str, most: int = 4) -> list[str]:
+    """The keys that made *name* win: those whose removal narrows its lead over the runner-up the most (keys both
+    share decide nothing; among equals, TrainingArguments fields, which every HF-based tool takes, come last), in
+    file order. What lint says a file was read as, and why."""
+    if name not in DIALECTS:
+        return []
+    runner_up = max((n for n in DIALECTS if n != name), key=lambda n: module(n).detect(data))
+
+    def lead(d: Mapping[str, Any]) -> int:
+        return module(name).detect(d) - module(runner_up).detect(d)
+
+    full = lead(data)
+    weight = {k: full - lead({kk: v for kk, v in data.items() if kk != k}) for k in data}
+    shared = module("hf").training_argument_fields() if name != "hf" else frozenset()  # every HF-based tool's
+    order = {k: i for i, k in enumerate(data)}
+    top = sorted((k for k in weight if weight[k] > 0), key=lambda k: (-weight[k], k in shared, order[k]))[:most]
+    return [k for k in data if k in top]

@@ -339,10 +339,24 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
                                                                                pins, since),
                        assumption=assumed(PACKAGES, pins, history))
     found = _attention_flag_fixes(_only_false(found, cfg), cfg, history.allowed("axolotl", pins))
+    found = _special_tokens_home(found)
     found = _refused_deprecations(found, cfg, pins, history)
     # a fork's own plugin arguments (pydantic models beside the config) are read by its axolotl
     b.diagnostics.extend(read_by_project_code(read_by_own_copy(found, cfg.path, NAME, LABEL), cfg.path, LABEL))
     return b.result()
+
+
+# SpecialTokensConfig (utils/schemas/model.py, 0.4-0.19): the tokens axolotl reads only under `special_tokens:`
+SPECIAL_TOKENS = frozenset({"bos_token", "eos_token", "pad_token", "unk_token", "additional_special_tokens"})
+
+
+def _special_tokens_home(diagnostics: list[ConfigDiagnostic]) -> list[ConfigDiagnostic]:
+    """A top-level `eos_token:` is ignored, and its fix is to move it under special_tokens:, not the nearest name
+    (eot_tokens, a different feature)."""
+    return [replace(d, suggestion=f"special_tokens.{d.key}",
+                    message=f"'{d.key}' is not a top-level key axolotl reads: SpecialTokensConfig reads it under "
+                            "special_tokens: (utils/schemas/model.py)")
+            if d.kind == "unknown_key" and d.key in SPECIAL_TOKENS else d for d in diagnostics]
 
 
 def _only_false(diagnostics: list[ConfigDiagnostic], cfg: LoadedConfig) -> list[ConfigDiagnostic]:

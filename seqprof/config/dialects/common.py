@@ -244,6 +244,8 @@ def did_you_mean(key: str, known: Collection[str]) -> str | None:
     norm = key.lower().replace("-", "_")
     if norm != key and norm in known:
         return norm
+    if len(norm) < 5:  # lora / mora / dora, bf16 / fp16: short names one edit apart are other settings, not typos
+        return None
     limit = max(1, min(3, len(norm) // 4))
     dashed = "-" in key
     best, best_rank = None, (limit + 1, 0)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from seqprof.config.dialects import hf
@@ -299,7 +300,35 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     b.diagnostics.extend(_checked_keys(cfg, pins))
     b.default("framework_versions", describe_versions(PACKAGES, pins, KeyHistory.load()),
               "the llamafactory/transformers versions keys were judged against (seqprof.config.versions)")
+    refused, why = _duplicate_keys_refused(cfg, pins)
+    b.default("duplicate_keys_refused", refused, why)
     return b.result()
+
+
+OMEGACONF_LOAD_FROM = "0.9.4"  # hparams/parser.py read_args: yaml.safe_load before it, OmegaConf.load from it
+
+
+def _duplicate_keys_refused(cfg: LoadedConfig, pins: Pins) -> tuple[bool, str]:
+    """Whether the LLaMA-Factory that runs loads the file with OmegaConf (which refuses a duplicate key) or with
+    yaml.safe_load (which keeps the last value): a checkout's own hparams/parser.py says, else the pinned releases
+    (all before 0.9.4: safe_load), else a fresh install (OmegaConf)."""
+    from packaging.version import Version
+
+    from seqprof.config.project_fields import project_root
+
+    root = project_root(cfg.path)
+    folder = Path(cfg.path).resolve().parent
+    for above in (folder, *folder.parents):  # a copy of LLaMA-Factory the config sits in (its examples/)
+        parser = above / "src/llamafactory/hparams/parser.py"
+        if parser.is_file():
+            text = parser.read_text(encoding="utf-8", errors="replace")
+            return "OmegaConf.load" in text, f"{parser.relative_to(root).as_posix()} (the copy of LLaMA-Factory it runs)"
+        if above == root:
+            break
+    allowed = KeyHistory.load().allowed("llamafactory", pins)
+    if allowed and all(Version(v) < Version(OMEGACONF_LOAD_FROM) for v in allowed):
+        return False, f"{pins.describe('llamafactory')}: hparams/parser.py reads the file with yaml.safe_load"
+    return True, f"llamafactory {OMEGACONF_LOAD_FROM} and newer read it with OmegaConf.load (hparams/parser.py)"
 
 
 # on-the-fly quantization_method values model/model_utils/quantization.py branches on; any other value matches no

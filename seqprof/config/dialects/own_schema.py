@@ -8,14 +8,14 @@ dialects decline such files (detect scores 0), and lint says why (seqprof.lint.r
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from seqprof.config.project_fields import IDENTIFIER, SKIPPED_FOLDERS
+from seqprof.config.launches import command_lines
+from seqprof.config.project_fields import IDENTIFIER
 from seqprof.config.versions import KeyHistory
 
 # a project's own names for what TrainingArguments / ModelConfig call otherwise: a file that writes two of them (and
@@ -108,7 +108,7 @@ def read_by_its_own_trainer(config_path: str, data: Mapping[str, Any]) -> dict[s
         return {}
     if RUNS_AXOLOTL.search(text):
         return {}
-    commands = launch_lines(root, Path(config_path).name)
+    commands = [line for _, _, line in command_lines(root, Path(config_path))[0]]
     runs_reader = any(Path(reader).name in line for line in commands)
     return reads if runs_reader and not any(RUNS_AXOLOTL.search(line) for line in commands) else {}
 
@@ -116,30 +116,3 @@ def read_by_its_own_trainer(config_path: str, data: Mapping[str, Any]) -> dict[s
 # code that imports axolotl or starts it (`-m axolotl.cli.train`, `["axolotl", "train", ...]`, `axolotl train`)
 RUNS_AXOLOTL = re.compile(r"\bimport\s+axolotl|\bfrom\s+axolotl\b|axolotl\.cli|[\"']axolotl[\"']\s*,|"
                           r"\baxolotl\s+(?:train|preprocess|fetch|inference|merge)", re.I)
-LAUNCHERS = (".sh", ".bash", ".slurm", ".sbatch", ".py", ".md", ".yaml", ".yml")
-MAX_LAUNCH_FILES = 2000
-
-
-def launch_lines(root: Path, name: str) -> list[str]:
-    """The lines of the project's scripts, job files and docs that name file *name* (a backslash-continued command
-    read as one line)."""
-    out: list[str] = []
-    seen = 0
-    for folder, dirs, names in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_FOLDERS)
-        for file in sorted(names):
-            if seen >= MAX_LAUNCH_FILES:
-                return out
-            if not (file.endswith(LAUNCHERS) or file == "Makefile") or file == name:
-                continue
-            seen += 1
-            try:
-                path = Path(folder) / file
-                if path.stat().st_size > 512 * 1024:
-                    continue
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            if name in text:
-                out += [line for line in re.sub(r"\\\r?\n", " ", text).splitlines() if name in line]
-    return out

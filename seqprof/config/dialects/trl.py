@@ -377,37 +377,52 @@ SHARED_GRPO_KEYS = frozenset({"log_completions", "num_completions_to_print", "us
 # DPOConfig keys GRPOConfig, KTOConfig, ORPOConfig and CPOConfig have had too (trl grpo_config.py max_prompt_length /
 # max_completion_length / beta; kto_config.py and orpo_config.py beta, max_prompt_length): alone, the path decides
 SHARED_PREFERENCE_KEYS = frozenset({"beta", "max_prompt_length", "max_completion_length", "loss_type"})
+# DPOConfig loss_type values no other trainer's config takes (trl 0.9-0.19 dpo_config.py; kto_pair to 0.11): KTO has
+# kto / apo_zero_unpaired, CPO sigmoid / hinge / ipo / simpo / alphapo, GRPO its own
+DPO_ONLY_LOSS_TYPES = frozenset({"kto_pair", "exo_pair", "nca_pair", "robust", "bco_pair", "sppo_hard", "aot",
+                                 "aot_pair", "apo_zero", "apo_down", "discopop"})
 def infer_trainer(data: Mapping[str, Any], path: str | None = None) -> tuple[str, str]:
-    """(trainer, why) from the keys of a TRL YAML (and, when its only GRPO keys are shared ones, its path)."""
+    """(trainer, why) from the keys of a TRL YAML, and where they leave it open (GRPO or preference keys every
+    trainer shares, or none), from the trainer the project's parser script builds, else the one its path names."""
     keys = set(data)
     grpo = keys & GRPO_KEYS
-    named = path_trainer(path)
+    named, named_why = _named_trainer(data, path)
     own = _only_fields()
     for trainer in ("reward", "rloo", "online_dpo"):
         if keys & own[trainer] and named in (None, trainer):  # a grpo/ path over normalize_advantages: a variant
             return trainer, "inferred from " + ", ".join(sorted(keys & own[trainer])) + \
                 f" (fields only {CONFIG_CLASSES[trainer]} has)"
     if grpo and named == "rloo" and grpo <= _fields("RLOOConfig"):
-        return "rloo", (f"the path names rloo ({Path(path).name}); its GRPO keys, {', '.join(sorted(grpo))}, are "
-                        "fields of RLOOConfig too")
+        return "rloo", f"{named_why}; its GRPO keys, {', '.join(sorted(grpo))}, are fields of RLOOConfig too"
     if grpo and grpo <= SHARED_GRPO_KEYS and named in ("dpo", "kto", "orpo", "cpo", "sft"):
-        return named, (f"the path names {named} ({Path(path).name}); its only GRPO keys, "
-                       f"{', '.join(sorted(grpo))}, are logged by other recipes too")
+        return named, f"{named_why}; its only GRPO keys, {', '.join(sorted(grpo))}, are logged by other recipes too"
     if grpo:  # before DPO: GRPO configs set beta and max_completion_length too
         return "grpo", "inferred from " + ", ".join(sorted(keys & GRPO_KEYS)) + " (GRPOConfig keys)"
+    if str(data.get("loss_type")) in DPO_ONLY_LOSS_TYPES:  # before the path: a kto/ recipe of loss_type kto_pair
+        return "dpo", f"inferred from loss_type: {data['loss_type']} (a loss only DPOConfig takes)"
     if keys & KTO_KEYS:
         return "kto", "inferred from " + ", ".join(sorted(keys & KTO_KEYS)) + " (KTOConfig keys)"
     pref = keys & PREFERENCE_KEYS
     if pref and pref <= SHARED_PREFERENCE_KEYS and named in ("grpo", "kto", "orpo", "cpo"):
-        return named, (f"the path names {named} ({Path(path).name}); its preference keys, {', '.join(sorted(pref))}, "
-                       f"are fields of {named.upper()}Config too")
+        return named, (f"{named_why}; its preference keys, {', '.join(sorted(pref))}, are fields of "
+                       f"{named.upper()}Config too")
     if pref and not (keys & SFT_KEYS):
         return "dpo", "inferred from " + ", ".join(sorted(pref)) + " (preference-training keys)"
     if named and named != "sft" and not (keys & SFT_KEYS) and not pref:  # nothing in the keys decides: the path
-        return named, f"no trainer's own keys; the path names {named} ({Path(path).name})"
+        return named, f"no trainer's own keys; {named_why}"
     why = ("inferred from " + ", ".join(sorted(keys & SFT_KEYS))) if keys & SFT_KEYS else \
         "no preference-training keys; TRL configs do not name their trainer (pass --dialect trl_dpo etc.)"
     return "sft", why
+
+
+def _named_trainer(data: Mapping[str, Any], path: str | None) -> tuple[str | None, str]:
+    """The trainer the file's path names, else the one the project's own script that parses it builds."""
+    named = path_trainer(path)
+    if named or not path:
+        return named, f"the path names {named} ({Path(path).name})" if named else ""
+    from seqprof.config.project_scripts import project_trainer
+
+    return project_trainer(path, data) or (None, "")
 
 
 def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = None) -> DialectResult:

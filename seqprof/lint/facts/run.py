@@ -92,8 +92,20 @@ def checkpoint_interval(cfg: Mapping[str, Any], steps_per_epoch: int | None,
         return "epoch", max(1, math.floor(steps_per_epoch / (saves_per_epoch or 1.0))), True
     if strategy in ("steps", None):
         number = positive_number(cfg.get("save_steps"))
+        if number is None and _not_positive(cfg.get("save_steps")):
+            return "steps", None, True  # transformers saves only at the end (state.save_steps > 0 guards step saves)
         if number is None:
             return strategy, None, False
         every = math.ceil(number * total) if number < 1 else int(number)  # HF: a float < 1 is a ratio
         return "steps", every, True
     return strategy, None, False
+
+
+def _not_positive(value: Any) -> bool:
+    """A save_steps of 0 or below (as a number or numeric text)."""
+    if isinstance(value, bool) or value is None:
+        return False
+    try:
+        return float(value) <= 0
+    except (TypeError, ValueError):
+        return False

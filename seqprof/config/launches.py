@@ -1,0 +1,128 @@
+"""The commands a project runs a config with, read from its scripts, job files and docs.
+
+A framework's own command line on the file (`axolotl train x.yaml`, `llamafactory-cli train x.yaml`,
+`tune run <recipe> --config x.yaml`, `trl dpo --config x.yaml`) settles which parser reads it, whatever its keys
+look like: a hand-written axolotl file full of TrainingArguments names is still axolotl's (axolotl's schema drops what
+it does not know), and lint must judge it by axolotl's rules. Nothing is run; the files are read as text.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from seqprof.config.project_fields import SKIPPED_FOLDERS, project_root
+
+LAUNCHERS = (".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".job", ".py", ".md", ".yaml", ".yml", ".ipynb", ".txt")
+MAX_LAUNCH_FILES = 2000
+MAX_FILE_BYTES = 512 * 1024
+
+# a framework's command line -> (dialect, its pattern); `config` is the file it is given, `trainer` what it names
+_START = r"(?:^|[\s;&|(`\"'])"
+FRAMEWORK_COMMANDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("axolotl", re.compile(_START + r"axolotl\s+(?:(?:train|preprocess)\s+)?(?P<config>[^\s\"']+\.ya?ml)\b|"
+                           r"-m\s+axolotl\.cli\.(?:train|preprocess)\s+(?P<config2>\S+)")),
+    ("llamafactory", re.compile(_START + r"(?:llamafactory-cli|lmf)\s+train\s+(?P<config>\S+)")),
+    ("torchtune", re.compile(_START + r"tune\s+run\s.*?--config[=\s]+(?P<config>\S+)")),
+    ("trl", re.compile(_START + r"trl\s+(?P<trainer>sft|dpo|grpo|kto|orpo|rloo|reward|online[-_]dpo|xpo|nash[-_]md|"
+                       r"gkd|ppo|cpo)\s.*?--config[=\s]+(?P<config>\S+)")),
+)
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One framework command the project runs the config with."""
+
+    dialect: str  # the framework whose command line reads the file
+    trainer: str | None  # what the command names (TRL's sub-command), else None
+    command: str  # the line, shortened
+    where: str  # file:line, relative to the project root
+
+    def describe(self) -> str:
+        return f"run by `{self.command}` ({self.where})"
+
+
+def framework_launch(config_path: str | Path) -> Launch | None:
+    """The framework command the project's files run *config_path* with, when every such command agrees on the
+    framework; None when none does, or two frameworks do (a comparison script)."""
+    found = framework_launches(str(Path(config_path).resolve()))
+    return found[0] if found and len({launch.dialect for launch in found}) == 1 else None
+
+
+@lru_cache(maxsize=256)
+def framework_launches(config_path: str) -> tuple[Launch, ...]:
+    path = Path(config_path)
+    root = project_root(path)
+    found: list[Launch] = []
+    lines, namesakes = command_lines(root, path)
+    for file, number, line in lines:
+        for dialect, pattern in FRAMEWORK_COMMANDS:
+            for match in pattern.finditer(line):
+                given = (match.groupdict().get("config") or match.groupdict().get("config2") or "").strip("\"'")
+                if not _names(given, path, bare=namesakes <= 1):
+                    continue  # the command runs another file of the line (axolotl's config, not its deepspeed json)
+                trainer = match.groupdict().get("trainer")
+                found.append(Launch(dialect, trainer.replace("-", "_") if trainer else None, _short(line),
+                                    f"{file}:{number}"))
+                break
+    return tuple(found)
+
+
+def command_lines(root: Path, config: Path) -> tuple[list[tuple[str, int, str]], int]:
+    """(file, line, text) for each line of the project's scripts, job files and docs that names *config* (its file
+    name, and its folders where the line gives any; a backslash-continued command is one line), and how many files
+    of the project bear its name (a bare name on a line names which of them is unclear)."""
+    name = config.name
+    naming = re.compile(r"(?<![\w.-])([\w./${}~-]*?)" + re.escape(name) + r"(?![\w.-])")
+    out: list[tuple[str, int, str]] = []
+    seen = namesakes = 0
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_FOLDERS)
+        for file in sorted(names):
+            if seen >= MAX_LAUNCH_FILES:
+                return out, namesakes
+            namesakes += file == name
+            if not (file.endswith(LAUNCHERS) or file == "Makefile") or file == name:
+                continue
+            seen += 1
+            where = Path(folder) / file
+            try:
+                if not where.is_file() or where.stat().st_size > MAX_FILE_BYTES:  # never open a FIFO or a device
+                    continue
+                text = where.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            if name not in text:
+                continue
+            number = 1
+            for chunk in re.split(r"(?<!\\)\n", text):
+                line = re.sub(r"\\\r?\n", " ", chunk)
+                if any(_same_file(m.group(1), config) for m in naming.finditer(line)):
+                    out.append((where.relative_to(root).as_posix(), number, line.strip()))
+                number += chunk.count("\n") + 1
+    return out, namesakes
+
+
+def _names(given: str, config: Path, bare: bool) -> bool:
+    """A command's file argument is *config*: its name, and its folders where it writes any (with *bare*, a name
+    without folders is enough)."""
+    head, _, tail = given.rpartition("/")
+    return tail == config.name and _same_file(head, config, bare)
+
+
+def _same_file(prefix: str, config: Path, bare: bool = True) -> bool:
+    """A line's `configs/dpo/` + name names *config* when its folders (those not written with a variable) end the
+    config's own path; a bare name does when *bare*."""
+    folders = [p for p in prefix.split("/") if p and p not in (".", "..") and not set(p) & set("${}~")]
+    if not folders:
+        return bare
+    parents = config.parent.parts
+    return len(folders) <= len(parents) and tuple(parents[-len(folders):]) == tuple(folders)
+
+
+def _short(line: str, width: int = 100) -> str:
+    line = re.sub(r"\s+", " ", line)
+    return line if len(line) <= width else line[:width - 1] + "…"

@@ -1,0 +1,111 @@
+"""The project's own scripts that parse a config: which argument parser they call, and what they train.
+
+A YAML the project's script parses into its own dataclasses plus TrainingArguments names no trainer; the script
+does, when it builds `SFTTrainer(...)` or a subclass of `DPOTrainer`; and whether TRL reads the file at all is the
+script's parser (plain HfArgumentParser over transformers' classes, or TrlParser). The scripts are those that call
+an argument parser (HfArgumentParser, TrlParser, H4ArgumentParser, ArgumentParserPlus) and name the classes that
+declare the most of the config's keys. Files are read as text, never imported.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from seqprof.config.project_fields import project_fields, project_root, python_files, source_text
+
+TRAINER_CLASSES = {"SFTTrainer": "sft", "DPOTrainer": "dpo", "KTOTrainer": "kto", "ORPOTrainer": "orpo",
+                   "CPOTrainer": "cpo", "GRPOTrainer": "grpo", "RLOOTrainer": "rloo", "PPOTrainer": "ppo",
+                   "PPOv2Trainer": "ppo", "OnlineDPOTrainer": "online_dpo", "RewardTrainer": "reward",
+                   "GKDTrainer": "gkd"}
+PARSERS = re.compile(r"(?<!class )\b(HfArgumentParser|TrlParser|H4ArgumentParser|ArgumentParserPlus)\s*\(")
+USES_TRL = re.compile(r"^\s*(?:from\s+trl\b|import\s+trl\b)", re.M)
+_SUBCLASS = re.compile(r"^\s*class\s+(\w+)\s*\(([^)]*)\)", re.M)
+
+
+@dataclass(frozen=True)
+class ParserScript:
+    """A project script that parses the config: its parser and the TRL trainers it builds."""
+
+    file: str  # relative to the project root
+    parser: str  # "HfArgumentParser" | "TrlParser" | "H4ArgumentParser" | "ArgumentParserPlus"
+    trainers: tuple[tuple[str, int], ...]  # (kind, line) of each trainer it builds; kind '' for transformers' own
+    uses_trl: bool  # it imports trl
+
+
+def parser_scripts(config_path: str | Path, keys: Iterable[str]) -> tuple[ParserScript, ...]:
+    """The scripts whose parser call names the classes that declare the most of *keys* (run_dpo.py's DPOConfig
+    declares beta, run_sft.py's ModelArguments only the model keys both share); () when no class declares any."""
+    fields = project_fields(config_path)
+    declared = {k: fields[k].owner for k in keys if k in fields}
+    if not declared:
+        return ()
+    root = project_root(config_path)
+    scored: list[tuple[int, ParserScript]] = []
+    for file in sorted({f.file for f in fields.values()} | _parser_files(root)):
+        try:
+            text = (root / file).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        parser = PARSERS.search(text)
+        if not parser:
+            continue
+        named = {owner for owner in set(declared.values())  # used there, not declared there
+                 if re.search(rf"(?<!class )\b{re.escape(owner)}\b", text)}
+        score = sum(owner in named for owner in declared.values())
+        if score:
+            scored.append((score, ParserScript(file, parser.group(1), tuple(_trainers_built(text)),
+                                               bool(USES_TRL.search(text)))))
+    best = max((score for score, _ in scored), default=0)
+    return tuple(script for score, script in scored if score == best)
+
+
+def project_trainer(config_path: str | Path, keys: Iterable[str]) -> tuple[str, str] | None:
+    """(trainer, why) when the project scripts that parse the config build one kind of TRL trainer; None when
+    none builds a TRL trainer, or they build different ones."""
+    built: dict[str, str] = {}
+    for script in parser_scripts(config_path, keys):
+        for kind, line in script.trainers:
+            built.setdefault(kind, f"{script.file}:{line}")
+    if len(built) != 1:
+        return None
+    (kind, where), = built.items()
+    if not kind:
+        return None  # transformers' Trainer: what it trains is the model's and the data's business
+    return kind, f"the project's script that parses it builds a {kind} trainer ({where})"
+
+
+def read_by_transformers_alone(config_path: str | Path, keys: Iterable[str]) -> str | None:
+    """'scripts/run_cft.py' when every script that parses the config calls plain HfArgumentParser, never imports
+    trl and builds no TRL trainer: transformers' parser reads it, whatever TRL-era keys (dataset_mixer) it shares."""
+    scripts = parser_scripts(config_path, keys)
+    if scripts and all(s.parser == "HfArgumentParser" and not any(kind for kind, _ in s.trainers) and not s.uses_trl
+                       for s in scripts):
+        return ", ".join(s.file for s in scripts)
+    return None
+
+
+def _parser_files(root: Path) -> set[str]:
+    return {file.relative_to(root).as_posix() for file in python_files(root) if PARSERS.search(source_text(file))}
+
+
+def _trainers_built(text: str) -> list[tuple[str, int]]:
+    """(kind, line) of each trainer the file instantiates: a TRL one, directly or through a class of its own over
+    one, or transformers' Trainer (kind '')."""
+    classes = dict(TRAINER_CLASSES)
+    for match in _SUBCLASS.finditer(text):
+        bases = {b.strip().rsplit(".", 1)[-1] for b in match.group(2).split(",")}
+        kinds = {classes[b] for b in bases if b in classes}
+        if len(kinds) == 1:
+            classes[match.group(1)] = kinds.pop()
+    classes.update({"Trainer": "", "Seq2SeqTrainer": ""})  # transformers' own: a script that also builds one is
+    # not one trainer's (Firefly's train.py builds DPOTrainer for train_mode dpo, Trainer for pretrain and sft)
+    calls = re.compile(r"(?<![\w.])(?:trl\.|transformers\.)?(" + "|".join(map(re.escape, classes)) + r")\s*\(")
+    out = []
+    for match in calls.finditer(text):
+        if re.search(r"class\s+\w+\s*\($", text[max(0, match.start() - 80):match.end()]):
+            continue  # a base-class list, not a call
+        out.append((classes[match.group(1)], text.count("\n", 0, match.start()) + 1))
+    return out

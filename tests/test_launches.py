@@ -1,0 +1,90 @@
+"""The command a project runs a config with decides its dialect (seqprof.config.launches): axolotl, LLaMA-Factory,
+torchtune and TRL parse the file they are given whatever its keys look like."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from seqprof.config.launches import framework_launch
+from seqprof.config.read import read_plan
+
+# a hand-written file that axolotl's CLI runs: TrainingArguments names beside axolotl's base_model / datasets
+HAND_WRITTEN = """base_model: mistralai/Mistral-7B-v0.1
+load_in_4bit: true
+datasets:
+  - path: ./train.jsonl
+    type: chat
+output_dir: ./output
+logging_dir: ./logs
+per_device_train_batch_size: 4
+gradient_accumulation_steps: 8
+num_train_epochs: 3
+learning_rate: 2e-4
+save_steps: 1000
+eval_steps: 500
+evaluation_strategy: steps
+fp16: true
+"""
+
+
+def _repo(tmp_path: Path, files: dict[str, str]) -> Path:
+    (tmp_path / ".git").mkdir(parents=True)
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+def test_the_framework_command_that_runs_a_file_decides_its_dialect(tmp_path):
+    bare = _repo(tmp_path / "bare", {"train.yaml": HAND_WRITTEN})
+    assert read_plan(bare / "train.yaml").dialect != "axolotl"  # by its keys alone, TrainingArguments' file
+    run = _repo(tmp_path / "run", {"train.yaml": HAND_WRITTEN,
+                                   "train.sh": "#!/bin/bash\nset -e\n\naxolotl train.yaml | tee train.log\n"})
+    plan = read_plan(run / "train.yaml")
+    assert plan.dialect == "axolotl"
+    assert plan.dialect_source == "run by `axolotl train.yaml | tee train.log` (train.sh:4)"
+    assert plan.get("trainer") == "sft"
+
+
+def test_each_framework_command_is_recognised_with_its_line(tmp_path):
+    root = _repo(tmp_path, {
+        "configs/sft.yaml": "model_name_or_path: m\nmax_length: 512\n",
+        "configs/dpo.yaml": "model_name_or_path: m\nbeta: 0.1\n",
+        "lf/qwen.yaml": "model_name_or_path: m\nstage: sft\ndo_train: true\nfinetuning_type: lora\n",
+        "tt/lora.yaml": "output_dir: /tmp/x\nepochs: 1\n",
+        "scripts/run.sh": ("#!/bin/bash\ntrl dpo \\\n  --config configs/dpo.yaml\n"
+                           "llamafactory-cli train lf/qwen.yaml\n"
+                           "tune run lora_finetune_single_device --config=tt/lora.yaml epochs=2\n"),
+    })
+    dpo = framework_launch(root / "configs/dpo.yaml")
+    assert (dpo.dialect, dpo.trainer, dpo.where) == ("trl", "dpo", "scripts/run.sh:2")
+    assert framework_launch(root / "lf/qwen.yaml").where == "scripts/run.sh:4"
+    assert framework_launch(root / "tt/lora.yaml").dialect == "torchtune"
+    assert framework_launch(root / "configs/sft.yaml") is None  # named nowhere
+
+
+def test_only_the_file_a_command_is_given_counts(tmp_path):
+    """The deepspeed JSON on an axolotl line is axolotl's argument, not a file axolotl parses; a bare name two
+    files of the project bear names neither."""
+    root = _repo(tmp_path, {
+        "ds.json": json.dumps({"zero_optimization": {"stage": 2}, "train_micro_batch_size_per_gpu": "auto"}),
+        "a/config.yaml": HAND_WRITTEN,
+        "b/config.yaml": HAND_WRITTEN,
+        "c/config.yaml": HAND_WRITTEN,
+        "README.md": ("accelerate launch -m axolotl.cli.train other.yml --deepspeed ds.json\n"
+                      "axolotl train config.yaml\n"
+                      "axolotl train ./b/config.yaml\n"),
+    })
+    assert framework_launch(root / "ds.json") is None
+    assert read_plan(root / "ds.json").dialect == "deepspeed"
+    assert framework_launch(root / "a/config.yaml") is None
+    assert framework_launch(root / "b/config.yaml").where == "README.md:3"
+    assert framework_launch(root / "c/config.yaml") is None
+
+
+def test_two_frameworks_on_one_file_decide_nothing(tmp_path):
+    root = _repo(tmp_path, {"x.yaml": HAND_WRITTEN,
+                            "compare.sh": "axolotl train x.yaml\nllamafactory-cli train x.yaml\n"})
+    assert framework_launch(root / "x.yaml") is None
+    assert read_plan(root / "x.yaml", dialect="hf").dialect_source == "given as --dialect hf"
