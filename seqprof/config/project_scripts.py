@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from seqprof.config.project_fields import project_fields, project_root, python_files, source_text
@@ -87,8 +88,15 @@ def read_by_transformers_alone(config_path: str | Path, keys: Iterable[str]) -> 
     return None
 
 
-def _parser_files(root: Path) -> set[str]:
-    return {file.relative_to(root).as_posix() for file in python_files(root) if PARSERS.search(source_text(file))}
+def _parser_files(root: Path) -> frozenset[str]:
+    return _parser_files_under(str(root))
+
+
+@lru_cache(maxsize=64)
+def _parser_files_under(root: str) -> frozenset[str]:
+    """The project's Python files that call an argument parser (one text scan per project and run)."""
+    return frozenset(file.relative_to(root).as_posix() for file in python_files(Path(root))
+                     if PARSERS.search(source_text(file)))
 
 
 def _trainers_built(text: str) -> list[tuple[str, int]]:

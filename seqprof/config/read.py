@@ -31,34 +31,7 @@ def read_plan(path: str | Path, dialect: str | None = None, versions: str | None
     """Read the config at *path* into a Plan; *dialect* overrides detection (e.g. 'trl_dpo'); *versions*
     ('trl==0.19.1,transformers==4.57') overrides the pins found beside the config (seqprof.config.versions)."""
     cfg = load_config(path)
-    launch = None
-    if dialect:
-        name, variant = dialects.resolve(dialect)
-        source = f"given as --dialect {dialect}"
-    else:
-        from seqprof.config.launches import framework_launch
-
-        name, variant = dialects.detect(cfg.data), None
-        launch = framework_launch(cfg.path)
-        if launch is not None:  # the framework's own command reads the file, whatever its keys look like
-            name, source = launch.dialect, launch.describe()
-        else:
-            keys = dialects.deciding_keys(cfg.data, name)
-            source = f"its keys {', '.join(keys)}" if keys else ""
-    own_parser = not dialect and not launch and name == "trl" and not versions and _own_parser(cfg.path, cfg.data)
-    if own_parser:
-        name, source = "hf", "the project's own dataclasses declare most of its keys TrainingArguments lacks"
-    if not dialect and not launch and name in HAND_READ_DIALECTS:
-        from seqprof.config.dialects.own_schema import read_as_a_dict
-
-        if read_as_a_dict(cfg.path, cfg.data) and not _is_the_framework(cfg.path, name):
-            name, own_parser = dialects.UNKNOWN, False  # the project's code reads most keys out of the mapping itself
-    elif not dialect and not launch and name == "axolotl":
-        from seqprof.config.dialects.own_schema import read_by_its_own_trainer
-        from seqprof.config.project_fields import framework_fork
-
-        if read_by_its_own_trainer(cfg.path, cfg.data) and framework_fork(cfg.path) is None:
-            name = dialects.UNKNOWN  # a script of the project's own reads axolotl's key names, axolotl never does
+    name, variant, source, own_parser = _choose_dialect(cfg, dialect, versions)
     settings: dict = {}
     found: list[ConfigDiagnostic] = list(cfg.diagnostics)
     if name == dialects.UNKNOWN and not dialect:  # the project's code may still hand its keys to TrainingArguments
@@ -91,6 +64,41 @@ def read_plan(path: str | Path, dialect: str | None = None, versions: str | None
     found.sort(key=lambda d: (d.file != cfg.path, d.file, d.line, d.key))
     return Plan(path=cfg.path, dialect=name, settings=settings, diagnostics=tuple(found),
                 raw=cfg.data, key_lines=cfg.key_lines, dialect_source=source if name != dialects.UNKNOWN else "")
+
+
+def _choose_dialect(cfg: LoadedConfig, dialect: str | None,
+                    versions: str | None) -> tuple[str, str | None, str, bool]:
+    """(dialect, variant, why, read by the project's own HfArgumentParser classes): --dialect, else the framework
+    command the project runs the file with, else its keys, unless the project's own code is what reads them."""
+    launch = None
+    if dialect:
+        name, variant = dialects.resolve(dialect)
+        source = f"given as --dialect {dialect}"
+    else:
+        from seqprof.config.launches import framework_launch
+
+        name, variant = dialects.detect(cfg.data), None
+        launch = framework_launch(cfg.path)
+        if launch is not None:  # the framework's own command reads the file, whatever its keys look like
+            name, source = launch.dialect, launch.describe()
+        else:
+            keys = dialects.deciding_keys(cfg.data, name)
+            source = f"its keys {', '.join(keys)}" if keys else ""
+    own_parser = not dialect and not launch and name == "trl" and not versions and _own_parser(cfg.path, cfg.data)
+    if own_parser:
+        name, source = "hf", "the project's own dataclasses declare most of its keys TrainingArguments lacks"
+    if not dialect and not launch and name in HAND_READ_DIALECTS:
+        from seqprof.config.dialects.own_schema import read_as_a_dict
+
+        if read_as_a_dict(cfg.path, cfg.data) and not _is_the_framework(cfg.path, name):
+            name, own_parser = dialects.UNKNOWN, False  # the project's code reads most keys out of the mapping itself
+    elif not dialect and not launch and name == "axolotl":
+        from seqprof.config.dialects.own_schema import read_by_its_own_trainer
+        from seqprof.config.project_fields import framework_fork
+
+        if read_by_its_own_trainer(cfg.path, cfg.data) and framework_fork(cfg.path) is None:
+            name = dialects.UNKNOWN  # a script of the project's own reads axolotl's key names, axolotl never does
+    return name, variant, source, own_parser
 
 
 def _own_parser(path: str, data: Mapping) -> bool:
