@@ -384,3 +384,24 @@ def test_llamafactory_template_name_is_said_not_rendered(llamafactory_dir):
     named = find_config_data(read_plan(str(llamafactory_config(llamafactory_dir, "qwen-2.5"))))
     template = read_plan(str(llamafactory_config(llamafactory_dir, "qwen-2.5"))).raw.get("template")
     assert template and named.template.path is None and f"LLaMA-Factory's '{template}'" in named.template.origin
+
+
+def test_a_name_a_registry_at_another_working_directory_defines_is_no_error(tmp_path, monkeypatch):
+    """67Pluuus/v-opd: SFT/examples/x.yaml writes `dataset_dir: ../data`, and its README runs it from SFT/, where
+    that is the repository's data/, which registers student_sft; from SFT/examples/ it would be SFT/data/, which does
+    not. Which one the run opens depends on where it is started, so only a name no such registry has is SP435."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "dataset_info.json").write_text(json.dumps({"student_sft": {"file_name": "s.json"}}))
+    (tmp_path / "SFT" / "data").mkdir(parents=True)
+    (tmp_path / "SFT" / "data" / "dataset_info.json").write_text(json.dumps({"alpaca_en_demo": {"file_name": "a.json"}}))
+    config = tmp_path / "SFT" / "examples" / "x.yaml"
+    config.parent.mkdir()
+    config.write_text("model_name_or_path: m\nstage: sft\ndo_train: true\nfinetuning_type: lora\n"
+                      "dataset: student_sft\ndataset_dir: ../data\n")
+    monkeypatch.chdir(tmp_path / "SFT" / "examples")
+    found = lint_paths([config], LintOptions(select=("SP435",)), warn=lambda line: None).findings
+    assert found == ()
+    config.write_text(config.read_text().replace("student_sft", "student_sf"))
+    found = lint_paths([config], LintOptions(select=("SP435",)), warn=lambda line: None).findings
+    assert [f.code for f in found] == ["SP435"]

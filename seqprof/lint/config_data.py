@@ -403,6 +403,25 @@ def _llamafactory_info(plan: Plan, cwd: Path) -> tuple[Path | None, str | None]:
     return cwd / folder / "dataset_info.json", None
 
 
+def _registered_elsewhere(plan: Plan, cwd: Path, chosen: Path) -> frozenset[str]:
+    """The names the registries at the config's other possible working directories define: `dataset_dir: ../data` in
+    SFT/examples/x.yaml is the repository's data/ when the README runs it from SFT/, and SFT/data/ from SFT/examples/.
+    A name one of them registers is no sure error."""
+    folder = plan.raw.get("dataset_dir") or "data"
+    from seqprof.config.versions import project_folders
+
+    names: set[str] = set()
+    for parent in [cwd, *project_folders(Path(plan.path).resolve().parent)]:
+        other = (parent / folder / "dataset_info.json").resolve()
+        if other != chosen.resolve() and other.is_file():
+            try:
+                info = _read_info(other)
+            except (SeqprofError, json.JSONDecodeError, RecursionError, UnicodeDecodeError):
+                continue
+            names |= set(map(str, info)) if isinstance(info, dict) else set()
+    return frozenset(names)
+
+
 def _read_info(info_path: Path) -> Any:
     # read_input_text refuses a FIFO, a device or a huge file rather than hang on it
     return json.loads(read_input_text(info_path, what="dataset_info.json", limit=MAX_INFO_BYTES))
@@ -427,9 +446,10 @@ def dataset_registry(plan: Plan, *, cwd: Path | None = None) -> DatasetRegistry 
     import difflib
 
     registered = tuple(map(str, info))
+    elsewhere = _registered_elsewhere(plan, cwd, info_path)
     undefined = []
     for key in ("dataset", "eval_dataset"):
-        missing = tuple(n for n in _llamafactory_names(plan.raw.get(key)) if n not in info)
+        missing = tuple(n for n in _llamafactory_names(plan.raw.get(key)) if n not in info and n not in elsewhere)
         if missing:
             near = [difflib.get_close_matches(n, registered, n=2, cutoff=0.8) for n in missing]
             close = tuple(dict.fromkeys(m[0] for m in near if len(m) == 1))  # only where one name is near

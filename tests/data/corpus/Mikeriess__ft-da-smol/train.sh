@@ -1,0 +1,1 @@
+axolotl train configs/large.yml
