@@ -784,3 +784,25 @@ def test_an_axolotl_special_token_at_the_top_level_belongs_under_special_tokens(
     found = {d.key: d for d in read_plan(config).diagnostics if d.kind == "unknown_key"}
     assert found["eos_token"].suggestion == "special_tokens.eos_token"
     assert found["eot_tokenz"].suggestion == "eot_tokens"  # a near miss of a top-level key stays one
+
+
+def test_an_outer_loop_count_does_not_outweigh_the_path(tmp_path):
+    """philschmid/handbook recipes/iterative_dpo/dev.yaml: num_iterations counts its outer DPO rounds; alone beside
+    DPO keys it does not make the file GRPO's when the path names dpo. A grpo/ recipe with it stays GRPO's."""
+    folder = tmp_path / "recipes" / "iterative_dpo"
+    folder.mkdir(parents=True)
+    (folder / "dev.yaml").write_text("model_name_or_path: m\nbeta: 0.1\nnum_iterations: 3\nlearning_rate: 5.0e-7\n")
+    assert read_plan(folder / "dev.yaml").get("trainer") == "dpo"
+    other = tmp_path / "recipes" / "grpo"
+    other.mkdir(parents=True)
+    (other / "config.yaml").write_text("model_name_or_path: m\nnum_iterations: 2\nlearning_rate: 1.0e-6\n")
+    assert read_plan(other / "config.yaml").get("trainer") == "grpo"
+
+
+def test_an_unpinned_rename_says_from_which_release_the_new_name_reads_the_value(tmp_path):
+    """warmup_steps reads a ratio only from transformers 5.0 (4.x's is an int): with no pins, the rename is no fix
+    on an older install, and the message says so (fe1ixxu/CPO_SIMPO runs on SimPO's transformers 4.44.2)."""
+    config = tmp_path / "config.yaml"
+    config.write_text("model_name_or_path: m\nlearning_rate: 1.0e-5\nwarmup_ratio: 0.1\nbeta: 0.1\n")
+    found = next(d for d in read_plan(config).diagnostics if d.key == "warmup_ratio")
+    assert "'warmup_steps' reads this value only from 5.0.0 on: on an older release keep 'warmup_ratio'" in found.message

@@ -696,3 +696,20 @@ def test_a_framework_image_pins_the_release_it_was_built_from(tmp_path, name, te
     assert [p.specifier for p in found] == ([specifier] if specifier else [])
     if specifier:
         assert found[0].source.startswith(f"{name}:")
+
+
+def test_two_files_pinning_different_releases_are_alternative_installs(tmp_path):
+    """JasonJiaxiangLi/Reward_learning_SFT: requirements.txt transformers==4.38.2, setup.py ==4.37.0. No release
+    meets both, yet each file installs one; both still have evaluation_strategy, so it is an upgrade warning naming
+    the release that breaks it, not 'no release matches'."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "requirements.txt").write_text("transformers==4.38.2\n")
+    (tmp_path / "setup.py").write_text('from setuptools import setup\nsetup(name="x", install_requires=['
+                                       '"transformers==4.37.0"])\n')
+    config = tmp_path / "config.yaml"
+    config.write_text("model_name_or_path: m\nevaluation_strategy: steps\nlearning_rate: 1.0e-5\n"
+                      "per_device_train_batch_size: 2\n")
+    history = KeyHistory.load()
+    assert history.allowed("transformers", find_pins(config)) == ["4.37.2", "4.38.2"]  # one per minor
+    found = diagnostic(read_plan(config), "evaluation_strategy")
+    assert "still has it, transformers 4.51 removes it" in found.message and "matches no release" not in found.message

@@ -989,6 +989,14 @@ def allowed_minors(pins: Pins, package: str, order: Sequence[str], *, patch: boo
     if not found:
         return None
     out = [v for v in order if all(p.allows(v) if patch else _allows_minor(p, v) for p in found)]
+    if not out:  # files that contradict each other (requirements.txt ==4.38.2, setup.py ==4.37.0) are alternative
+        # installs: each one's releases are possible
+        by_file: dict[str, list[Pin]] = {}
+        for pin in found:
+            by_file.setdefault(_pin_file(pin), []).append(pin)
+        if len(by_file) > 1:
+            out = [v for v in order if any(all(p.allows(v) if patch else _allows_minor(p, v) for p in group)
+                                           for group in by_file.values())]
     if not out:
         from packaging.version import InvalidVersion, Version
 
@@ -1010,6 +1018,14 @@ def allowed_minors(pins: Pins, package: str, order: Sequence[str], *, patch: boo
         if below and not out:
             out = [order[0]]
     return out
+
+
+def _pin_file(pin: Pin) -> str:
+    """The file a pin was read from, a derived cap's too ('transformers<4.40 (tokenizers==0.15.2 (requirements.txt:253)
+    ...)' is requirements.txt's)."""
+    named = re.findall(r"([\w./-]+\.(?:txt|in|py|toml|lock|ya?ml|cfg)|Pipfile|Dockerfile[\w.-]*|\.gitmodules):\d+",
+                       pin.source)
+    return named[-1] if named else pin.source
 
 
 def _allows_minor(pin: Pin, version: str) -> bool:

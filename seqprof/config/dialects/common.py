@@ -194,6 +194,9 @@ def check_keys(cfg: LoadedConfig, space: Keyspace, *, section: str = "",
                 message += f"; {assumption}"  # judged against the newest release, which may not be the one run
                 if gone is not None:  # the newest release, which a fresh install gets, lacks it: a warning, since
                     message += ", which lack it"  # no pin says which release the run really has
+                if moved.replacement and moved.replacement_from:  # the rename is no fix on an older install
+                    message += (f"; '{moved.replacement}' reads this value only from {moved.replacement_from} on: "
+                                f"on an older release keep '{key}'")
             kind = "removed_key" if gone is not None and gone.verdict == "error" else \
                 "unread_key" if gone is not None and gone.verdict == "unknown" else \
                 "upcoming_deprecation" if gone is not None and gone.verdict == "later" else \

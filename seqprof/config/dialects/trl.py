@@ -372,8 +372,9 @@ def trl_only_fields() -> frozenset[str]:
 
 
 # GRPO keys that other online trainers and recipes' own scripts log with too: alone, they do not outweigh a path
-# that names another trainer (Semantic-Voting's configs/dpo/*.yaml keep open-r1's log_completions)
-SHARED_GRPO_KEYS = frozenset({"log_completions", "num_completions_to_print", "use_vllm"})
+# that names another trainer (Semantic-Voting's configs/dpo/*.yaml keep open-r1's log_completions; philschmid's
+# recipes/iterative_dpo/dev.yaml counts its outer DPO rounds in num_iterations)
+SHARED_GRPO_KEYS = frozenset({"log_completions", "num_completions_to_print", "use_vllm", "num_iterations"})
 # DPOConfig keys GRPOConfig, KTOConfig, ORPOConfig and CPOConfig have had too (trl grpo_config.py max_prompt_length /
 # max_completion_length / beta; kto_config.py and orpo_config.py beta, max_prompt_length): alone, the path decides
 SHARED_PREFERENCE_KEYS = frozenset({"beta", "max_prompt_length", "max_completion_length", "loss_type"})
