@@ -806,3 +806,16 @@ def test_an_unpinned_rename_says_from_which_release_the_new_name_reads_the_value
     config.write_text("model_name_or_path: m\nlearning_rate: 1.0e-5\nwarmup_ratio: 0.1\nbeta: 0.1\n")
     found = next(d for d in read_plan(config).diagnostics if d.key == "warmup_ratio")
     assert "'warmup_steps' reads this value only from 5.0.0 on: on an older release keep 'warmup_ratio'" in found.message
+
+
+def test_a_simpo_recipe_is_a_dpo_style_run_even_in_a_repository_named_for_cpo(tmp_path):
+    """fe1ixxu/CPO_SIMPO: training_configs/llama-3-8b-instruct-simpo.yaml was read as CPO from the repository's
+    name; its file name says SimPO, a DPO-style preference run (as the corpus labels princeton-nlp/SimPO's)."""
+    root = tmp_path / "CPO_SIMPO"
+    (root / ".git").mkdir(parents=True)
+    (root / "training_configs").mkdir()
+    body = "model_name_or_path: m\nbeta: 2.5\nlearning_rate: 1.0e-6\n"
+    (root / "training_configs" / "llama-3-8b-instruct-simpo.yaml").write_text(body)
+    (root / "training_configs" / "llama-3-8b-instruct-cpo.yaml").write_text(body)
+    assert read_plan(root / "training_configs" / "llama-3-8b-instruct-simpo.yaml").get("trainer") == "dpo"
+    assert read_plan(root / "training_configs" / "llama-3-8b-instruct-cpo.yaml").get("trainer") == "cpo"

@@ -14,7 +14,8 @@ from seqprof.config.project_fields import project_name
 from seqprof.config.versions import KeyHistory, Pins
 
 PATH_TRAINERS = {"sft": "sft", "dpo": "dpo", "kto": "kto", "orpo": "orpo", "grpo": "grpo", "cpo": "cpo", "rloo": "rloo",
-                 "ppo": "ppo", "pretrain": "pretrain", "rm": "reward", "onlinedpo": "online_dpo"}
+                 "ppo": "ppo", "pretrain": "pretrain", "rm": "reward", "onlinedpo": "online_dpo",
+                 "simpo": "dpo"}  # SimPO recipes (princeton-nlp/SimPO, its forks) train paired preferences DPO-style
 
 
 def path_trainer(path: str | None) -> str | None:
