@@ -20,7 +20,7 @@ POSITIVE_INT = frozenset({
     "saves_per_epoch", "fsdp_version", "max_train_examples", "max_steps_per_epoch",
 })
 # save_steps is not one: transformers' trainer takes 0 or a negative number as "no step saves" (state.save_steps > 0
-# guards the save in trainer_callback.py, 4.4x-5.x), so 0 / -1 mean "save only at the end" (SP301's business)
+# guards the save in trainer_callback.py, 4.35 to 5.25), so 0 / -1 mean "save only at the end" (SP301's business)
 POSITIVE_NUMBER = frozenset({"lora_alpha"})
 NON_NEGATIVE_NUMBER = frozenset({"learning_rate", "num_epochs"})
 PROBABILITY = frozenset({"lora_dropout"})

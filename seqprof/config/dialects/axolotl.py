@@ -346,7 +346,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     return b.result()
 
 
-# SpecialTokensConfig (utils/schemas/model.py, 0.4-0.19): the tokens axolotl reads only under `special_tokens:`
+# SpecialTokensConfig (axolotl 0.19 utils/schemas/model.py): the tokens axolotl reads only under `special_tokens:`
 SPECIAL_TOKENS = frozenset({"bos_token", "eos_token", "pad_token", "unk_token", "additional_special_tokens"})
 
 
