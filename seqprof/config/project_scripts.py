@@ -39,6 +39,12 @@ class ParserScript:
 def parser_scripts(config_path: str | Path, keys: Iterable[str]) -> tuple[ParserScript, ...]:
     """The scripts whose parser call names the classes that declare the most of *keys* (run_dpo.py's DPOConfig
     declares beta, run_sft.py's ModelArguments only the model keys both share); () when no class declares any."""
+    return _parser_scripts(str(config_path), frozenset(keys))
+
+
+@lru_cache(maxsize=256)
+def _parser_scripts(config_path: str, keys: frozenset[str]) -> tuple[ParserScript, ...]:
+    """parser_scripts, once per config and run: reading a file's plan asks it for its trainer and for its parser."""
     fields = project_fields(config_path)
     declared = {k: fields[k].owner for k in keys if k in fields}
     if not declared:
@@ -46,10 +52,7 @@ def parser_scripts(config_path: str | Path, keys: Iterable[str]) -> tuple[Parser
     root = project_root(config_path)
     scored: list[tuple[int, ParserScript]] = []
     for file in sorted({f.file for f in fields.values()} | _parser_files(root)):
-        try:
-            text = (root / file).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
+        text = source_text(root / file)
         parser = PARSERS.search(text)
         if not parser:
             continue

@@ -616,10 +616,9 @@ def _version_module(tree: ast.Module, root: Path) -> tuple[str, str] | None:
         if not parts or not parts[-1].endswith(".py") or any(p in ("..", "") for p in parts):
             continue
         file = root.joinpath(*parts)
-        if file.is_file():
-            found = re.search(r"^(?:VERSION|__version__)\s*=\s*[\"']([^\"']+)[\"']", _text(file), re.M)
-            if found:
-                return found.group(1), f"{'/'.join(parts)} (setup.py's version)"
+        version = _assigned_string(file, ("VERSION", "__version__")) if file.is_file() else None
+        if version:
+            return version, f"{'/'.join(parts)} (setup.py's version)"
     return None
 
 
@@ -672,9 +671,16 @@ def _version_attribute(root: Path, attr: str) -> tuple[str, str] | None:
     base = root.joinpath(*module.split("."))
     for file in (base / "__init__.py", base.with_suffix(".py")):
         if file.is_file():
-            found = re.search(rf"^{re.escape(name)}\s*=\s*[\"']([^\"']+)[\"']", _text(file), re.M)
-            return (found.group(1), file.relative_to(root).as_posix()) if found else None
+            version = _assigned_string(file, (name,))
+            return (version, file.relative_to(root).as_posix()) if version else None
     return None
+
+
+def _assigned_string(file: Path, names: Sequence[str]) -> str | None:
+    """The string a module assigns at its top level to one of *names* (`__version__ = "0.5.0"`), written literally."""
+    pattern = "|".join(map(re.escape, names))
+    found = re.search(rf"^(?:{pattern})\s*=\s*[\"']([^\"']+)[\"']", _text(file), re.M)
+    return found.group(1) if found else None
 
 
 # ---------------------------------------------------------------- which versions take a key

@@ -394,13 +394,19 @@ def _llamafactory_info(plan: Plan, cwd: Path) -> tuple[Path | None, str | None]:
         return Path(folder) / "dataset_info.json", None
     if (cwd / folder / "dataset_info.json").exists():  # what the run opens, a FIFO too (refused, not waited on)
         return cwd / folder / "dataset_info.json", None
-    from seqprof.config.versions import project_folders
-
-    for parent in project_folders(Path(plan.path).resolve().parent):
+    for parent in _working_directories(plan, cwd)[1:]:
         if (parent / folder / "dataset_info.json").is_file():
             return parent / folder / "dataset_info.json", (
                 "the config's project's; LLaMA-Factory reads dataset_dir from the working directory, so run it there")
     return cwd / folder / "dataset_info.json", None
+
+
+def _working_directories(plan: Plan, cwd: Path) -> list[Path]:
+    """Where a LLaMA-Factory run of the config may start: here, else the config's folder or a parent up to the
+    repository root (`llamafactory-cli train examples/x.yaml` from the checkout's root, or from SFT/)."""
+    from seqprof.config.versions import project_folders
+
+    return [cwd, *project_folders(Path(plan.path).resolve().parent)]
 
 
 def _registered_elsewhere(plan: Plan, cwd: Path, chosen: Path) -> frozenset[str]:
@@ -408,18 +414,21 @@ def _registered_elsewhere(plan: Plan, cwd: Path, chosen: Path) -> frozenset[str]
     SFT/examples/x.yaml is the repository's data/ when the README runs it from SFT/, and SFT/data/ from SFT/examples/.
     A name one of them registers is no sure error."""
     folder = plan.raw.get("dataset_dir") or "data"
-    from seqprof.config.versions import project_folders
-
     names: set[str] = set()
-    for parent in [cwd, *project_folders(Path(plan.path).resolve().parent)]:
+    for parent in _working_directories(plan, cwd):
         other = (parent / folder / "dataset_info.json").resolve()
         if other != chosen.resolve() and other.is_file():
-            try:
-                info = _read_info(other)
-            except (SeqprofError, json.JSONDecodeError, RecursionError, UnicodeDecodeError):
-                continue
-            names |= set(map(str, info)) if isinstance(info, dict) else set()
+            names |= set(map(str, _registry(other) or {}))
     return frozenset(names)
+
+
+def _registry(info_path: Path) -> dict | None:
+    """A dataset_info.json's mapping of names, or None when it is unreadable or not a mapping."""
+    try:
+        info = _read_info(info_path)
+    except (SeqprofError, json.JSONDecodeError, RecursionError, UnicodeDecodeError):
+        return None
+    return info if isinstance(info, dict) else None
 
 
 def _read_info(info_path: Path) -> Any:
@@ -435,13 +444,8 @@ def dataset_registry(plan: Plan, *, cwd: Path | None = None) -> DatasetRegistry 
     if plan.raw.get("tokenized_path"):
         return None
     info_path, note = _llamafactory_info(plan, cwd)
-    if info_path is None or not info_path.is_file():
-        return None
-    try:
-        info = _read_info(info_path)
-    except (SeqprofError, json.JSONDecodeError, RecursionError, UnicodeDecodeError):
-        return None
-    if not isinstance(info, dict):
+    info = _registry(info_path) if info_path is not None and info_path.is_file() else None
+    if info is None:
         return None
     import difflib
 
