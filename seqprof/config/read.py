@@ -50,17 +50,12 @@ def read_plan(path: str | Path, dialect: str | None = None, versions: str | None
         settings = result.settings
         found.extend(result.diagnostics)
     if (own_parser or name == "hf") and "trainer" not in settings:
-        from seqprof.config.dialects.recipes import path_trainer
+        from seqprof.config.dialects.recipes import named_trainer
         from seqprof.config.plan import Setting
-        from seqprof.config.project_scripts import project_trainer
 
-        named = path_trainer(cfg.path)  # the project's own loop over TrainingArguments: its folder names what it trains
-        built = None if named else project_trainer(cfg.path, cfg.data)  # else the TRL trainer its parser script builds
-        if named:
-            settings = {**settings, "trainer": Setting(named, None, None, None, f"default: the path names {named} "
-                                                       "(the project's own training script reads this YAML)")}
-        elif built:
-            settings = {**settings, "trainer": Setting(built[0], None, None, None, f"default: {built[1]}")}
+        named, why = named_trainer(cfg.data, cfg.path)  # the project's own loop over TrainingArguments: its folder,
+        if named:  # else the TRL trainer its parser script builds, names what it trains
+            settings = {**settings, "trainer": Setting(named, None, None, None, f"default: {why}")}
     found.sort(key=lambda d: (d.file != cfg.path, d.file, d.line, d.key))
     return Plan(path=cfg.path, dialect=name, settings=settings, diagnostics=tuple(found),
                 raw=cfg.data, key_lines=cfg.key_lines, dialect_source=source if name != dialects.UNKNOWN else "")

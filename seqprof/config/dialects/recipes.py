@@ -1,14 +1,17 @@
-"""Who reads a TRL-era recipe's keys when the YAML alone does not say: the trainer its path names, and the
-project's own argument classes of an era before TRL's (trl < 0.9) or of alignment-handbook before its rewrite.
+"""Who reads a TRL-era recipe's keys when the YAML alone does not say: the trainer its path (or the project's
+parser script) names, and the project's own argument classes of an era before TRL's (trl < 0.9) or of
+alignment-handbook before its rewrite.
 
 seqprof.config.dialects.trl asks these when a file's keys leave the trainer open or its key findings may belong
-to the project's own classes; seqprof.config.read asks path_trainer for a project's own loop.
+to the project's own classes; seqprof.config.read asks named_trainer for a project's own loop.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from seqprof.config.project_fields import project_name
 from seqprof.config.versions import KeyHistory, Pins
@@ -43,6 +46,17 @@ def path_trainer(path: str | None) -> str | None:
         if named:
             return named.pop() if len(named) == 1 else None
     return None
+
+
+def named_trainer(data: Mapping[str, Any], path: str | None) -> tuple[str | None, str]:
+    """(trainer, why) the file's path names, else the one the project's own script that parses it builds (TRL
+    recipes whose keys leave the trainer open, and a project's own HfArgumentParser YAML)."""
+    named = path_trainer(path)
+    if named or not path:
+        return named, f"the path names {named} ({Path(path).name})" if named else ""
+    from seqprof.config.project_scripts import project_trainer
+
+    return project_trainer(path, data) or (None, "")
 
 
 def _repository_root(folder: Path) -> bool:

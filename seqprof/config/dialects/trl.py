@@ -51,7 +51,7 @@ from seqprof.config.dialects.common import (
     split_list,
 )
 from seqprof.config.dialects.own_schema import hand_mapped, own_sections
-from seqprof.config.dialects.recipes import path_trainer, read_by_own_classes
+from seqprof.config.dialects.recipes import named_trainer, read_by_own_classes
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_fields import project_fields, read_by_project
@@ -387,7 +387,7 @@ def infer_trainer(data: Mapping[str, Any], path: str | None = None) -> tuple[str
     trainer shares, or none), from the trainer the project's parser script builds, else the one its path names."""
     keys = set(data)
     grpo = keys & GRPO_KEYS
-    named, named_why = _named_trainer(data, path)
+    named, named_why = named_trainer(data, path)
     own = _only_fields()
     for trainer in ("reward", "rloo", "online_dpo"):
         if keys & own[trainer] and named in (None, trainer):  # a grpo/ path over normalize_advantages: a variant
@@ -414,16 +414,6 @@ def infer_trainer(data: Mapping[str, Any], path: str | None = None) -> tuple[str
     why = ("inferred from " + ", ".join(sorted(keys & SFT_KEYS))) if keys & SFT_KEYS else \
         "no preference-training keys; TRL configs do not name their trainer (pass --dialect trl_dpo etc.)"
     return "sft", why
-
-
-def _named_trainer(data: Mapping[str, Any], path: str | None) -> tuple[str | None, str]:
-    """The trainer the file's path names, else the one the project's own script that parses it builds."""
-    named = path_trainer(path)
-    if named or not path:
-        return named, f"the path names {named} ({Path(path).name})" if named else ""
-    from seqprof.config.project_scripts import project_trainer
-
-    return project_trainer(path, data) or (None, "")
 
 
 def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = None) -> DialectResult:
