@@ -73,7 +73,8 @@ def deciding_keys(data: Mapping[str, Any], name: str, most: int = 4) -> list[str
     file order. What lint says a file was read as, and why."""
     if name not in DIALECTS:
         return []
-    runner_up = max((n for n in DIALECTS if n != name), key=lambda n: module(n).detect(data))
+    every = scores(data)
+    runner_up = max((n for n in DIALECTS if n != name), key=every.__getitem__)
 
     def lead(d: Mapping[str, Any]) -> int:
         return module(name).detect(d) - module(runner_up).detect(d)
