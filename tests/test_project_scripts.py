@@ -92,3 +92,61 @@ def test_a_kto_recipe_of_a_dpo_loss_is_dpo(tmp_path):
     (folder / "kto.yaml").write_text("model_name_or_path: m\nbeta: 0.01\nmax_prompt_length: 512\nmax_length: 1024\n")
     assert read_plan(folder / "config_qlora.yaml").get("trainer") == "dpo"
     assert read_plan(folder / "kto.yaml").get("trainer") == "kto"
+
+
+OPEN_R1_CONFIGS = '''from dataclasses import dataclass, field
+
+import trl
+
+
+@dataclass
+class ScriptArguments(trl.ScriptArguments):
+    dataset_mixture: dict = field(default=None)
+
+
+@dataclass
+class GRPOConfig(trl.GRPOConfig):
+    system_prompt: str = field(default=None)
+
+
+@dataclass
+class RLOOConfig(trl.RLOOConfig):
+    system_prompt: str = field(default=None)
+
+
+@dataclass
+class GRPOScriptArguments(ScriptArguments):
+    reward_funcs: list = field(default_factory=list)
+
+
+@dataclass
+class RLOOScriptArguments(ScriptArguments):
+    reward_funcs: list = field(default_factory=list)
+'''
+
+
+def _open_r1_script(kind: str, trainer: str) -> str:
+    return (f"from trl import ModelConfig, TrlParser, {trainer}\n\nfrom configs import {kind}Config, "
+            f"{kind}ScriptArguments\n\n\ndef main(script_args, training_args, model_args):\n"
+            f"    trainer = {trainer}(model=None, args=training_args)\n\n\n"
+            f"parser = TrlParser(({kind}ScriptArguments, {kind}Config, ModelConfig))\n")
+
+
+def test_a_key_two_project_classes_declare_counts_for_every_script_that_names_either(tmp_path):
+    """alexmaraval/open-r1: its GRPOConfig and RLOOConfig both declare system_prompt, its GRPOScriptArguments and
+    RLOOScriptArguments both reward_funcs; rloo.py parses the rloo recipe and builds RLOOTrainer. Counting only the
+    first class to declare a key chose grpo.py alone, and the recipe was read as GRPO."""
+    recipe = "model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct\ndataset_name: open-r1/OpenR1-Math-220k\n" \
+             "system_prompt: think first\nreward_funcs:\n- accuracy\nnum_generations: 16\nuse_vllm: true\n" \
+             "dataset_mixture: null\n"
+    root = _repo(tmp_path, {"recipes/rloo/config.yaml": recipe, "src/configs.py": OPEN_R1_CONFIGS,
+                            "src/grpo.py": _open_r1_script("GRPO", "GRPOTrainer"),
+                            "src/rloo.py": _open_r1_script("RLOO", "RLOOTrainer")})
+    config = root / "recipes/rloo/config.yaml"
+    keys = ["system_prompt", "reward_funcs", "dataset_mixture"]
+    assert {s.file for s in parser_scripts(config, keys)} == {"src/grpo.py", "src/rloo.py"}
+    # dataset_mixture is declared by ScriptArguments, which neither script names: its subclasses inherit it
+    assert {s.file for s in parser_scripts(config, ["dataset_mixture"])} == {"src/grpo.py", "src/rloo.py"}
+    plan = read_plan(config)
+    assert plan.dialect == "trl" and plan.get("trainer") == "rloo"
+    assert "reward_funcs" in plan.setting("trainer").source

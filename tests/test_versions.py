@@ -713,3 +713,38 @@ def test_two_files_pinning_different_releases_are_alternative_installs(tmp_path)
     assert history.allowed("transformers", find_pins(config)) == ["4.37.2", "4.38.2"]  # one per minor
     found = diagnostic(read_plan(config), "evaluation_strategy")
     assert "still has it, transformers 4.51 removes it" in found.message and "matches no release" not in found.message
+
+
+def test_a_framework_range_whose_every_release_misses_the_dependency_pin_says_pip_cannot_install_both(tmp_path):
+    """javierdejesusda/YuhoLens pins transformers==4.48.0 beside trl>=1.2.0,<2.0.0; trl 1.2.0 requires
+    transformers>=4.56.2 (its wheel's metadata), so no install has both: the message says so where it names the
+    transformers pin, instead of promising what 4.48.0 keeps."""
+    from packaging.specifiers import SpecifierSet
+
+    from seqprof.config.versions import with_trl_and_transformers
+
+    history = KeyHistory.load()
+    config = _install(tmp_path, "transformers==4.48.0\ntrl>=1.2.0,<2.0.0\n")
+    allowed = history.allowed("trl", find_pins(config))
+    assert allowed and all("4.48.0" not in SpecifierSet(history.requires("trl", v, "transformers") or "")
+                           for v in allowed)  # the conflict, from the recorded metadata of each release
+    described = with_trl_and_transformers(find_pins(config), history).describe("transformers")
+    assert "requirements.txt:1" in described and "pip cannot install both" in described
+    assert "trl>=1.2.0,<2.0.0 (requirements.txt:2) requires transformers>=4.56.2" in described
+    agreeing = _install(tmp_path / "agreeing", "transformers==4.57.1\ntrl>=1.2.0,<2.0.0\n")
+    assert "pip cannot" not in with_trl_and_transformers(find_pins(agreeing), history).describe("transformers")
+
+
+@pytest.mark.parametrize("requirements, kind", [
+    ("axolotl>=0.12\n", "deprecated_key"),  # 0.12.0 added check_fsdp_config_kwargs_prefix
+    ("", "deprecated_key"),  # unpinned: the newest release
+    ("axolotl==0.11.0\n", "upcoming_deprecation"),  # 0.11 reads the prefixed names
+])
+def test_fsdp_prefixed_keys_inside_fsdp_config_are_deprecated_from_axolotl_0_12(tmp_path, requirements, kind):
+    config = _axolotl_checkout(tmp_path, {"requirements.txt": requirements} if requirements else {})
+    config.write_text(config.read_text() + "fsdp_config:\n  fsdp_offload_params: true\n  fsdp_version: 2\n")
+    plan = read_plan(config)
+    found = diagnostic(plan, "fsdp_config.fsdp_offload_params")
+    assert found.kind == kind and found.suggestion == "fsdp_config.offload_params"
+    assert found.line == config.read_text().splitlines().index("  fsdp_offload_params: true") + 1
+    assert not [d for d in plan.diagnostics if d.key == "fsdp_config.fsdp_version"]  # the one prefix it keeps

@@ -45,6 +45,7 @@ class ConfigDiagnostic:
 
     kind: str  # unknown_key | deprecated_key | renamed_key | removed_key | upcoming_deprecation | premature_key | duplicate_key
     #         | repeated_key (a duplicate with the same value) | invalid_value | unread_key
+    #         | undeclared_key (no class of the project's parser call declares it: SP438)
     key: str
     file: str
     line: int

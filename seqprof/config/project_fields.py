@@ -68,17 +68,41 @@ def project_fields(config_path: str | Path) -> dict[str, ProjectField]:
     return _declarations_under(str(project_root(path)))[0]
 
 
+def field_owners(config_path: str | Path) -> dict[str, frozenset[str]]:
+    """Field name -> every project class that has it, declared or inherited from a project class
+    (RLOOConfig and GRPOConfig both declare system_prompt; GRPOScriptArguments inherits ScriptArguments' fields)."""
+    path = Path(config_path)
+    if not path.is_file():
+        return {}
+    return _declarations_under(str(project_root(path)))[2]
+
+
 @lru_cache(maxsize=64)
-def _declarations_under(root: str) -> tuple[dict[str, ProjectField], frozenset[str]]:
-    """One walk of the project's argument files: their fields (first declaration wins) and their class names."""
+def _declarations_under(root: str) -> tuple[dict[str, ProjectField], frozenset[str], dict[str, frozenset[str]]]:
+    """One walk of the project's argument files: their fields (first declaration wins), their class names, and
+    each field's owners with the project subclasses that inherit it."""
     fields: dict[str, ProjectField] = {}
     classes: set[str] = set()
+    declared: dict[str, set[str]] = {}
+    subclasses: dict[str, set[str]] = {}
     for file in python_files(Path(root)):
         found, names = _declarations(file, Path(root))
         for field in found:
             fields.setdefault(field.name, field)
+            declared.setdefault(field.name, set()).add(field.owner)
+            for base in field.bases:
+                subclasses.setdefault(base.rsplit(".", 1)[-1], set()).add(field.owner)
         classes.update(names)
-    return fields, frozenset(classes)
+    owners = {}
+    for name, direct in declared.items():
+        reached, todo = set(direct), list(direct)
+        while todo:
+            for child in subclasses.get(todo.pop(), ()):
+                if child not in reached:
+                    reached.add(child)
+                    todo.append(child)
+        owners[name] = frozenset(reached)
+    return fields, frozenset(classes), owners
 
 
 def python_files(root: Path) -> list[Path]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from seqprof.config.project_fields import project_fields, project_root, python_files, source_text
+from seqprof.config.project_fields import field_owners, project_fields, project_root, python_files, source_text
 
 TRAINER_CLASSES = {"SFTTrainer": "sft", "DPOTrainer": "dpo", "KTOTrainer": "kto", "ORPOTrainer": "orpo",
                    "CPOTrainer": "cpo", "GRPOTrainer": "grpo", "RLOOTrainer": "rloo", "PPOTrainer": "ppo",
@@ -45,20 +45,20 @@ def parser_scripts(config_path: str | Path, keys: Iterable[str]) -> tuple[Parser
 @lru_cache(maxsize=256)
 def _parser_scripts(config_path: str, keys: frozenset[str]) -> tuple[ParserScript, ...]:
     """parser_scripts, once per config and run: reading a file's plan asks it for its trainer and for its parser."""
-    fields = project_fields(config_path)
-    declared = {k: fields[k].owner for k in keys if k in fields}
+    owners = field_owners(config_path)
+    declared = {k: owners[k] for k in keys if k in owners}
     if not declared:
         return ()
     root = project_root(config_path)
     scored: list[tuple[int, ParserScript]] = []
-    for file in sorted({f.file for f in fields.values()} | _parser_files(root)):
+    for file in sorted({f.file for f in project_fields(config_path).values()} | parser_files(root)):
         text = source_text(root / file)
         parser = PARSERS.search(text)
         if not parser:
             continue
-        named = {owner for owner in set(declared.values())  # used there, not declared there
+        named = {owner for owner in set().union(*declared.values())  # used there, not declared there
                  if re.search(rf"(?<!class )\b{re.escape(owner)}\b", text)}
-        score = sum(owner in named for owner in declared.values())
+        score = sum(bool(classes & named) for classes in declared.values())
         if score:
             scored.append((score, ParserScript(file, parser.group(1), tuple(_trainers_built(text)),
                                                bool(USES_TRL.search(text)))))
@@ -91,7 +91,8 @@ def read_by_transformers_alone(config_path: str | Path, keys: Iterable[str]) -> 
     return None
 
 
-def _parser_files(root: Path) -> frozenset[str]:
+def parser_files(root: Path) -> frozenset[str]:
+    """The project's Python files that call an argument parser, relative to *root*."""
     return _parser_files_under(str(root))
 
 

@@ -904,12 +904,25 @@ def with_dependency_floor(pins: Pins, history: KeyHistory, package: str, depende
         except InvalidSpecifier:
             return True
 
+    if allowed and pins.of(package) and not any(meets(v) for v in allowed):
+        return _conflicting(pins, package, dependency, f"{history.requires(package, allowed[0], dependency)}")
     first_out = _first_missed(allowed, meets, order)
     if first_out is None:
         return pins
     why = f"{dependency}{own[0].specifier} ({own[0].source}); {package} {minor(first_out)} requires " \
           f"{dependency}{history.requires(package, first_out, dependency)}"
     return _capped(pins, package, first_out, why)
+
+
+def _conflicting(pins: Pins, package: str, dependency: str, floor: str) -> Pins:
+    """*pins* with the *dependency* pins' sources saying that no release of *package* the project allows can be
+    installed beside them (YuhoLens: transformers==4.48.0 beside trl>=1.2.0, whose first release requires
+    transformers>=4.56.2): pip refuses the pair, so what the pinned release has is no promise."""
+    (first, *_) = pins.of(package)
+    clash = f"{package}{first.specifier} ({first.source}) requires {dependency}{floor}: pip cannot install both"
+    marked = tuple(replace(p, source=f"{p.source}; but {clash}") if p in pins.of(dependency) else p
+                   for p in pins.pins.get(dependency, ()))
+    return Pins({**pins.pins, dependency: marked}, pins.notes)
 
 
 def _first_missed(allowed: Sequence[str], meets, order: Sequence[str]) -> str | None:

@@ -340,7 +340,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
                        assumption=assumed(PACKAGES, pins, history))
     found = _attention_flag_fixes(_only_false(found, cfg), cfg, history.allowed("axolotl", pins))
     found = _special_tokens_home(found)
-    found = _refused_deprecations(found, cfg, pins, history)
+    found = _refused_deprecations(found, cfg, pins, history) + _fsdp_prefixed_keys(cfg, pins, history)
     # a fork's own plugin arguments (pydantic models beside the config) are read by its axolotl
     b.diagnostics.extend(read_by_project_code(read_by_own_copy(found, cfg.path, NAME, LABEL), cfg.path, LABEL))
     return b.result()
@@ -402,6 +402,47 @@ def _refused_deprecations(diagnostics: list[ConfigDiagnostic], cfg: LoadedConfig
                   f"{since.rsplit('.', 1)[0]} read it)"
         out.append(replace(d, kind="removed_key", suggestion=None, value_change=None,
                            message=f"'{d.key}' is refused: {raises}; {how}"))
+    return out
+
+
+FSDP_PREFIX_DEPRECATED_FROM = "0.12.0"  # validation.py check_fsdp_config_kwargs_prefix first appears in 0.12.0
+
+
+def _fsdp_prefixed_keys(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
+    """`fsdp_config: {fsdp_offload_params: true}`: from 0.12 axolotl logs that the `fsdp_` prefix inside fsdp_config
+    is deprecated and strips it (utils/schemas/validation.py check_fsdp_config_kwargs_prefix; fsdp_version keeps
+    it); releases before 0.12 read the prefixed names (0.11 loaders read fsdp_config.fsdp_* keys), so under those
+    pins it is a note for the upgrade (SP429)."""
+    from packaging.version import Version
+
+    section = cfg.get("fsdp_config")
+    if not isinstance(section, Mapping):
+        return []
+    allowed = history.allowed("axolotl", pins)
+    if allowed is None and pins.vcs("axolotl") is not None:
+        return []
+    before = bool(allowed) and all(Version(v) < Version(FSDP_PREFIX_DEPRECATED_FROM) for v in allowed)
+    out = []
+    for key in section:
+        if not isinstance(key, str) or not key.startswith("fsdp_") or key == "fsdp_version":
+            continue
+        dotted, bare = f"fsdp_config.{key}", f"fsdp_config.{key.removeprefix('fsdp_')}"
+        if before:
+            out.append(ConfigDiagnostic(
+                kind="upcoming_deprecation", key=dotted, file=cfg.path, line=cfg.line(dotted) or 1,
+                suggestion=bare, message=(
+                    f"'{dotted}' is read by the pinned axolotl ({_pinned(allowed)}); axolotl 0.12 and newer deprecate "
+                    "the `fsdp_` prefix inside fsdp_config (utils/schemas/validation.py "
+                    f"check_fsdp_config_kwargs_prefix): drop it on that upgrade, not before")))
+            continue
+        how = f"{pins.describe('axolotl')} allows it" if allowed else \
+            (f"no axolotl pin found: axolotl {history.newest('axolotl')} assumed" if not pins.of("axolotl") else
+             f"{pins.describe('axolotl')} matches no release known: axolotl {history.newest('axolotl')} assumed")
+        out.append(ConfigDiagnostic(
+            kind="deprecated_key", key=dotted, file=cfg.path, line=cfg.line(dotted) or 1, suggestion=bare,
+            message=(f"'{dotted}' is deprecated: axolotl 0.12 and newer warn \"Configuring FSDP fields with the "
+                     "`fsdp_` prefix is deprecated\" and strip the prefix (utils/schemas/validation.py "
+                     f"check_fsdp_config_kwargs_prefix); {how}")))
     return out
 
 

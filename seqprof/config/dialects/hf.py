@@ -228,5 +228,9 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
         from seqprof.config.dialects.forwarded import handed_on_by_project
 
         found = handed_on_by_project(found, cfg, fields, pins)
+    if not section:
+        from seqprof.config.parser_classes import undeclared_by_parser
+
+        found = undeclared_by_parser(found, cfg, "TrainingArguments", pins, history)
     b.diagnostics.extend(found)
     return b.result()

@@ -54,7 +54,8 @@ from seqprof.config.dialects.own_schema import hand_mapped, own_sections
 from seqprof.config.dialects.recipes import named_trainer, read_by_own_classes
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
-from seqprof.config.project_fields import project_fields, read_by_project
+from seqprof.config.parser_classes import undeclared_by_parser
+from seqprof.config.project_fields import field_owners, project_fields, read_by_project
 from seqprof.config.versions import (KeyHistory, Pins, assumed, describe_versions, pins_beside, with_companions,
                                      with_trl_and_transformers)
 
@@ -393,8 +394,11 @@ def infer_trainer(data: Mapping[str, Any], path: str | None = None) -> tuple[str
         if keys & own[trainer] and named in (None, trainer):  # a grpo/ path over normalize_advantages: a variant
             return trainer, "inferred from " + ", ".join(sorted(keys & own[trainer])) + \
                 f" (fields only {CONFIG_CLASSES[trainer]} has)"
-    if grpo and named == "rloo" and grpo <= _fields("RLOOConfig"):
-        return "rloo", f"{named_why}; its GRPO keys, {', '.join(sorted(grpo))}, are fields of RLOOConfig too"
+    own_fields = set(field_owners(path)) if path else set()  # the project's RLOOScriptArguments.reward_funcs
+    if grpo and named == "rloo" and grpo - own_fields <= _fields("RLOOConfig"):
+        own = f" (the project's own classes declare {', '.join(sorted(grpo & own_fields))})" \
+            if grpo & own_fields - _fields("RLOOConfig") else ""
+        return "rloo", f"{named_why}; its GRPO keys, {', '.join(sorted(grpo))}, are fields of RLOOConfig too{own}"
     if grpo and grpo <= SHARED_GRPO_KEYS and named in ("dpo", "kto", "orpo", "cpo", "sft"):
         return named, f"{named_why}; its only GRPO keys, {', '.join(sorted(grpo))}, are logged by other recipes too"
     if grpo:  # before DPO: GRPO configs set beta and max_completion_length too
@@ -497,6 +501,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     found = _own_model_arguments(found, cfg.data)
     found = [replace(d, kind="unread_key", suggestion=None, message=f"'{d.key}' is not a TRL field; {RECIPES}.")
              if d.kind == "unknown_key" and d.key in RECIPE_KEYS else d for d in found]
+    found = undeclared_by_parser(found, cfg, CONFIG_CLASSES.get(trainer, "SFTConfig"), pins, history)
     releases = history.allowed("trl", pins) or [history.versions("trl")[-1]]  # unpinned: a fresh install's
     fate = unknown_key_fate(sorted(releases, key=Version))
     b.diagnostics.extend(replace(d, message=_if_nothing_reads_it(d.message, fate))

@@ -1,0 +1,264 @@
+"""The classes a project's parser call reads a config into, and the keys none of them declares.
+
+`TrlParser((GRPOScriptArguments, GRPOConfig, ModelConfig))` fills those three dataclasses from the YAML and nothing
+else: a key none of them declares is dropped without a word (trl 0.13 to 0.18) or refused (TrlParser before and
+after, HfArgumentParser.parse_yaml_file). That is only sure when every class in the call is known: TRL's and
+transformers' own (their fields at the releases the pins allow, from keys/key_history.json), or the project's own
+dataclasses whose bases are known in turn. A class imported from a package that is not in the checkout (an
+installed alignment-handbook), a parser built over a variable, or a script that also reads the key by hand leaves
+the key a note (SP407). Files are parsed with `ast`, never imported.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from seqprof.config.loader import LoadedConfig
+from seqprof.config.plan import ConfigDiagnostic
+from seqprof.config.project_fields import (imported_names, parsed_module, project_reads, project_root, python_files,
+                                         source_text)
+from seqprof.config.project_scripts import parser_files, parser_scripts
+from seqprof.config.versions import KeyHistory, Pins
+
+PARSER_NAMES = frozenset({"TrlParser", "HfArgumentParser"})
+# TRL's argument classes that are not TrainingArguments subclasses
+NOT_TRAINING_ARGUMENTS = frozenset({"ModelConfig", "ScriptArguments", "GRPOScriptArguments", "RLOOScriptArguments",
+                                    "DatasetMixtureConfig"})
+TRANSFORMERS_CLASSES = frozenset({"TrainingArguments", "Seq2SeqTrainingArguments"})
+# at most this share of the file's keys may be undeclared: more, and the script found is likely not the one that
+# parses the file (or the file is read some other way as well)
+MOST_UNDECLARED = 0.25
+
+
+@dataclass(frozen=True)
+class ParserCall:
+    """A script's parser call: where, which parser, the classes it is given, and what it does with other keys."""
+
+    file: str  # relative to the project root
+    line: int
+    parser: str  # "TrlParser" | "HfArgumentParser"
+    classes: tuple[str, ...]  # as written in the call
+    fate: str  # "trl" (by release: seqprof.config.dialects.trl.unknown_key_fate) | "refused" | "dropped"
+
+
+@dataclass(frozen=True)
+class Undeclared:
+    """Keys of a config that no class of its parser call declares, and the call."""
+
+    keys: tuple[str, ...]
+    calls: tuple[ParserCall, ...]
+
+    def where(self) -> str:
+        return "; ".join(f"{c.parser}(({', '.join(c.classes)})) at {c.file}:{c.line}" for c in self.calls)
+
+
+def undeclared_keys(config_path: str | Path, data: Mapping, pins: Pins, history: KeyHistory,
+                    expected: str) -> Undeclared | None:
+    """The top-level keys of *data* that no class of the parser call of every script that parses the config
+    declares at any release the pins allow, and that no project code reads by name; None when the scripts or any
+    class of theirs cannot be placed, a script's classes do not include *expected* (the config class of the
+    trainer the file was read as: an SFT recipe matched to the GRPO script of a checkout whose SFT script is
+    elsewhere), or the keys left over are too many to be the file's own mistakes."""
+    keys = [k for k in data if isinstance(k, str)]
+    if not keys:
+        return None
+    root = project_root(config_path)
+    scripts = [s.file for s in parser_scripts(config_path, keys)]
+    if not scripts:  # no project class declares a key: the scripts whose parser fills the trainer's config class
+        scripts = [f for f in sorted(parser_files(root)) if _fills(root / f, root, expected, pins, history)]
+    calls, declared = [], set()
+    for script in scripts:
+        call = _parser_call(root / script, root)
+        if call is None:
+            return None
+        fields, reached = _declared(call, root, pins, history)
+        if fields is None or expected not in reached:
+            return None
+        calls.append(call)
+        declared |= fields
+    if not calls:
+        return None
+    left = [k for k in keys if k not in declared and not (k == "env" and calls[0].parser == "TrlParser")]
+    if not left or len(left) > MOST_UNDECLARED * len(keys):
+        return None
+    read = project_reads(config_path, left)  # `cfg.get("wandb_project")` in the script: read by hand
+    left = [k for k in left if k not in read]
+    return Undeclared(tuple(left), tuple(calls)) if left else None
+
+
+def _fills(file: Path, root: Path, expected: str, pins: Pins, history: KeyHistory) -> bool:
+    call = _parser_call(file, root)
+    return call is not None and expected in _declared(call, root, pins, history)[1]
+
+
+def _parser_call(file: Path, root: Path) -> ParserCall | None:
+    """The one parser call of *file* whose classes are plain names; None when there is none, several with other
+    classes, or one over a variable (`TrlParser(dataclass_types)`)."""
+    tree = parsed_module(file)
+    if tree is None:
+        return None
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.id if isinstance(node.func, ast.Name) else \
+            node.func.attr if isinstance(node.func, ast.Attribute) else ""
+        if name not in PARSER_NAMES:
+            continue
+        given = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "dataclass_types"),
+                                                    None)
+        items = given.elts if isinstance(given, (ast.Tuple, ast.List)) else [given]
+        if not all(isinstance(i, (ast.Name, ast.Attribute)) for i in items):
+            return None
+        found.append((name, node.lineno, tuple(ast.unparse(i) for i in items)))
+    if not found or len({(name, classes) for name, _, classes in found}) != 1:
+        return None
+    name, line, classes = found[0]
+    text = source_text(file)
+    if name == "TrlParser":
+        fate = "dropped" if "fail_with_unknown_args=False" in text.replace(" ", "") else "trl"
+    elif "allow_extra_keys=True" in text.replace(" ", ""):
+        fate = "dropped"
+    elif any(f".{method}(" in text for method in ("parse_yaml_file", "parse_json_file", "parse_dict")):
+        fate = "refused"  # HfArgumentParser raises "Some keys are not used by the HfArgumentParser"
+    else:
+        return None  # parse_args_into_dataclasses: the file reaches it some other way
+    return ParserCall(file.relative_to(root).as_posix(), line, name, classes, fate)
+
+
+def _declared(call: ParserCall, root: Path, pins: Pins,
+              history: KeyHistory) -> tuple[set[str] | None, set[str]]:
+    """Every field the call's classes have at a release the pins allow (None when one of them cannot be placed),
+    and the framework classes they are or derive from."""
+    tree = parsed_module(root / call.file)
+    imported = imported_names(tree) if tree is not None else {}
+    out: set[str] = set()
+    reached: set[str] = set()
+    for written in call.classes:
+        head, _, rest = written.partition(".")
+        dotted = f"{imported.get(head, head)}{'.' + rest if rest else ''}"
+        fields = _class_fields(dotted, str(root), pins, history, (), reached)
+        if fields is None:
+            return None, reached
+        out |= fields
+    return out, reached
+
+
+def _class_fields(dotted: str, root: str, pins: Pins, history: KeyHistory, seen: tuple[str, ...],
+                  reached: set[str]) -> set[str] | None:
+    """The fields of a class named *dotted* (through the imports of where it is named): TRL's or transformers'
+    at the allowed releases, or a project dataclass's own and its bases'; None when it cannot be placed."""
+    package, _, name = dotted.rpartition(".")
+    top = package.split(".")[0]
+    if top in ("trl", "transformers"):
+        reached.add(name)
+    if top == "trl" and name in history.data["trl"]["classes"]:
+        fields = _framework_fields("trl", [name, "OnPolicyConfig"] if name not in NOT_TRAINING_ARGUMENTS else [name],
+                                   pins, history)
+        if name not in NOT_TRAINING_ARGUMENTS:
+            fields |= _framework_fields("transformers", ["TrainingArguments"], pins, history)
+        return fields
+    if top == "transformers" and name in TRANSFORMERS_CLASSES:
+        return _framework_fields("transformers", ["TrainingArguments"], pins, history) | \
+            (SEQ2SEQ_FIELDS if name == "Seq2SeqTrainingArguments" else set())
+    if top in ("trl", "transformers") or name in seen or (package and not _in_project(package, root)):
+        return None  # another package's class (an installed alignment-handbook's ScriptArguments)
+    found = _project_dataclasses(root).get(name or dotted)
+    if not found:
+        return None
+    out: set[str] = set()
+    for fields, bases in found:
+        out |= fields
+        for base in bases:
+            more = _class_fields(base, root, pins, history, (*seen, name), reached) if base not in ("", "object") else set()
+            if more is None:
+                return None
+            out |= more
+    return out
+
+
+@lru_cache(maxsize=256)
+def _in_project(module: str, root: str) -> bool:
+    """*module* ('open_r1.configs', 'configs') is a file of the project: the checkout has it, at any depth (src/)."""
+    tail = module.replace(".", "/")
+    return any(f.as_posix().endswith((f"/{tail}.py", f"/{tail}/__init__.py")) for f in python_files(Path(root)))
+
+
+# Seq2SeqTrainingArguments's own fields (transformers training_args_seq2seq.py, 4.x and 5.x)
+SEQ2SEQ_FIELDS = frozenset({"sortish_sampler", "predict_with_generate", "generation_max_length",
+                            "generation_num_beams", "generation_config"})
+
+
+def _framework_fields(package: str, classes: Iterable[str], pins: Pins, history: KeyHistory) -> set[str]:
+    """Fields *classes* have at any release the pins allow; every release's when a commit pins it (unplaceable)."""
+    classes = list(classes)
+    allowed = history.allowed(package, pins)
+    if pins.vcs(package) is not None or not allowed and allowed is not None:
+        return history.ever(package, classes)
+    releases = allowed or [history.newest(package)]
+    return {k for v in releases for k in history.fields_in(package, v, classes)}
+
+
+@lru_cache(maxsize=64)
+def _project_dataclasses(root: str) -> dict[str, list[tuple[frozenset[str], tuple[str, ...]]]]:
+    """Class name -> (fields, dotted bases) of each @dataclass of that name in the project (two files may each
+    define a ScriptArguments; their fields are all counted)."""
+    from seqprof.config.project_fields import _is_dataclass, _dotted
+
+    out: dict[str, list[tuple[frozenset[str], tuple[str, ...]]]] = {}
+    for file in python_files(Path(root)):
+        tree = parsed_module(file, ("dataclass",))
+        if tree is None:
+            continue
+        imported = imported_names(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and any(_is_dataclass(d) for d in node.decorator_list):
+                fields = frozenset(i.target.id for i in node.body
+                                   if isinstance(i, ast.AnnAssign) and isinstance(i.target, ast.Name))
+                out.setdefault(node.name, []).append((fields, tuple(_dotted(b, imported) for b in node.bases)))
+    return out
+
+
+def undeclared_by_parser(diagnostics: list[ConfigDiagnostic], cfg: LoadedConfig, expected: str, pins: Pins,
+                         history: KeyHistory) -> list[ConfigDiagnostic]:
+    """*diagnostics* with each key undeclared_keys finds made an `undeclared_key` (SP438): a note SP407 gave it
+    (`read by your own script's arguments?`) is answered, and a key no rule spoke of (a DPO field in a GRPO
+    recipe: TRL has it, the parser's classes do not) is added. A key judged otherwise (removed, renamed,
+    a typo) keeps that finding."""
+    found = undeclared_keys(cfg.path, cfg.data, pins, history, expected)
+    if found is None:
+        return diagnostics
+    spoken = {d.key: d for d in diagnostics}
+    fate = _fate(found.calls, pins, history)
+    out = [d for d in diagnostics if not (d.key in found.keys and d.kind == "unread_key")]
+    for key in found.keys:
+        if key in spoken and spoken[key].kind != "unread_key":
+            continue
+        out.append(ConfigDiagnostic(
+            kind="undeclared_key", key=key, file=cfg.path, line=cfg.line(key) or 1,
+            message=f"'{key}' is declared by none of the classes the project's script reads this file into "
+                    f"({found.where()}): {fate}"))
+    return out
+
+
+def _fate(calls: tuple[ParserCall, ...], pins: Pins, history: KeyHistory) -> str:
+    """What the parser does with a key none of its classes declares, at the releases the pins allow."""
+    from packaging.version import Version
+
+    from seqprof.config.dialects.trl import unknown_key_fate
+
+    fates = {c.fate for c in calls}
+    if fates == {"dropped"}:
+        return "the script's parser drops it without a word (allow_extra_keys=True / fail_with_unknown_args=False), " \
+               "so the setting has no effect"
+    if fates == {"refused"}:
+        return "HfArgumentParser refuses it (\"Some keys are not used by the HfArgumentParser\")"
+    if fates == {"trl"}:
+        releases = history.allowed("trl", pins) or [history.newest("trl")]
+        return unknown_key_fate(sorted(releases, key=Version)).replace(
+            " (the `trl` CLI hands it to accelerate launch, which refuses it)", "")
+    return "the scripts' parsers drop or refuse it"

@@ -1,0 +1,124 @@
+"""Keys none of the classes a project's parser call fills declares (seqprof.config.parser_classes, SP438), checked
+against the real HfArgumentParser where it can run here (transformers is installed; trl is not)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+import transformers
+
+from seqprof.config.read import read_plan
+
+ARGS = '''from dataclasses import dataclass, field
+
+
+@dataclass
+class DataArguments:
+    dataset_path: str = field(default="data.jsonl")
+    max_seq_len: int = field(default=512)
+
+
+@dataclass
+class LongerDataArguments(DataArguments):
+    packing_buffer: int = field(default=4)
+'''
+
+TRAIN = '''from transformers import HfArgumentParser, Trainer, TrainingArguments
+
+from args import {cls}
+
+
+def main():
+    parser = HfArgumentParser(({cls}, TrainingArguments))
+    data_args, training_args = parser.parse_yaml_file("config.yaml"{extra})
+    Trainer(model=None, args=training_args).train()
+'''
+
+CONFIG = "output_dir: out\nlearning_rate: 1.0e-5\nper_device_train_batch_size: 4\nnum_train_epochs: 1\n" \
+         "dataset_path: train.jsonl\nmax_seq_len: 1024\n"
+
+
+def _project(root: Path, config: str, cls: str = "DataArguments", extra: str = "") -> Path:
+    (root / ".git").mkdir(parents=True)
+    (root / "args.py").write_text(ARGS)
+    (root / "train.py").write_text(TRAIN.format(cls=cls, extra=extra))
+    (root / "requirements.txt").write_text(f"transformers=={transformers.__version__}\n")
+    (root / "config.yaml").write_text(config)
+    return root / "config.yaml"
+
+
+def _real_parser_refuses(root: Path, cls: str) -> set[str]:
+    """The keys the installed HfArgumentParser refuses, parsing the file into the project's own classes."""
+    spec = importlib.util.spec_from_file_location(f"args_{root.name}", root / "args.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    parser = transformers.HfArgumentParser((getattr(module, cls), transformers.TrainingArguments))
+    try:
+        parser.parse_yaml_file(str(root / "config.yaml"))
+    except ValueError as refused:
+        return set(eval(str(refused).split(": ", 1)[1]))  # "Some keys are not used by the HfArgumentParser: [...]"
+    return set()
+
+
+def _undeclared(plan) -> dict[str, str]:
+    return {d.key: d.message for d in plan.diagnostics if d.kind == "undeclared_key"}
+
+
+@pytest.mark.parametrize("cls, added, refused", [
+    ("DataArguments", "", set()),
+    ("DataArguments", "packing_buffer: 8\nlearnig_rate: 0.1\n", {"packing_buffer", "learnig_rate"}),
+    ("LongerDataArguments", "packing_buffer: 8\n", set()),  # inherited from the project's DataArguments
+])
+def test_the_keys_reported_are_the_keys_the_real_parser_refuses(tmp_path, cls, added, refused):
+    root = tmp_path / f"p{len(added)}{cls}"
+    config = _project(root, CONFIG + added, cls)
+    assert _real_parser_refuses(root, cls) == refused
+    found = _undeclared(read_plan(config))
+    assert set(found) == refused - {"learnig_rate"}  # a near miss of a field stays SP401's did-you-mean
+    for key in found:
+        assert "train.py:7" in found[key] and "refuses it" in found[key]
+    if "learnig_rate" in refused:
+        assert [d.kind for d in read_plan(config).diagnostics if d.key == "learnig_rate"] == ["unknown_key"]
+
+
+def test_a_parser_told_to_allow_extra_keys_drops_them(tmp_path):
+    config = _project(tmp_path, CONFIG + "packing_buffer: 8\n", extra=", allow_extra_keys=True")
+    assert "drops it without a word" in _undeclared(read_plan(config))["packing_buffer"]
+
+
+def test_a_key_the_project_reads_by_hand_or_a_class_from_an_installed_package_is_no_finding(tmp_path):
+    by_hand = _project(tmp_path / "by_hand", CONFIG + "packing_buffer: 8\n")
+    train = by_hand.parent / "train.py"
+    train.write_text(train.read_text() + '\n\nBUFFER = yaml.safe_load(open("config.yaml")).get("packing_buffer")\n')
+    assert _undeclared(read_plan(by_hand)) == {}
+    installed = _project(tmp_path / "installed", CONFIG + "packing_buffer: 8\n")
+    train = installed.parent / "train.py"
+    train.write_text(train.read_text().replace("from args import DataArguments", "from alignment import DataArguments"))
+    (installed.parent / "args.py").unlink()
+    plan = read_plan(installed)
+    assert _undeclared(plan) == {}  # alignment's DataArguments is not in the checkout: its fields are unknown
+
+
+def test_a_trl_recipe_matched_to_another_trainer_s_script_is_no_finding(tmp_path):
+    """An SFT recipe in a checkout whose only parser script fills GRPOConfig is run by a script seqprof does not
+    see (QingyangZhang/EMPO's corpus copy): its SFT keys are not the GRPO script's business."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "requirements.txt").write_text("trl==0.18.2\ntransformers==4.52.3\n")
+    (tmp_path / "grpo.py").write_text(
+        "from trl import GRPOConfig, GRPOTrainer, ModelConfig, ScriptArguments, TrlParser\n\n"
+        "parser = TrlParser((ScriptArguments, GRPOConfig, ModelConfig))\n"
+        "script_args, training_args, model_args = parser.parse_args_and_config()\n")
+    sft = tmp_path / "sft.yaml"
+    sft.write_text("model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: trl-lib/Capybara\npacking: true\n"
+                   "dataset_text_field: text\nlearning_rate: 2.0e-5\n")
+    plan = read_plan(sft)
+    assert plan.get("trainer") == "sft" and _undeclared(plan) == {}
+    grpo = tmp_path / "grpo.yaml"
+    grpo.write_text("model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: trl-lib/DeepMath\nnum_generations: 8\n"
+                    "max_completion_length: 512\nlearning_rate: 1.0e-6\npacking: true\n")
+    found = _undeclared(read_plan(grpo))
+    assert list(found) == ["packing"] and "at trl 0.18 TrlParser drops" in found["packing"]
