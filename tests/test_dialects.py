@@ -819,3 +819,30 @@ def test_a_simpo_recipe_is_a_dpo_style_run_even_in_a_repository_named_for_cpo(tm
     (root / "training_configs" / "llama-3-8b-instruct-cpo.yaml").write_text(body)
     assert read_plan(root / "training_configs" / "llama-3-8b-instruct-simpo.yaml").get("trainer") == "dpo"
     assert read_plan(root / "training_configs" / "llama-3-8b-instruct-cpo.yaml").get("trainer") == "cpo"
+
+
+@pytest.mark.parametrize("max_steps, reported", [(500, False), (-1, True), (None, True)])
+def test_num_train_epochs_minus_one_is_unused_when_max_steps_runs_the_schedule(tmp_path, max_steps, reported):
+    """transformers' Trainer derives the epochs from max_steps > 0 (trainer.py set_initial_training_values: `if
+    args.max_steps > 0: max_steps = args.max_steps; num_train_epochs = max_steps // num_update_steps_per_epoch
+    ...`), so open-r1's `num_train_epochs: -1` beside `max_steps: 500` is never read; without it, -1 epochs is
+    an unusable value (SP406)."""
+    config = tmp_path / "grpo.yaml"
+    config.write_text("model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct\ndataset_name: open-r1/OpenR1-Math-220k\n"
+                      "num_generations: 8\nnum_train_epochs: -1\n"
+                      + (f"max_steps: {max_steps}\n" if max_steps is not None else ""))
+    plan = read_plan(str(config))
+    found = [d for d in plan.diagnostics if d.kind == "invalid_value" and d.key == "num_train_epochs"]
+    assert bool(found) == reported
+
+
+@pytest.mark.parametrize("stage, reported", [("grpo", True), ("kto", False), ("pt", False)])
+def test_a_stage_llamafactory_has_not_is_an_unusable_value(tmp_path, stage, reported):
+    """thirtycents/qwen-finetune-project runs `llamafactory-cli train configs/qwen3_grpo.yaml` with `stage: grpo`:
+    llamafactory 0.9.5 declares stage: Literal["pt", "sft", "rm", "ppo", "dpo", "kto"] (hparams/finetuning_args.py)
+    and train/tuner.py raises "Unknown task: grpo." (parse_dict does not check the Literal, the dispatch does)."""
+    config = tmp_path / "train.yaml"
+    config.write_text(f"model_name_or_path: Qwen/Qwen3-4B\nstage: {stage}\ndo_train: true\nfinetuning_type: lora\n"
+                      "dataset: identity\ntemplate: qwen3\ncutoff_len: 2048\n")
+    found = [d for d in read_plan(str(config)).diagnostics if d.kind == "invalid_value" and d.key == "stage"]
+    assert bool(found) == reported

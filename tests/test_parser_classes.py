@@ -122,3 +122,25 @@ def test_a_trl_recipe_matched_to_another_trainer_s_script_is_no_finding(tmp_path
                     "max_completion_length: 512\nlearning_rate: 1.0e-6\npacking: true\n")
     found = _undeclared(read_plan(grpo))
     assert list(found) == ["packing"] and "at trl 0.18 TrlParser drops" in found["packing"]
+
+
+def _grpo_checkout(root: Path, vendored: bool) -> Path:
+    (root / ".git").mkdir(parents=True)
+    (root / "requirements.txt").write_text("trl==0.18.2\ntransformers==4.52.3\n")
+    (root / "grpo.py").write_text("from trl import GRPOConfig, GRPOTrainer, ModelConfig, ScriptArguments, TrlParser\n\n"
+                                  "parser = TrlParser((ScriptArguments, GRPOConfig, ModelConfig))\n"
+                                  "script_args, training_args, model_args = parser.parse_args_and_config()\n")
+    if vendored:
+        (root / "trl").mkdir()
+        (root / "trl" / "__init__.py").write_text("__version__ = '0.18.0'\n")
+    recipe = root / "grpo.yaml"
+    recipe.write_text("model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: trl-lib/DeepMath\nnum_generations: 8\n"
+                      "max_completion_length: 512\nlearning_rate: 1.0e-6\nhint_template: 'Hint: {hint}'\n")
+    return recipe
+
+
+def test_a_trl_copy_in_the_checkout_leaves_its_classes_unplaced(tmp_path):
+    """ColdJeans21/open-r1 carries trl 0.18 under src/open_r1/trl/, first on sys.path when src/open_r1/grpo.py
+    runs; its GRPOConfig adds hint_template, which no trl release has."""
+    assert list(_undeclared(read_plan(_grpo_checkout(tmp_path / "installed", False)))) == ["hint_template"]
+    assert _undeclared(read_plan(_grpo_checkout(tmp_path / "vendored", True))) == {}

@@ -136,11 +136,14 @@ def _declared(call: ParserCall, root: Path, pins: Pins,
     and the framework classes they are or derive from."""
     tree = parsed_module(root / call.file)
     imported = imported_names(tree) if tree is not None else {}
+    # a class the script defines shadows the name it imports (VideoThinker's sft.py imports trl's ScriptArguments,
+    # then defines its own ScriptArguments(trl.ScriptArguments) with jsonl_path)
+    defined = {n.name for n in tree.body if isinstance(n, ast.ClassDef)} if tree is not None else set()
     out: set[str] = set()
     reached: set[str] = set()
     for written in call.classes:
         head, _, rest = written.partition(".")
-        dotted = f"{imported.get(head, head)}{'.' + rest if rest else ''}"
+        dotted = written if head in defined else f"{imported.get(head, head)}{'.' + rest if rest else ''}"
         fields = _class_fields(dotted, str(root), pins, history, (), reached)
         if fields is None:
             return None, reached
@@ -156,6 +159,9 @@ def _class_fields(dotted: str, root: str, pins: Pins, history: KeyHistory, seen:
     top = package.split(".")[0]
     if top in ("trl", "transformers"):
         reached.add(name)
+        if _in_project(top, root):
+            return None  # a copy in the checkout (src/open_r1/trl/, first on sys.path when the script runs) may
+            #              declare fields no release has (ColdJeans21's GRPOConfig.hint_template)
     if top == "trl" and name in history.data["trl"]["classes"]:
         fields = _framework_fields("trl", [name, "OnPolicyConfig"] if name not in NOT_TRAINING_ARGUMENTS else [name],
                                    pins, history)
@@ -258,7 +264,10 @@ def _fate(calls: tuple[ParserCall, ...], pins: Pins, history: KeyHistory) -> str
     if fates == {"refused"}:
         return "HfArgumentParser refuses it (\"Some keys are not used by the HfArgumentParser\")"
     if fates == {"trl"}:
-        releases = history.allowed("trl", pins) or [history.newest("trl")]
-        return unknown_key_fate(sorted(releases, key=Version)).replace(
+        placed = pins.vcs("trl") is None or pins.vcs("trl").head  # a commit is not placed among releases
+        releases = (history.allowed("trl", pins) or [history.newest("trl")]) if placed else history.versions("trl")
+        fate = unknown_key_fate(sorted(releases, key=Version)).replace(
             " (the `trl` CLI hands it to accelerate launch, which refuses it)", "")
+        return fate if placed else f"trl is pinned to a commit ({pins.vcs('trl').source}), which seqprof cannot " \
+                                   f"place among releases: {fate}"
     return "the scripts' parsers drop or refuse it"

@@ -38,8 +38,12 @@ use_data_before_expert_parallel_ timers zero_optimization_stage _comment
 
 
 def detect(data: Mapping[str, Any]) -> int:
+    """DeepSpeed by its own keys, when they are most of the file: a TRL recipe with two stray DeepSpeed batch keys
+    beside a dozen of its own (samuelzxu's dpo.yaml: train_batch_size, train_micro_batch_size_per_gpu) is TRL's."""
     hits = sum(1 for k in ("zero_optimization", "train_micro_batch_size_per_gpu", "train_batch_size",
                            "zero_allow_untested_optimizer", "gradient_clipping", "steps_per_print") if k in data)
+    if sum(1 for k in data if k in KNOWN) * 2 < len(data):
+        return 0
     return 20 + hits if hits >= 1 and ("zero_optimization" in data or hits >= 2) else 0
 
 

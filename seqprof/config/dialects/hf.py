@@ -47,6 +47,7 @@ from seqprof.config.dialects.common import (
 )
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.project_fields import project_fields, read_by_project
+from seqprof.config.values import value_problem
 from seqprof.config.versions import KeyHistory, Pins, assumed, describe_versions, pins_beside, with_companions
 
 NAME = "hf"
@@ -162,8 +163,11 @@ def apply_training_arguments(b: Builder, *, source: str = TA_SOURCE) -> None:
     b.stated("micro_batch_size", "per_device_train_batch_size", as_number)
     b.stated("micro_batch_size", "per_gpu_train_batch_size", as_number)
     b.stated("gradient_accumulation_steps", "gradient_accumulation_steps", as_number)
-    b.stated("num_epochs", "num_train_epochs", as_number)
     b.stated("max_steps", "max_steps", positive_or_missing)
+    # with max_steps > 0 the Trainer derives the epochs from it and never reads num_train_epochs (trainer.py
+    # set_initial_training_values): open-r1's `num_train_epochs: -1` beside max_steps is an idiom, not a mistake
+    if b.value("max_steps") is None or not value_problem("num_epochs", b.raw("num_train_epochs")):
+        b.stated("num_epochs", "num_train_epochs", as_number)
     b.stated("learning_rate", "learning_rate", as_number)
     b.stated("optimizer", "optim")
     precision_from_flags(b, ["bf16", "bf16_full_eval"], ["fp16"])

@@ -43,7 +43,7 @@ from seqprof.config.dialects.common import (
 )
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
-from seqprof.config.project_fields import framework_fork, read_by_own_copy
+from seqprof.config.project_fields import framework_fork, project_root, python_files, read_by_own_copy
 from seqprof.config.versions import KeyHistory, Pins, Removal, assumed, describe_versions, pins_beside
 
 NAME = "llamafactory"
@@ -249,6 +249,12 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
         b.diagnostics.extend(_checked_keys(cfg, pins))
         return b.result()
     stage = str(b.raw("stage", "sft")).lower()
+    if b.present("stage") and stage not in STAGES and not _own_stage(cfg.path, stage):
+        b.diagnostics.append(ConfigDiagnostic(
+            kind="invalid_value", key="stage", file=cfg.path, line=cfg.line("stage") or 1,
+            message=f"'stage: {b.raw('stage')}' is no LLaMA-Factory stage: hparams/finetuning_args.py declares "
+                    f"stage: Literal[{', '.join(STAGES)}], and train/tuner.py raises \"Unknown task: {stage}.\" "
+                    "before training"))
     if b.present("stage"):
         trainer = STAGES.get(stage, stage)
         if stage == "dpo" and str(b.raw("pref_loss", "sigmoid")).lower() in ("orpo", "simpo"):
@@ -365,6 +371,13 @@ def _unusable_quantization_method(cfg: LoadedConfig, pins: Pins) -> ConfigDiagno
                  f"{cfg.get('quantization_bit')}-bit load is silently dropped and the model trains unquantized"
                  + ("; 0.9.3 renamed 'bitsandbytes' to 'bnb'" if renamed else "")),
         suggestion=f"quantization_method: {renamed}" if renamed else None)
+
+
+def _own_stage(config_path: str, stage: str) -> bool:
+    """The checkout carries its own copy of LLaMA-Factory, whose tuner may dispatch stages of its own (AzureStarz's
+    fork runs `stage: lb`, its LangBridge stage, from train/tuner.py; HfArgumentParser.parse_dict does not check
+    the Literal)."""
+    return any(f.name == "finetuning_args.py" for f in python_files(project_root(config_path)))
 
 
 def _checked_keys(cfg: LoadedConfig, pins: Pins) -> list:

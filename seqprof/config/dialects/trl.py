@@ -286,17 +286,24 @@ def premature_keys(cfg: LoadedConfig, trainer: str, pins: Pins, history: KeyHist
 
 
 def unknown_key_fate(releases: list[str]) -> str:
-    """What TrlParser does with a YAML key no argument class declares, in *releases* (ascending). Up to 0.12 it
-    raises ("not used by the TrlParser", commands/cli_utils.py); from 0.13 to 0.18 set_defaults_with_config returns
-    it as a remaining string that parse_args_and_config drops (scripts/utils.py); from 0.19 on it raises
-    ("Unknown arguments from config file", fail_with_unknown_args=True)."""
-    dropping = [v for v in releases if Version("0.13") <= Version(v) < Version("0.19")]
+    """What TrlParser does with a YAML key no argument class declares, in *releases* (ascending). Before 0.10 it
+    fills only the fields the classes declare and ignores the rest (commands/cli_utils.py YamlConfigParser
+    .merge_dataclasses); from 0.10 to 0.12 it raises ("not used by the TrlParser", commands/cli_utils.py); from 0.13
+    to 0.18 set_defaults_with_config returns it as a remaining string that parse_args_and_config drops
+    (scripts/utils.py); from 0.19 on it raises ("Unknown arguments from config file", fail_with_unknown_args=True)."""
+    def drops(v: str) -> bool:
+        return Version(v) < Version("0.10") or Version("0.13") <= Version(v) < Version("0.19")
+
+    dropping = [v for v in releases if drops(v)]
     dropped = ("TrlParser drops a key no argument class declares without a word, so the setting has no effect "
                "(the `trl` CLI hands it to accelerate launch, which refuses it)")
     if dropping and len(dropping) == len(releases):
         return f"at trl {'.'.join(dropping[-1].split('.')[:2])} {dropped}"
     if dropping:
-        return "TrlParser refuses a key no argument class declares, except from trl 0.13 to 0.18, where it " \
+        spans = [span for span, test in (("before trl 0.10", lambda v: Version(v) < Version("0.10")),
+                                         ("from trl 0.13 to 0.18", lambda v: Version("0.13") <= Version(v) < Version("0.19")))
+                 if any(test(v) for v in dropping)]
+        return f"TrlParser refuses a key no argument class declares, except {' and '.join(spans)}, where it " \
                "drops it without a word"
     return "TrlParser refuses a key no argument class declares"
 
