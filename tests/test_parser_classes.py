@@ -144,3 +144,11 @@ def test_a_trl_copy_in_the_checkout_leaves_its_classes_unplaced(tmp_path):
     runs; its GRPOConfig adds hint_template, which no trl release has."""
     assert list(_undeclared(read_plan(_grpo_checkout(tmp_path / "installed", False)))) == ["hint_template"]
     assert _undeclared(read_plan(_grpo_checkout(tmp_path / "vendored", True))) == {}
+
+
+def test_a_file_the_trl_cli_runs_is_not_the_script_s(tmp_path):
+    """`trl grpo --config grpo.yaml` parses with the CLI's own classes and hands accelerate's keys (num_processes)
+    to accelerate launch: the project's script is not what reads the file."""
+    recipe = _grpo_checkout(tmp_path, False)
+    (tmp_path / "train.sh").write_text("trl grpo --config grpo.yaml --num_processes 8\n")
+    assert _undeclared(read_plan(recipe)) == {}

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from seqprof.config.launches import framework_launches
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_fields import (imported_names, parsed_module, project_reads, project_root, python_files,
@@ -64,8 +65,8 @@ def undeclared_keys(config_path: str | Path, data: Mapping, pins: Pins, history:
     trainer the file was read as: an SFT recipe matched to the GRPO script of a checkout whose SFT script is
     elsewhere), or the keys left over are too many to be the file's own mistakes."""
     keys = [k for k in data if isinstance(k, str)]
-    if not keys:
-        return None
+    if not keys or any(launch.dialect == "trl" for launch in framework_launches(str(Path(config_path).resolve()))):
+        return None  # `trl grpo --config x.yaml`: the CLI's own classes read it, and it hands accelerate's keys on
     root = project_root(config_path)
     scripts = [s.file for s in parser_scripts(config_path, keys)]
     if not scripts:  # no project class declares a key: the scripts whose parser fills the trainer's config class
