@@ -69,7 +69,9 @@ def undeclared_keys(config_path: str | Path, data: Mapping, pins: Pins, history:
         return None  # `trl grpo --config x.yaml`: the CLI's own classes read it, and it hands accelerate's keys on
     root = project_root(config_path)
     scripts = [s.file for s in parser_scripts(config_path, keys)]
-    if not scripts:  # no project class declares a key: the scripts whose parser fills the trainer's config class
+    if not any(_fills(root / f, root, expected, pins, history) for f in scripts):
+        # no project class declares a key, or those that do are another trainer's (an SFT recipe whose system_prompt
+        # the GRPO script's classes declare too): the scripts whose parser fills the trainer's config class
         scripts = [f for f in sorted(parser_files(root)) if _fills(root / f, root, expected, pins, history)]
     calls, declared = [], set()
     for script in scripts:
@@ -230,6 +232,12 @@ def _project_dataclasses(root: str) -> dict[str, list[tuple[frozenset[str], tupl
     return out
 
 
+# what SP438 answers: a note asking whether the script reads the key, and an upgrade warning that takes some class
+# to have it at the pinned release (liv-daliberti's SFT recipe: max_prompt_length is DPOConfig's, not SFTConfig's);
+# a key every pinned release lacks (removed_key, premature_key) or a typo (unknown_key) keeps its own finding
+ANSWERED = frozenset({"unread_key", "deprecated_key", "renamed_key", "upcoming_deprecation"})
+
+
 def undeclared_by_parser(diagnostics: list[ConfigDiagnostic], cfg: LoadedConfig, expected: str, pins: Pins,
                          history: KeyHistory) -> list[ConfigDiagnostic]:
     """*diagnostics* with each key undeclared_keys finds made an `undeclared_key` (SP438): a note SP407 gave it
@@ -241,9 +249,9 @@ def undeclared_by_parser(diagnostics: list[ConfigDiagnostic], cfg: LoadedConfig,
         return diagnostics
     spoken = {d.key: d for d in diagnostics}
     fate = _fate(found.calls, pins, history)
-    out = [d for d in diagnostics if not (d.key in found.keys and d.kind == "unread_key")]
+    out = [d for d in diagnostics if not (d.key in found.keys and d.kind in ANSWERED)]
     for key in found.keys:
-        if key in spoken and spoken[key].kind != "unread_key":
+        if key in spoken and spoken[key].kind not in ANSWERED:
             continue
         out.append(ConfigDiagnostic(
             kind="undeclared_key", key=key, file=cfg.path, line=cfg.line(key) or 1,
