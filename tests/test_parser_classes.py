@@ -152,3 +152,23 @@ def test_a_file_the_trl_cli_runs_is_not_the_script_s(tmp_path):
     recipe = _grpo_checkout(tmp_path, False)
     (tmp_path / "train.sh").write_text("trl grpo --config grpo.yaml --num_processes 8\n")
     assert _undeclared(read_plan(recipe)) == {}
+
+
+
+def test_an_upgrade_warning_about_another_trainer_s_field_becomes_sp438(tmp_path):
+    """An SFT recipe setting max_prompt_length (liv-daliberti/LLMs-Reproduction's), a DPO/GRPO field SFTConfig never
+    had: "trl==0.18.0 still has it" is wrong for a file TrlParser((ScriptArguments, SFTConfig, ModelConfig)) reads;
+    torch_dtype, which ModelConfig had until 0.27, keeps its rename advice."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "requirements.txt").write_text("trl==0.18.2\ntransformers==4.52.3\n")
+    (tmp_path / "sft.py").write_text("from trl import ModelConfig, ScriptArguments, SFTConfig, SFTTrainer, TrlParser\n\n"
+                                     "parser = TrlParser((ScriptArguments, SFTConfig, ModelConfig))\n"
+                                     "script_args, training_args, model_args = parser.parse_args_and_config()\n")
+    recipe = tmp_path / "sft" / "config.yaml"
+    recipe.parent.mkdir()
+    recipe.write_text("model_name_or_path: Qwen/Qwen2.5-0.5B\ntorch_dtype: bfloat16\ndataset_name: trl-lib/Capybara\n"
+                      "packing: true\nmax_length: 4096\nmax_prompt_length: 512\nlearning_rate: 2.0e-5\n"
+                      "num_train_epochs: 1\nper_device_train_batch_size: 2\n")
+    plan = read_plan(recipe)
+    assert list(_undeclared(plan)) == ["max_prompt_length"]
+    assert [d.kind for d in plan.diagnostics if d.key == "torch_dtype"] == ["deprecated_key"]

@@ -201,17 +201,3 @@ def test_a_section_spread_through_a_local_name_is_the_config_s_to_fix(tmp_path):
     assert found.line == _line_of(config.read_text(), "evaluation_strategy:")
     assert found.fix == "rename 'training_args.evaluation_strategy' to 'eval_strategy'"
 
-
-def test_a_key_one_level_down_handed_on_by_name_is_judged_under_its_dotted_name(tmp_path):
-    """glenlouis8/finreason's train_sft.py: `t = cfg["training"]`, then `SFTConfig(warmup_ratio=t["warmup_ratio"],
-    ...)`; with transformers>=4.40 a fresh install has no warmup_ratio (5.15 removed it)."""
-    script = ('import yaml\nfrom trl import SFTConfig\n\ncfg = yaml.safe_load(open("configs/sft.yaml"))\n'
-              't = cfg["training"]\nargs = SFTConfig(output_dir=t["output_dir"], learning_rate=t["learning_rate"],\n'
-              '                 warmup_ratio=t["warmup_ratio"], num_train_epochs=t["epochs"])\n')
-    text = ("model:\n  name: Qwen/Qwen2.5-0.5B\ntraining:\n  output_dir: out\n  learning_rate: 2.0e-5\n"
-            "  warmup_ratio: 0.03\n  epochs: 2\ndata:\n  path: data/train.jsonl\n")
-    config = checkout(tmp_path, script=script, config=text)
-    found = _findings(config, "training.warmup_ratio")
-    assert [f.code for f in found] == ["SP408"] and found[0].line == _line_of(text, "warmup_ratio")
-    assert "hands 'training.warmup_ratio' to SFTConfig" in found[0].message
-    assert not _findings(config, "training.learning_rate")  # a live field: nothing to say

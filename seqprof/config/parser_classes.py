@@ -52,6 +52,7 @@ class Undeclared:
 
     keys: tuple[str, ...]
     calls: tuple[ParserCall, ...]
+    frameworks: frozenset[str] = frozenset()  # the TRL / transformers classes the calls' classes are or derive from
 
     def where(self) -> str:
         return "; ".join(f"{c.parser}(({', '.join(c.classes)})) at {c.file}:{c.line}" for c in self.calls)
@@ -69,11 +70,9 @@ def undeclared_keys(config_path: str | Path, data: Mapping, pins: Pins, history:
         return None  # `trl grpo --config x.yaml`: the CLI's own classes read it, and it hands accelerate's keys on
     root = project_root(config_path)
     scripts = [s.file for s in parser_scripts(config_path, keys)]
-    if not any(_fills(root / f, root, expected, pins, history) for f in scripts):
-        # no project class declares a key, or those that do are another trainer's (an SFT recipe whose system_prompt
-        # the GRPO script's classes declare too): the scripts whose parser fills the trainer's config class
+    if not scripts:  # no project class declares a key: the scripts whose parser fills the trainer's config class
         scripts = [f for f in sorted(parser_files(root)) if _fills(root / f, root, expected, pins, history)]
-    calls, declared = [], set()
+    calls, declared, frameworks = [], set(), set()
     for script in scripts:
         call = _parser_call(root / script, root)
         if call is None:
@@ -83,6 +82,7 @@ def undeclared_keys(config_path: str | Path, data: Mapping, pins: Pins, history:
             return None
         calls.append(call)
         declared |= fields
+        frameworks |= reached
     if not calls:
         return None
     left = [k for k in keys if k not in declared and not (k == "env" and calls[0].parser == "TrlParser")]
@@ -90,7 +90,7 @@ def undeclared_keys(config_path: str | Path, data: Mapping, pins: Pins, history:
         return None
     read = project_reads(config_path, left)  # `cfg.get("wandb_project")` in the script: read by hand
     left = [k for k in left if k not in read]
-    return Undeclared(tuple(left), tuple(calls)) if left else None
+    return Undeclared(tuple(left), tuple(calls), frozenset(frameworks)) if left else None
 
 
 def _fills(file: Path, root: Path, expected: str, pins: Pins, history: KeyHistory) -> bool:
@@ -232,32 +232,43 @@ def _project_dataclasses(root: str) -> dict[str, list[tuple[frozenset[str], tupl
     return out
 
 
-# what SP438 answers: a note asking whether the script reads the key, and an upgrade warning that takes some class
-# to have it at the pinned release (liv-daliberti's SFT recipe: max_prompt_length is DPOConfig's, not SFTConfig's);
-# a key every pinned release lacks (removed_key, premature_key) or a typo (unknown_key) keeps its own finding
+# what SP438 answers, for a field the parser's classes never had in any release: a note asking whether the script
+# reads the key, and an upgrade warning that took another class's field for theirs (liv-daliberti's SFT recipe:
+# max_prompt_length is DPOConfig's, not SFTConfig's). A field they had (torch_dtype in ModelConfig) is the version
+# history's business (its rename advice), and a typo (unknown_key) keeps its did-you-mean
 ANSWERED = frozenset({"unread_key", "deprecated_key", "renamed_key", "upcoming_deprecation"})
 
 
 def undeclared_by_parser(diagnostics: list[ConfigDiagnostic], cfg: LoadedConfig, expected: str, pins: Pins,
                          history: KeyHistory) -> list[ConfigDiagnostic]:
-    """*diagnostics* with each key undeclared_keys finds made an `undeclared_key` (SP438): a note SP407 gave it
-    (`read by your own script's arguments?`) is answered, and a key no rule spoke of (a DPO field in a GRPO
-    recipe: TRL has it, the parser's classes do not) is added. A key judged otherwise (removed, renamed,
-    a typo) keeps that finding."""
+    """*diagnostics* with each key undeclared_keys finds, and no class of the call ever had, made an
+    `undeclared_key` (SP438): a note SP407 gave it (`read by your own script's arguments?`) is answered, and a key
+    no rule spoke of (a DPO field in a GRPO recipe: TRL has it, the parser's classes do not) is added (ANSWERED)."""
     found = undeclared_keys(cfg.path, cfg.data, pins, history, expected)
     if found is None:
         return diagnostics
     spoken = {d.key: d for d in diagnostics}
     fate = _fate(found.calls, pins, history)
-    out = [d for d in diagnostics if not (d.key in found.keys and d.kind in ANSWERED)]
+    ever = _ever_declared(found.frameworks, history)
+    answered = {k for k in found.keys if k not in ever and (k not in spoken or spoken[k].kind in ANSWERED)}
+    out = [d for d in diagnostics if d.key not in answered]
     for key in found.keys:
-        if key in spoken and spoken[key].kind not in ANSWERED:
+        if key not in answered:
             continue
         out.append(ConfigDiagnostic(
             kind="undeclared_key", key=key, file=cfg.path, line=cfg.line(key) or 1,
             message=f"'{key}' is declared by none of the classes the project's script reads this file into "
                     f"({found.where()}): {fate}"))
     return out
+
+
+def _ever_declared(frameworks: frozenset[str], history: KeyHistory) -> set[str]:
+    """Every field the framework classes had in any release (TrainingArguments' under each TRL config)."""
+    trl_classes = [c for c in frameworks if c in history.data["trl"]["classes"]]
+    fields = history.ever("trl", trl_classes + ["OnPolicyConfig"] if trl_classes else [])
+    if frameworks - NOT_TRAINING_ARGUMENTS:
+        fields |= history.ever("transformers", ["TrainingArguments"]) | SEQ2SEQ_FIELDS
+    return fields
 
 
 def _fate(calls: tuple[ParserCall, ...], pins: Pins, history: KeyHistory) -> str:

@@ -31,8 +31,6 @@ def forwarded_key_diagnostics(cfg: LoadedConfig, only: Collection[str] | None = 
     keys = [k for k in cfg.data if isinstance(k, str)]
     wanted = keys if only is None else [k for k in keys if k in only]
     forwards = {k: f for k, f in project_forwards(cfg.path, keys).items() if k in wanted} if wanted else {}
-    if only is None:
-        forwards.update(_section_forwards(cfg, keys, forwards))
     if not forwards:
         return []
     history = KeyHistory.load()
@@ -45,24 +43,6 @@ def forwarded_key_diagnostics(cfg: LoadedConfig, only: Collection[str] | None = 
                 for d in _judged(forward, cfg.get(forward.key), cfg.line(forward.key) or 1, cfg.path, pins, history)
                 if d.kind in VERSION_KINDS]
     return out
-
-
-def _section_forwards(cfg: LoadedConfig, keys: list[str], top: Mapping[str, Forward]) -> dict[str, Forward]:
-    """Hand-offs of the keys one level down, each under its dotted name: `t = cfg["training"]` then
-    `SFTConfig(warmup_ratio=t["warmup_ratio"])` (glenlouis8/finreason's train_sft.py, vijayvraman's
-    TrainingArguments(warmup_ratio=training_config.get(...))). A leaf name two sections share, or one the top level
-    has, is no one key's: left out."""
-    owners: dict[str, list[str]] = {}
-    for section in keys:
-        value = cfg.data.get(section)
-        if isinstance(value, Mapping) and section not in top:
-            for leaf in value:
-                if isinstance(leaf, str) and leaf not in cfg.data:
-                    owners.setdefault(leaf, []).append(section)
-    leaves = {leaf: sections[0] for leaf, sections in owners.items() if len(sections) == 1}
-    found = project_forwards(cfg.path, list(leaves)) if leaves else {}
-    return {f"{leaves[leaf]}.{leaf}": replace(forward, key=f"{leaves[leaf]}.{leaf}")
-            for leaf, forward in found.items() if forward.keyword != SECTION}
 
 
 def _each_key(forwards, data) -> list[Forward]:
