@@ -172,3 +172,16 @@ def test_an_upgrade_warning_about_another_trainer_s_field_becomes_sp438(tmp_path
     plan = read_plan(recipe)
     assert list(_undeclared(plan)) == ["max_prompt_length"]
     assert [d.kind for d in plan.diagnostics if d.key == "torch_dtype"] == ["deprecated_key"]
+
+
+@pytest.mark.parametrize("releases, fate", [
+    (["0.8.6", "0.9.6"], "at trl 0.9 TrlParser drops"),  # merge_dataclasses fills declared fields, ignores the rest
+    (["0.10.1", "0.12.2"], "TrlParser refuses a key no argument class declares"),  # "not used by the TrlParser"
+    (["0.14.0", "0.18.2"], "at trl 0.18 TrlParser drops"),  # set_defaults_with_config's remaining strings dropped
+    (["0.9.6", "0.10.1", "0.19.1"], "except before trl 0.10, where it drops"),
+    (["0.12.2", "0.13.0", "1.16.0"], "except from trl 0.13 to 0.18, where it drops"),
+])
+def test_what_trlparser_does_with_an_undeclared_key_by_release(releases, fate):
+    from seqprof.config.dialects.trl import unknown_key_fate
+
+    assert fate in unknown_key_fate(releases)

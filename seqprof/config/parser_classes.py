@@ -20,8 +20,8 @@ from pathlib import Path
 from seqprof.config.launches import framework_launches
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
-from seqprof.config.project_fields import (imported_names, parsed_module, project_reads, project_root, python_files,
-                                         source_text)
+from seqprof.config.project_fields import (_dotted, _is_dataclass, imported_names, parsed_module, project_reads,
+                                         project_root, python_files, source_text)
 from seqprof.config.project_scripts import parser_files, parser_scripts
 from seqprof.config.versions import KeyHistory, Pins
 
@@ -216,8 +216,6 @@ def _framework_fields(package: str, classes: Iterable[str], pins: Pins, history:
 def _project_dataclasses(root: str) -> dict[str, list[tuple[frozenset[str], tuple[str, ...]]]]:
     """Class name -> (fields, dotted bases) of each @dataclass of that name in the project (two files may each
     define a ScriptArguments; their fields are all counted)."""
-    from seqprof.config.project_fields import _is_dataclass, _dotted
-
     out: dict[str, list[tuple[frozenset[str], tuple[str, ...]]]] = {}
     for file in python_files(Path(root)):
         tree = parsed_module(file, ("dataclass",))

@@ -905,7 +905,7 @@ def with_dependency_floor(pins: Pins, history: KeyHistory, package: str, depende
             return True
 
     if allowed and pins.of(package) and not any(meets(v) for v in allowed):
-        return _conflicting(pins, package, dependency, f"{history.requires(package, allowed[0], dependency)}")
+        return _conflicting(pins, package, dependency, history.requires(package, allowed[0], dependency) or "")
     first_out = _first_missed(allowed, meets, order)
     if first_out is None:
         return pins

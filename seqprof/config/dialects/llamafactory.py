@@ -249,7 +249,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
         b.diagnostics.extend(_checked_keys(cfg, pins))
         return b.result()
     stage = str(b.raw("stage", "sft")).lower()
-    if b.present("stage") and stage not in STAGES and not _own_stage(cfg.path, stage):
+    if b.present("stage") and stage not in STAGES and not _carries_llamafactory(cfg.path):
         b.diagnostics.append(ConfigDiagnostic(
             kind="invalid_value", key="stage", file=cfg.path, line=cfg.line("stage") or 1,
             message=f"'stage: {b.raw('stage')}' is no LLaMA-Factory stage: hparams/finetuning_args.py declares "
@@ -373,7 +373,7 @@ def _unusable_quantization_method(cfg: LoadedConfig, pins: Pins) -> ConfigDiagno
         suggestion=f"quantization_method: {renamed}" if renamed else None)
 
 
-def _own_stage(config_path: str, stage: str) -> bool:
+def _carries_llamafactory(config_path: str) -> bool:
     """The checkout carries its own copy of LLaMA-Factory, whose tuner may dispatch stages of its own (AzureStarz's
     fork runs `stage: lb`, its LangBridge stage, from train/tuner.py; HfArgumentParser.parse_dict does not check
     the Literal)."""

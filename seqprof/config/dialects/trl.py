@@ -300,9 +300,9 @@ def unknown_key_fate(releases: list[str]) -> str:
     if dropping and len(dropping) == len(releases):
         return f"at trl {'.'.join(dropping[-1].split('.')[:2])} {dropped}"
     if dropping:
-        spans = [span for span, test in (("before trl 0.10", lambda v: Version(v) < Version("0.10")),
-                                         ("from trl 0.13 to 0.18", lambda v: Version("0.13") <= Version(v) < Version("0.19")))
-                 if any(test(v) for v in dropping)]
+        early = [v for v in dropping if Version(v) < Version("0.10")]
+        spans = (["before trl 0.10"] if early else []) + (["from trl 0.13 to 0.18"] if len(early) < len(dropping)
+                                                          else [])
         return f"TrlParser refuses a key no argument class declares, except {' and '.join(spans)}, where it " \
                "drops it without a word"
     return "TrlParser refuses a key no argument class declares"
