@@ -20,7 +20,7 @@ from pathlib import Path
 from seqprof.config.launches import framework_launches
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
-from seqprof.config.project_fields import (_dotted, _is_dataclass, imported_names, parsed_module, project_reads,
+from seqprof.config.project_fields import (imported_names, parsed_module, project_dataclasses, project_reads,
                                          project_root, python_files, source_text)
 from seqprof.config.project_scripts import parser_files, parser_scripts
 from seqprof.config.versions import KeyHistory, Pins
@@ -70,15 +70,15 @@ def undeclared_keys(config_path: str | Path, data: Mapping, pins: Pins, history:
         return None  # `trl grpo --config x.yaml`: the CLI's own classes read it, and it hands accelerate's keys on
     root = project_root(config_path)
     scripts = [s.file for s in parser_scripts(config_path, keys)]
-    if not scripts:  # no project class declares a key: the scripts whose parser fills the trainer's config class
-        scripts = [f for f in sorted(parser_files(root)) if _fills(root / f, root, expected, pins, history)]
+    # no project class declares a key: the scripts whose parser fills the trainer's config class
+    fallback = not scripts
     calls, declared, frameworks = [], set(), set()
-    for script in scripts:
+    for script in sorted(parser_files(root)) if fallback else scripts:
         call = _parser_call(root / script, root)
-        if call is None:
-            return None
-        fields, reached = _declared(call, root, pins, history)
-        if fields is None or expected not in reached:
+        fields, reached = _declared(call, root, pins, history) if call is not None else (None, set())
+        if fallback and (call is None or expected not in reached):
+            continue  # a script for another trainer, or none this file could reach
+        if call is None or fields is None or expected not in reached:
             return None
         calls.append(call)
         declared |= fields
@@ -91,11 +91,6 @@ def undeclared_keys(config_path: str | Path, data: Mapping, pins: Pins, history:
     read = project_reads(config_path, left)  # `cfg.get("wandb_project")` in the script: read by hand
     left = [k for k in left if k not in read]
     return Undeclared(tuple(left), tuple(calls), frozenset(frameworks)) if left else None
-
-
-def _fills(file: Path, root: Path, expected: str, pins: Pins, history: KeyHistory) -> bool:
-    call = _parser_call(file, root)
-    return call is not None and expected in _declared(call, root, pins, history)[1]
 
 
 def _parser_call(file: Path, root: Path) -> ParserCall | None:
@@ -176,14 +171,15 @@ def _class_fields(dotted: str, root: str, pins: Pins, history: KeyHistory, seen:
             (SEQ2SEQ_FIELDS if name == "Seq2SeqTrainingArguments" else set())
     if top in ("trl", "transformers") or name in seen or (package and not _in_project(package, root)):
         return None  # another package's class (an installed alignment-handbook's ScriptArguments)
-    found = _project_dataclasses(root).get(name or dotted)
+    found = project_dataclasses(root).get(name or dotted)
     if not found:
         return None
     out: set[str] = set()
-    for fields, bases in found:
-        out |= fields
-        for base in bases:
-            more = _class_fields(base, root, pins, history, (*seen, name), reached) if base not in ("", "object") else set()
+    for one in found:
+        out |= one.fields
+        for base in one.bases:
+            more = set() if base in ("", "object") else \
+                _class_fields(base, root, pins, history, (*seen, name), reached)
             if more is None:
                 return None
             out |= more
@@ -212,24 +208,6 @@ def _framework_fields(package: str, classes: Iterable[str], pins: Pins, history:
     return {k for v in releases for k in history.fields_in(package, v, classes)}
 
 
-@lru_cache(maxsize=64)
-def _project_dataclasses(root: str) -> dict[str, list[tuple[frozenset[str], tuple[str, ...]]]]:
-    """Class name -> (fields, dotted bases) of each @dataclass of that name in the project (two files may each
-    define a ScriptArguments; their fields are all counted)."""
-    out: dict[str, list[tuple[frozenset[str], tuple[str, ...]]]] = {}
-    for file in python_files(Path(root)):
-        tree = parsed_module(file, ("dataclass",))
-        if tree is None:
-            continue
-        imported = imported_names(tree)
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ClassDef) and any(_is_dataclass(d) for d in node.decorator_list):
-                fields = frozenset(i.target.id for i in node.body
-                                   if isinstance(i, ast.AnnAssign) and isinstance(i.target, ast.Name))
-                out.setdefault(node.name, []).append((fields, tuple(_dotted(b, imported) for b in node.bases)))
-    return out
-
-
 # what SP438 answers, for a field the parser's classes never had in any release: a note asking whether the script
 # reads the key, and an upgrade warning that took another class's field for theirs (liv-daliberti's SFT recipe:
 # max_prompt_length is DPOConfig's, not SFTConfig's). A field they had (torch_dtype in ModelConfig) is the version
@@ -250,9 +228,7 @@ def undeclared_by_parser(diagnostics: list[ConfigDiagnostic], cfg: LoadedConfig,
     ever = _ever_declared(found.frameworks, history)
     answered = {k for k in found.keys if k not in ever and (k not in spoken or spoken[k].kind in ANSWERED)}
     out = [d for d in diagnostics if d.key not in answered]
-    for key in found.keys:
-        if key not in answered:
-            continue
+    for key in (k for k in found.keys if k in answered):
         out.append(ConfigDiagnostic(
             kind="undeclared_key", key=key, file=cfg.path, line=cfg.line(key) or 1,
             message=f"'{key}' is declared by none of the classes the project's script reads this file into "

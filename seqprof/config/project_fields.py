@@ -68,6 +68,21 @@ def project_fields(config_path: str | Path) -> dict[str, ProjectField]:
     return _declarations_under(str(project_root(path)))[0]
 
 
+@dataclass(frozen=True)
+class ProjectDataclass:
+    """One @dataclass of the project: its own fields and its bases, through its module's imports."""
+
+    name: str
+    fields: frozenset[str]
+    bases: tuple[str, ...]
+
+
+def project_dataclasses(root: str | Path) -> dict[str, list[ProjectDataclass]]:
+    """Class name -> each @dataclass of that name under the project *root* (two files may each define a
+    ScriptArguments), from the same walk as project_fields."""
+    return _declarations_under(str(root))[3]
+
+
 def field_owners(config_path: str | Path) -> dict[str, frozenset[str]]:
     """Field name -> every project class that has it, declared or inherited from a project class
     (RLOOConfig and GRPOConfig both declare system_prompt; GRPOScriptArguments inherits ScriptArguments' fields)."""
@@ -78,15 +93,19 @@ def field_owners(config_path: str | Path) -> dict[str, frozenset[str]]:
 
 
 @lru_cache(maxsize=64)
-def _declarations_under(root: str) -> tuple[dict[str, ProjectField], frozenset[str], dict[str, frozenset[str]]]:
-    """One walk of the project's argument files: their fields (first declaration wins), their class names, and
-    each field's owners with the project subclasses that inherit it."""
+def _declarations_under(root: str) -> tuple[dict[str, ProjectField], frozenset[str], dict[str, frozenset[str]],
+                                            dict[str, list[ProjectDataclass]]]:
+    """One walk of the project's argument files: their fields (first declaration wins), their class names, each
+    field's owners with the project subclasses that inherit it, and the @dataclass classes by name."""
     fields: dict[str, ProjectField] = {}
     classes: set[str] = set()
     declared: dict[str, set[str]] = {}
     subclasses: dict[str, set[str]] = {}
+    table: dict[str, list[ProjectDataclass]] = {}
     for file in python_files(Path(root)):
-        found, names = _declarations(file, Path(root))
+        found, names, dataclasses = _declarations(file, Path(root))
+        for one in dataclasses:
+            table.setdefault(one.name, []).append(one)
         for field in found:
             fields.setdefault(field.name, field)
             declared.setdefault(field.name, set()).add(field.owner)
@@ -102,7 +121,7 @@ def _declarations_under(root: str) -> tuple[dict[str, ProjectField], frozenset[s
                     reached.add(child)
                     todo.append(child)
         owners[name] = frozenset(reached)
-    return fields, frozenset(classes), owners
+    return fields, frozenset(classes), owners, table
 
 
 def python_files(root: Path) -> list[Path]:
@@ -134,23 +153,28 @@ def dataclass_fields(file: Path, root: Path) -> list[ProjectField]:
     return _declarations(file, root)[0]
 
 
-def _declarations(file: Path, root: Path) -> tuple[list[ProjectField], set[str]]:
-    """*file*'s dataclass / pydantic fields, and the names of every class it defines (H4ArgumentParser among them)."""
+def _declarations(file: Path, root: Path) -> tuple[list[ProjectField], set[str], list[ProjectDataclass]]:
+    """*file*'s dataclass / pydantic fields, the names of every class it defines (H4ArgumentParser among them), and
+    its @dataclass classes whole (a class with no field of its own still names its bases)."""
     tree = parsed_module(file, ("dataclass", "BaseModel"))
     if tree is None:
-        return [], set()
+        return [], set(), []
     rel = file.relative_to(root).as_posix()
     imported = imported_names(tree)
-    out, classes = [], set()
+    out, classes, dataclasses = [], set(), []
     for node in ast.walk(tree):
         if not isinstance(node, ast.ClassDef):
             continue
         classes.add(node.name)
-        if any(_is_dataclass(d) for d in node.decorator_list) or any(_is_pydantic_model(b) for b in node.bases):
+        decorated = any(_is_dataclass(d) for d in node.decorator_list)
+        if decorated or any(_is_pydantic_model(b) for b in node.bases):
             bases = tuple(_dotted(b, imported) for b in node.bases)
-            out += [ProjectField(item.target.id, node.name, rel, item.lineno, bases) for item in node.body
-                    if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)]
-    return out, classes
+            own = [ProjectField(item.target.id, node.name, rel, item.lineno, bases) for item in node.body
+                   if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)]
+            out += own
+            if decorated:
+                dataclasses.append(ProjectDataclass(node.name, frozenset(f.name for f in own), bases))
+    return out, classes, dataclasses
 
 
 def imported_names(tree: ast.Module) -> dict[str, str]:

@@ -393,8 +393,7 @@ def _refused_deprecations(diagnostics: list[ConfigDiagnostic], cfg: LoadedConfig
             out.append(replace(d, message=f"{d.message}; {raises}: it breaks on that upgrade"))
             continue
         if allowed is None:
-            how = f"{pins.describe('axolotl')} matches no release known: axolotl {newest} assumed" \
-                if pins.of("axolotl") else f"no axolotl pin found: axolotl {newest} assumed"
+            how = _assumed_newest(pins, newest)
         elif all(Version(v) >= Version(since) for v in allowed):
             how = f"every release {pins.describe('axolotl')} allows raises"
         else:
@@ -435,15 +434,20 @@ def _fsdp_prefixed_keys(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> l
                     "the `fsdp_` prefix inside fsdp_config (utils/schemas/validation.py "
                     f"check_fsdp_config_kwargs_prefix): drop it on that upgrade, not before")))
             continue
-        how = f"{pins.describe('axolotl')} allows it" if allowed else \
-            (f"no axolotl pin found: axolotl {history.newest('axolotl')} assumed" if not pins.of("axolotl") else
-             f"{pins.describe('axolotl')} matches no release known: axolotl {history.newest('axolotl')} assumed")
+        how = f"{pins.describe('axolotl')} allows it" if allowed else _assumed_newest(pins, history.newest("axolotl"))
         out.append(ConfigDiagnostic(
             kind="deprecated_key", key=dotted, file=cfg.path, line=cfg.line(dotted) or 1, suggestion=bare,
             message=(f"'{dotted}' is deprecated: axolotl 0.12 and newer warn \"Configuring FSDP fields with the "
                      "`fsdp_` prefix is deprecated\" and strip the prefix (utils/schemas/validation.py "
                      f"check_fsdp_config_kwargs_prefix); {how}")))
     return out
+
+
+def _assumed_newest(pins: Pins, newest: str) -> str:
+    """Why the newest axolotl is what the message judges by: no pin, or a pin no known release meets."""
+    if pins.of("axolotl"):
+        return f"{pins.describe('axolotl')} matches no release known: axolotl {newest} assumed"
+    return f"no axolotl pin found: axolotl {newest} assumed"
 
 
 def _pinned(allowed: list[str]) -> str:
