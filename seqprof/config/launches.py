@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from seqprof.config.project_fields import SKIPPED_FOLDERS, project_root
+from seqprof.config.project_fields import SKIPPED_FOLDERS, project_root, python_files
 
 LAUNCHERS = (".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".job", ".py", ".md", ".yaml", ".yml", ".ipynb", ".txt")
 MAX_LAUNCH_FILES = 2000
@@ -98,12 +98,52 @@ def command_lines(root: Path, config: Path) -> tuple[list[tuple[str, int, str]],
             if name not in text:
                 continue
             number = 1
+            variables: dict[str, str] = {}  # CONFIG=recipes/x/sft.yaml: a later `--config "$CONFIG"` names it too
             for chunk in re.split(r"(?<!\\)\n", text):
-                line = re.sub(r"\\\r?\n", " ", chunk)
+                line = _substituted(re.sub(r"\\\r?\n", " ", chunk), variables)
                 if any(_same_file(m.group(1), config) for m in naming.finditer(line)):
                     out.append((where.relative_to(root).as_posix(), number, line.strip()))
+                    assigned = _ASSIGNMENT.match(line)
+                    if assigned and any(_same_file(m.group(1), config) for m in naming.finditer(assigned.group(2))):
+                        variables[assigned.group(1)] = assigned.group(2).strip("\"'")
                 number += chunk.count("\n") + 1
     return out, namesakes
+
+
+# a shell or Makefile assignment of one word: `export CONFIG="recipes/x.yaml"`, `CONFIG ?= x.yaml`
+_ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)\s*[:?]?=\s*(\"[^\"\s]*\"|'[^'\s]*'|[^\s;&|#]+)\s*(?:#.*)?$")
+
+
+def _substituted(line: str, variables: dict[str, str]) -> str:
+    """*line* with each `$VAR`, `${VAR}` and `$(VAR)` of *variables* written out."""
+    if not variables or "$" not in line:
+        return line
+    return re.sub(r"\$(?:\{(\w+)\}|\((\w+)\)|(\w+))",
+                  lambda m: variables.get(m.group(1) or m.group(2) or m.group(3), m.group(0)), line)
+
+
+def launched_scripts(config_path: str | Path) -> frozenset[str]:
+    """The project's Python files that the command lines naming *config_path* run (`python src/sft.py --config
+    x.yaml`, `accelerate launch ... sft.py`, `-m pkg.train`), relative to the project root."""
+    return _launched_scripts(str(Path(config_path).resolve()))
+
+
+@lru_cache(maxsize=256)
+def _launched_scripts(config_path: str) -> frozenset[str]:
+    path = Path(config_path)
+    root = project_root(path)
+    named: set[str] = set()
+    for _, _, line in command_lines(root, path)[0]:
+        named |= {m.group(1).removeprefix("./") for m in _SCRIPT.finditer(line)}
+        named |= {m.group(1).replace(".", "/") + ".py" for m in _MODULE.finditer(line)}
+    if not named:
+        return frozenset()
+    files = [f.relative_to(root).as_posix() for f in python_files(root)]
+    return frozenset(f for f in files for n in named if f == n or f.endswith("/" + n.lstrip("/")))
+
+
+_SCRIPT = re.compile(r"(?<![\w./$-])((?:\.{0,2}/)?[\w./-]*?\w\.py)(?![\w.])")
+_MODULE = re.compile(r"(?:^|\s)-m\s+((?:\w+\.)*\w+)")
 
 
 def _names(given: str, config: Path, bare: bool) -> bool:

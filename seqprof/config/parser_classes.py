@@ -226,7 +226,8 @@ def undeclared_by_parser(diagnostics: list[ConfigDiagnostic], cfg: LoadedConfig,
     spoken = {d.key: d for d in diagnostics}
     fate = _fate(found.calls, pins, history)
     ever = _ever_declared(found.frameworks, history)
-    answered = {k for k in found.keys if k not in ever and (k not in spoken or spoken[k].kind in ANSWERED)}
+    answered = {k for k in found.keys if k not in ever  # a rename's advice (use_liger -> use_liger_kernel) stays
+                and (k not in spoken or spoken[k].kind in ANSWERED and not spoken[k].suggestion)}
     out = [d for d in diagnostics if d.key not in answered]
     for key in (k for k in found.keys if k in answered):
         out.append(ConfigDiagnostic(

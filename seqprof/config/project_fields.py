@@ -125,6 +125,7 @@ def _declarations_under(root: str) -> tuple[dict[str, ProjectField], frozenset[s
 
 
 def python_files(root: Path) -> list[Path]:
+    """The project's Python files, and after them those of a package it holds only as a built copy (build/lib)."""
     files: list[Path] = []
     seen = 0
     for folder, dirs, names in os.walk(root):
@@ -132,8 +133,21 @@ def python_files(root: Path) -> list[Path]:
         files += [Path(folder) / n for n in sorted(names) if n.endswith(".py")]
         seen += len(names) + len(dirs)
         if len(files) >= MAX_FILES or seen >= MAX_ENTRIES:
-            break
-    return files[:MAX_FILES]
+            return files[:MAX_FILES]
+    return (files + _built_only(root, files))[:MAX_FILES]
+
+
+def _built_only(root: Path, files: list[Path]) -> list[Path]:
+    """Files of build/lib's packages that the checkout has no source of: a repository that commits the build
+    of its `alignment` package beside scripts importing it (HaoruSung's medical-QA fork of alignment-handbook)."""
+    built = root / "build" / "lib"
+    if not built.is_dir():
+        return []
+    have = {part for f in files for part in f.relative_to(root).parts[:-1]} | {f.stem for f in files}
+    out: list[Path] = []
+    for package in sorted(p for p in built.iterdir() if p.is_dir() and p.name not in have):
+        out += sorted(p for p in package.rglob("*.py") if "__pycache__" not in p.parts)[:MAX_FILES]
+    return out
 
 
 def parsed_module(file: Path, needs: tuple[str, ...] = ()) -> ast.Module | None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from seqprof.config.launches import launched_scripts
 from seqprof.config.project_fields import field_owners, project_fields, project_root, python_files, source_text
 
 TRAINER_CLASSES = {"SFTTrainer": "sft", "DPOTrainer": "dpo", "KTOTrainer": "kto", "ORPOTrainer": "orpo",
@@ -45,11 +46,16 @@ def parser_scripts(config_path: str | Path, keys: Iterable[str]) -> tuple[Parser
 @lru_cache(maxsize=256)
 def _parser_scripts(config_path: str, keys: frozenset[str]) -> tuple[ParserScript, ...]:
     """parser_scripts, once per config and run: reading a file's plan asks it for its trainer and for its parser."""
+    root = project_root(config_path)
+    launched = [ParserScript(file, parser.group(1), tuple(_trainers_built(text)), bool(USES_TRL.search(text)))
+                for file in sorted(launched_scripts(config_path) & parser_files(root))
+                for text in [source_text(root / file)] for parser in [PARSERS.search(text)] if parser]
+    if launched:  # `accelerate launch src/sft.py --config x.yaml`: the project says which script reads it
+        return tuple(launched)
     owners = field_owners(config_path)
     declared = {k: owners[k] for k in keys if k in owners}
     if not declared:
         return ()
-    root = project_root(config_path)
     scored: list[tuple[int, ParserScript]] = []
     for file in sorted({f.file for f in project_fields(config_path).values()} | parser_files(root)):
         text = source_text(root / file)

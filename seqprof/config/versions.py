@@ -1007,15 +1007,20 @@ def allowed_minors(pins: Pins, package: str, order: Sequence[str], *, patch: boo
     found = pins.of(package)
     if not found:
         return None
-    out = [v for v in order if all(p.allows(v) if patch else _allows_minor(p, v) for p in found)]
+    def allows(pin: Pin, version: str) -> bool:
+        base = _development_base(pin)
+        if base is not None:
+            return version in _around(base, order, patch)
+        return pin.allows(version) if patch else _allows_minor(pin, version)
+
+    out = [v for v in order if all(allows(p, v) for p in found)]
     if not out:  # files that contradict each other (requirements.txt ==4.38.2, setup.py ==4.37.0) are alternative
         # installs: each one's releases are possible
         by_file: dict[str, list[Pin]] = {}
         for pin in found:
             by_file.setdefault(_pin_file(pin), []).append(pin)
         if len(by_file) > 1:
-            out = [v for v in order if any(all(p.allows(v) if patch else _allows_minor(p, v) for p in group)
-                                           for group in by_file.values())]
+            out = [v for v in order if any(all(allows(p, v) for p in group) for group in by_file.values())]
     if not out:
         from packaging.version import InvalidVersion, Version
 
@@ -1037,6 +1042,32 @@ def allowed_minors(pins: Pins, package: str, order: Sequence[str], *, patch: boo
         if below and not out:
             out = [order[0]]
     return out
+
+
+def _development_base(pin: Pin) -> str | None:
+    """'0.9.3' for `==0.9.3.dev0` (or rc1, b2): a build between the release before 0.9.3 and 0.9.3, which a
+    checkout of the framework's main branch names itself (LLaMA-Factory's extras/env.py); None for other pins."""
+    from packaging.version import InvalidVersion, Version
+
+    exact = re.fullmatch(r"===?\s*(\S+)", pin.specifier)
+    if not exact:
+        return None
+    try:
+        version = Version(exact.group(1))
+    except InvalidVersion:
+        return None
+    return version.base_version if version.is_prerelease or version.is_devrelease else None
+
+
+def _around(base: str, order: Sequence[str], patch: bool) -> list[str]:
+    """The releases of *order* a development build of *base* may behave as: the one before it and *base* itself
+    (by minor release unless *patch*)."""
+    from packaging.version import Version
+
+    key = (lambda v: Version(v)) if patch else (lambda v: Version(minor(v)))
+    target = key(base)
+    below = [v for v in order if key(v) < target]
+    return ([below[-1]] if below else []) + [v for v in order if key(v) == target]
 
 
 def _pin_file(pin: Pin) -> str:

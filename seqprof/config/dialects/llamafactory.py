@@ -358,18 +358,22 @@ def _unusable_quantization_method(cfg: LoadedConfig, pins: Pins) -> ConfigDiagno
     if not allowed and framework_fork(cfg.path) is not None:
         return None  # a checkout of LLaMA-Factory itself at a version nothing states: its own copy decides
     releases = allowed if allowed else [history.newest("llamafactory")]
-    eras = {Version(v) >= Version(QUANTIZATION_RENAMED_IN) for v in releases}
-    if any(method in ON_THE_FLY_METHODS[era] for era in eras):
-        return None  # a value some allowed release takes
-    values = sorted({v for era in eras for v in ON_THE_FLY_METHODS[era]})
-    renamed = {"bitsandbytes": "bnb", "bnb": "bitsandbytes"}.get(method) if len(eras) == 1 else None
+    newest = Version(releases[-1]) >= Version(QUANTIZATION_RENAMED_IN)  # what a fresh install of the pins gets
+    if method in ON_THE_FLY_METHODS[newest]:
+        return None
+    older = sorted({v for v in releases if (Version(v) >= Version(QUANTIZATION_RENAMED_IN)) != newest
+                    and method in ON_THE_FLY_METHODS[not newest]}, key=Version)
+    renamed = {"bitsandbytes": "bnb", "bnb": "bitsandbytes"}.get(method)
     where = pins.describe("llamafactory") if allowed else f"llamafactory unpinned: {releases[0]} assumed"
+    if older:  # `llamafactory>=0.9.0`: the old name worked up to 0.9.2; pip installs the newest
+        where += f", whose newest release, {releases[-1]}, a fresh install gets"
     return ConfigDiagnostic(
         kind="invalid_value", key="quantization_method", file=cfg.path, line=cfg.line("quantization_method") or 1,
         message=(f"'quantization_method: {method}' is no on-the-fly quantization method of LLaMA-Factory ({where}: "
-                 f"{', '.join(values)}): model/model_utils/quantization.py matches no branch, so the "
-                 f"{cfg.get('quantization_bit')}-bit load is silently dropped and the model trains unquantized"
-                 + ("; 0.9.3 renamed 'bitsandbytes' to 'bnb'" if renamed else "")),
+                 f"{', '.join(ON_THE_FLY_METHODS[newest])}): model/model_utils/quantization.py matches no branch, so "
+                 f"the {cfg.get('quantization_bit')}-bit load is silently dropped and the model trains unquantized"
+                 + (f"; 0.9.3 renamed 'bitsandbytes' to 'bnb'" if renamed else "")
+                 + (f" (releases {older[0]}-{older[-1]}, which the pins allow too, took '{method}')" if older else "")),
         suggestion=f"quantization_method: {renamed}" if renamed else None)
 
 

@@ -215,7 +215,7 @@ def keyspace(trainer: str, history: KeyHistory | None = None) -> Keyspace:
 def removed_fields(history: KeyHistory) -> dict[str, list[str]]:
     """Field -> the trainer configs (and ModelConfig) that had it in some release, per the generated history."""
     out: dict[str, list[str]] = {}
-    for cls in (*TRAINER_CLASSES.values(), "ModelConfig"):
+    for cls in (*TRAINER_CLASSES.values(), "CPOConfig", "ModelConfig"):
         for key in sorted(history.ever("trl", [cls])):
             out.setdefault(key, []).append(cls)
     return out
@@ -390,6 +390,10 @@ SHARED_PREFERENCE_KEYS = frozenset({"beta", "max_prompt_length", "max_completion
 # kto / apo_zero_unpaired, CPO sigmoid / hinge / ipo / simpo / alphapo, GRPO its own
 DPO_ONLY_LOSS_TYPES = frozenset({"kto_pair", "exo_pair", "nca_pair", "robust", "bco_pair", "sppo_hard", "aot",
                                  "aot_pair", "apo_zero", "apo_down", "discopop"})
+# CPOConfig loss_type values DPOConfig never took (trl cpo_config.py: simpo from 0.10, alphapo from 0.23)
+CPO_ONLY_LOSS_TYPES = frozenset({"simpo", "alphapo"})
+# CPOConfig-only fields whose names projects' own scripts use for other things (`alpha` of a mixing weight)
+GENERIC_ONLY_FIELDS = frozenset({"alpha", "padding_value"})
 def infer_trainer(data: Mapping[str, Any], path: str | None = None) -> tuple[str, str]:
     """(trainer, why) from the keys of a TRL YAML, and where they leave it open (GRPO or preference keys every
     trainer shares, or none), from the trainer the project's parser script builds, else the one its path names."""
@@ -397,11 +401,14 @@ def infer_trainer(data: Mapping[str, Any], path: str | None = None) -> tuple[str
     grpo = keys & GRPO_KEYS
     named, named_why = named_trainer(data, path)
     own = _only_fields()
-    for trainer in ("reward", "rloo", "online_dpo"):
-        if keys & own[trainer] and named in (None, trainer):  # a grpo/ path over normalize_advantages: a variant
-            return trainer, "inferred from " + ", ".join(sorted(keys & own[trainer])) + \
-                f" (fields only {CONFIG_CLASSES[trainer]} has)"
     own_fields = set(field_owners(path)) if path else set()  # the project's RLOOScriptArguments.reward_funcs
+    for trainer in ("reward", "rloo", "online_dpo", "cpo"):
+        only = keys & own[trainer] - GENERIC_ONLY_FIELDS
+        if only and named in (None, trainer, "dpo" if trainer == "cpo" else trainer) and not only <= own_fields:
+            return trainer, "inferred from " + ", ".join(sorted(only)) + f" (fields only {CONFIG_CLASSES[trainer]} has)"
+    if str(data.get("loss_type")) in CPO_ONLY_LOSS_TYPES and named in (None, "cpo", "dpo") \
+            and "loss_type" not in own_fields:  # SimPO's own SimPOConfig(TrainingArguments) takes alphapo too
+        return "cpo", f"inferred from loss_type: {data['loss_type']} (a loss only CPOConfig takes)"
     if grpo and named == "rloo" and grpo - own_fields <= _fields("RLOOConfig"):
         own = f" (the project's own classes declare {', '.join(sorted(grpo & own_fields))})" \
             if grpo & own_fields - _fields("RLOOConfig") else ""
