@@ -721,6 +721,26 @@ def test_reward_and_rloo_recipes_are_read_as_their_trainers(tmp_path: Path) -> N
     assert path_trainer(str(tmp_path / "SFT_project" / "configs" / "train_lora.yaml")) == "sft"
 
 
+def test_cpo_and_simpo_recipes_are_read_as_cpo_unless_the_project_declares_the_loss(tmp_path: Path) -> None:
+    """UzombieAI's simpo.yaml goes whole into CPOConfig(**yaml): cpo_alpha and simpo_gamma are fields only
+    CPOConfig has, and loss_type simpo/alphapo losses only CPOConfig takes (DPOConfig never had them). The SimPO
+    repository's own SimPOConfig(TrainingArguments) declares loss_type itself, and takes alphapo: it stays dpo, the
+    corpus's label for the SimPO family."""
+    head = "model_name_or_path: m\nbeta: 2.0\nmax_prompt_length: 1024\nmax_length: 2048\n"
+    (tmp_path / "a").mkdir()
+    assert read_plan(_write(tmp_path / "a", "simpo.yaml", head + "cpo_alpha: 0.0\nsimpo_gamma: 1.4\n")).get("trainer") \
+        == "cpo"
+    assert read_plan(_write(tmp_path / "a", "alpha.yaml", head + "loss_type: alphapo\n")).get("trainer") == "cpo"
+    assert read_plan(_write(tmp_path / "a", "sigmoid.yaml", head + "loss_type: sigmoid\n")).get("trainer") == "dpo"
+    repo = tmp_path / "SimPO"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "scripts").mkdir()
+    (repo / "scripts" / "simpo_config.py").write_text(
+        "from dataclasses import dataclass\n\nfrom transformers import TrainingArguments\n\n\n@dataclass\n"
+        "class SimPOConfig(TrainingArguments):\n    loss_type: str = 'sigmoid'\n    alpha: float = 0.0\n")
+    assert read_plan(_write(repo, "alphapo.yaml", head + "loss_type: alphapo\nalpha: 0.99\n")).get("trainer") == "dpo"
+
+
 def test_a_near_miss_is_only_advised_toward_the_trainer_s_own_fields(tmp_path: Path) -> None:
     """Zityuen/open-r1-coderm's GRPO recipe sets adv_alpha: DPOConfig's ld_alpha is one edit away, but a GRPO run
     has no ld_alpha to rename it to; a GRPOConfig near miss is still advised."""

@@ -174,6 +174,23 @@ def test_an_upgrade_warning_about_another_trainer_s_field_becomes_sp438(tmp_path
     assert [d.kind for d in plan.diagnostics if d.key == "torch_dtype"] == ["deprecated_key"]
 
 
+def test_an_old_name_with_a_rename_keeps_its_advice_rather_than_sp438(tmp_path):
+    """LIU-Hao-2002's DPO recipe sets use_liger, an SFTConfig field to trl 0.17 that DPOConfig never had; the parser's
+    classes never declared it, but "use 'use_liger_kernel'" is the fix, and SP438's "remove it" would lose it."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "run_dpo.py").write_text(
+        "from trl import DPOConfig, DPOTrainer, ModelConfig, ScriptArguments, TrlParser\n\n"
+        "parser = TrlParser((ModelConfig, ScriptArguments, DPOConfig))\n"
+        "model_args, script_args, training_args = parser.parse_args_and_config()\n"
+        "# python run_dpo.py --config dpo.yaml\n")
+    recipe = tmp_path / "dpo.yaml"
+    recipe.write_text("model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: trl-lib/ultrafeedback_binarized\n"
+                      "beta: 0.1\nmax_length: 1024\nuse_liger: true\nlearning_rate: 5.0e-7\n")
+    plan = read_plan(recipe)
+    liger = [d for d in plan.diagnostics if d.key == "use_liger"]
+    assert [d.suggestion for d in liger] == ["use_liger_kernel"] and "use_liger" not in _undeclared(plan)
+
+
 @pytest.mark.parametrize("releases, fate", [
     (["0.8.6", "0.9.6"], "at trl 0.9 TrlParser drops"),  # merge_dataclasses fills declared fields, ignores the rest
     (["0.10.1", "0.12.2"], "TrlParser refuses a key no argument class declares"),  # "not used by the TrlParser"

@@ -150,3 +150,49 @@ def test_a_key_two_project_classes_declare_counts_for_every_script_that_names_ei
     plan = read_plan(config)
     assert plan.dialect == "trl" and plan.get("trainer") == "rloo"
     assert "reward_funcs" in plan.setting("trainer").source
+
+
+def test_the_script_a_launch_line_runs_parses_the_config_through_a_shell_variable(tmp_path):
+    """liv-daliberti's training-sft.sh: `export CONFIG=recipes/.../sft/config.yaml`, then `accelerate launch ...
+    src/open_r1/sft.py --config "$CONFIG"`. Key counts chose grpo.py (its GRPOScriptArguments declare more of the
+    recipe's keys); the project says sft.py runs it."""
+    recipe = "model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct\ndataset_name: open-r1/OpenR1-Math-220k\n" \
+             "system_prompt: think first\nreward_funcs:\n- accuracy\nmax_length: 4096\n"
+    sft = "from trl import ModelConfig, SFTConfig, SFTTrainer, TrlParser\n\nfrom configs import ScriptArguments\n\n" \
+          "parser = TrlParser((ScriptArguments, SFTConfig, ModelConfig))\ntrainer = SFTTrainer(model=None)\n"
+    launch = "#!/bin/bash\nexport CONFIG=\"recipes/demo/sft/config.yaml\"\nexport CONFIG_FILE=zero3.yaml\n" \
+             "accelerate launch --config_file \"${CONFIG_FILE}\" \\\n  src/sft.py \\\n  --config \"$CONFIG\"\n"
+    files = {"recipes/demo/sft/config.yaml": recipe, "src/configs.py": OPEN_R1_CONFIGS,
+             "src/grpo.py": _open_r1_script("GRPO", "GRPOTrainer"), "src/sft.py": sft}
+    bare = _repo(tmp_path / "bare", files)
+    keys = ["system_prompt", "reward_funcs"]
+    assert [s.file for s in parser_scripts(bare / "recipes/demo/sft/config.yaml", keys)] == ["src/grpo.py"]
+    root = _repo(tmp_path / "launched", {**files, "train.sh": launch})
+    assert [s.file for s in parser_scripts(root / "recipes/demo/sft/config.yaml", keys)] == ["src/sft.py"]
+
+
+def test_a_package_the_checkout_holds_only_as_a_build_is_the_project_s(tmp_path):
+    """HaoruSung's fork of alignment-handbook commits build/lib/alignment/configs.py and no source of it: its
+    ModelArguments.torch_dtype and its own DPOConfig.max_prompt_length are the project's fields, not TRL's
+    (whose ModelConfig removed torch_dtype in 0.27)."""
+    configs = "from dataclasses import dataclass, field\n\nimport transformers\n\n\n@dataclass\nclass ModelArguments:\n" \
+              "    model_name_or_path: str = None\n    torch_dtype: str = None\n\n\n@dataclass\n" \
+              "class DPOConfig(transformers.TrainingArguments):\n    beta: float = 0.1\n    max_prompt_length: int = 512\n"
+    script = "from alignment import DPOConfig, H4ArgumentParser, ModelArguments\nfrom trl import DPOTrainer\n\n" \
+             "parser = H4ArgumentParser((ModelArguments, DPOConfig))\ntrainer = DPOTrainer(model=None)\n"
+    recipe = "model_name_or_path: HuggingFaceH4/mistral-7b-sft-beta\ntorch_dtype: bfloat16\nbeta: 0.01\n" \
+             "max_prompt_length: 512\nmax_length: 1024\nlearning_rate: 5.0e-7\n"
+    files = {"recipes/dpo/config.yaml": recipe, "scripts/run_dpo.py": script}
+    bare = read_plan(_repo(tmp_path / "bare", files) / "recipes/dpo/config.yaml")
+    assert {d.key for d in bare.diagnostics if d.kind in ("deprecated_key", "removed_key")} >= {"torch_dtype"}
+    built = _repo(tmp_path / "built", {**files, "build/lib/alignment/configs.py": configs,
+                                       "build/lib/alignment/__init__.py": ""})
+    plan = read_plan(built / "recipes/dpo/config.yaml")
+    kinds = {d.key: d.kind for d in plan.diagnostics}
+    assert kinds.get("torch_dtype") == "unread_key" and kinds.get("max_prompt_length") == "unread_key"
+    assert "build/lib/alignment/configs.py" in next(d.message for d in plan.diagnostics if d.key == "torch_dtype")
+    # a package the checkout has a source of keeps it: the build copy may be stale
+    src = _repo(tmp_path / "src", {**files, "build/lib/alignment/configs.py": configs,
+                                   "src/alignment/configs.py": configs.replace("    torch_dtype: str = None\n", "")})
+    assert {d.key: d.kind for d in read_plan(src / "recipes/dpo/config.yaml").diagnostics}.get("torch_dtype") \
+        != "unread_key"

@@ -748,3 +748,20 @@ def test_fsdp_prefixed_keys_inside_fsdp_config_are_deprecated_from_axolotl_0_12(
     assert found.kind == kind and found.suggestion == "fsdp_config.offload_params"
     assert found.line == config.read_text().splitlines().index("  fsdp_offload_params: true") + 1
     assert not [d for d in plan.diagnostics if d.key == "fsdp_config.fsdp_version"]  # the one prefix it keeps
+
+
+def test_a_development_build_is_placed_between_the_release_before_it_and_its_own():
+    """LLaMA-Factory's checkouts name themselves 0.9.3.dev0 (extras/env.py): the code after 0.9.2 on the way to
+    0.9.3. A key 0.9.2 removed is then neither certainly there nor certainly gone: a warning that says so, not
+    the error `every release allowed lacks it`, and no match-nothing fallback to the newest release."""
+    history = KeyHistory.load()
+    assert history.allowed("llamafactory", parse_spec("llamafactory==0.9.3.dev0")) == ["0.9.2", "0.9.3"]
+    assert history.allowed("llamafactory", parse_spec("llamafactory==0.9.3")) == ["0.9.3"]
+    assert history.allowed("transformers", parse_spec("transformers==4.57.0.dev0")) == \
+        [v for v in history.versions("transformers") if v.startswith(("4.56.", "4.57."))]
+    gone = history.removal("llamafactory", "image_resolution", ["ModelArguments"],
+                           parse_spec("llamafactory==0.9.2.dev0"))
+    assert gone is not None and gone.verdict == "assumed" and "development build of 0.9.2" in gone.detail
+    assert history.removal("llamafactory", "image_resolution", ["ModelArguments"],
+                           parse_spec("llamafactory==0.9.2")).verdict == "error"
+

@@ -780,6 +780,12 @@ class KeyHistory:
             first = self.release(package, order[0]).split()[-1]
             return Removal(package, removed_in, "assumed",
                            f"removed in {removed_in}; {pinned} matches no release from {first} on")
+        builds = [b for b in map(_development_base, pins.of(package)) if b]
+        if builds and max(allowed, key=order.index) not in having and any(v in having for v in allowed):
+            return Removal(package, removed_in, "assumed",  # 0.9.2.dev0 against a key 0.9.2 removed: either way
+                           f"removed in {removed_in}, and {pinned} is a development build of {builds[0]}, which "
+                           f"seqprof cannot place between {self.release(package, allowed[0]).split()[-1]} (which has "
+                           f"it) and {builds[0]} (which lacks it)")
         return self.removal_among(package, key, classes, allowed, pinned)
 
     def removed_in(self, package: str, having: Iterable[str]) -> str:
