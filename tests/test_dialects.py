@@ -741,6 +741,39 @@ def test_cpo_and_simpo_recipes_are_read_as_cpo_unless_the_project_declares_the_l
     assert read_plan(_write(repo, "alphapo.yaml", head + "loss_type: alphapo\nalpha: 0.99\n")).get("trainer") == "dpo"
 
 
+def test_a_ppo_recipe_is_ppo_and_gets_no_rename_to_a_max_length_ppo_never_had(tmp_path: Path) -> None:
+    """jianzhnie/Open-R1's recipes/.../ppo/config_demo.yaml sets OnPolicyConfig's total_episodes and num_ppo_epochs
+    beside max_seq_length: read as SFT, it was told to rename max_seq_length to max_length, a field PPOConfig (and
+    GRPOConfig) never had; it is a key to remove."""
+    folder = tmp_path / "recipes" / "ppo"
+    folder.mkdir(parents=True)
+    plan = read_plan(_write(folder, "config_demo.yaml", "model_name_or_path: m\nsft_model_path: m\n"
+                            "reward_model_path: r\nmax_seq_length: 4096\ntotal_episodes: 10000\nnum_ppo_epochs: 1\n"))
+    assert plan.dialect == "trl" and plan.get("trainer") == "ppo"
+    kinds = {d.key: (d.kind, d.suggestion) for d in plan.diagnostics}
+    assert kinds["max_seq_length"][0] != "renamed_key" and kinds["max_seq_length"][1] is None
+    sft = read_plan(_write(tmp_path, "sft.yaml", "model_name_or_path: m\ndataset_name: d\nmax_seq_length: 4096\n"
+                                                 "packing: true\n"))
+    assert {d.key: d.suggestion for d in sft.diagnostics}["max_seq_length"] == "max_length"
+
+
+def test_an_unpinned_llamafactory_is_the_newest_release_the_transformers_pin_admits(tmp_path: Path) -> None:
+    """lijiazheng99's environment.yml pins transformers==4.38.0 and no LLaMA-Factory: 0.8.0 requires
+    transformers>=4.41.2, so pip can only install a 0.7 release, whose finetuning_args.py still has dpo_ftx and
+    whose transformers takes evaluation_strategy. Judged as 0.9.5 (the newest), both were called removed."""
+    body = "model_name_or_path: m\nstage: dpo\ndo_train: true\nfinetuning_type: lora\ndataset: d\n" \
+           "template: llama3\ndpo_ftx: 1.0\nevaluation_strategy: steps\noutput_dir: out\n"
+    (tmp_path / "pinned" / ".git").mkdir(parents=True)
+    (tmp_path / "pinned" / "environment.yml").write_text("dependencies:\n  - pip:\n    - transformers==4.38.0\n")
+    pinned = read_plan(_write(tmp_path / "pinned", "lora_dpo.yaml", body), dialect="llamafactory")
+    (tmp_path / "bare" / ".git").mkdir(parents=True)
+    bare = read_plan(_write(tmp_path / "bare", "lora_dpo.yaml", body), dialect="llamafactory")
+    assert {d.key for d in bare.diagnostics} >= {"dpo_ftx", "evaluation_strategy"}
+    found = {d.key: d for d in pinned.diagnostics}
+    assert "evaluation_strategy" not in found
+    assert "llamafactory<0.8.0" in found["dpo_ftx"].message and "0.8.0 removes" in found["dpo_ftx"].message
+
+
 def test_a_near_miss_is_only_advised_toward_the_trainer_s_own_fields(tmp_path: Path) -> None:
     """Zityuen/open-r1-coderm's GRPO recipe sets adv_alpha: DPOConfig's ld_alpha is one edit away, but a GRPO run
     has no ld_alpha to rename it to; a GRPOConfig near miss is still advised."""

@@ -73,7 +73,9 @@ def test_every_rule_passes_and_fails_its_own_examples(rule, kind, index, tmp_pat
     for finding in report.findings:
         # a failing example points at a line of the snippet that names the finding's key
         assert finding.line is not None, f"{rule.code} found no line"
-        line_text = example.config.splitlines()[finding.line - 1]
+        text = example.config if finding.file == str(tmp_path / example.filename) else \
+            example.files[Path(finding.file).relative_to(tmp_path).as_posix()]  # a project file's own line
+        line_text = text.splitlines()[finding.line - 1]
         assert finding.key.split(".")[-1] in line_text
         assert finding.message and "{{" not in finding.message and "{%" not in finding.message
         assert finding.fix and "{{" not in finding.fix

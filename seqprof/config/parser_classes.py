@@ -14,14 +14,13 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 from seqprof.config.launches import framework_launches
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
-from seqprof.config.project_fields import (imported_names, parsed_module, project_dataclasses, project_reads,
-                                         project_root, python_files, source_text)
+from seqprof.config.project_fields import (imported_names, in_project, parsed_module, project_dataclasses,
+                                         project_reads, project_root, source_text)
 from seqprof.config.project_scripts import parser_files, parser_scripts
 from seqprof.config.versions import KeyHistory, Pins
 
@@ -157,7 +156,7 @@ def _class_fields(dotted: str, root: str, pins: Pins, history: KeyHistory, seen:
     top = package.split(".")[0]
     if top in ("trl", "transformers"):
         reached.add(name)
-        if _in_project(top, root):
+        if in_project(top, root):
             return None  # a copy in the checkout (src/open_r1/trl/, first on sys.path when the script runs) may
             #              declare fields no release has (ColdJeans21's GRPOConfig.hint_template)
     if top == "trl" and name in history.data["trl"]["classes"]:
@@ -169,7 +168,7 @@ def _class_fields(dotted: str, root: str, pins: Pins, history: KeyHistory, seen:
     if top == "transformers" and name in TRANSFORMERS_CLASSES:
         return _framework_fields("transformers", ["TrainingArguments"], pins, history) | \
             (SEQ2SEQ_FIELDS if name == "Seq2SeqTrainingArguments" else set())
-    if top in ("trl", "transformers") or name in seen or (package and not _in_project(package, root)):
+    if top in ("trl", "transformers") or name in seen or (package and not in_project(package, root)):
         return None  # another package's class (an installed alignment-handbook's ScriptArguments)
     found = project_dataclasses(root).get(name or dotted)
     if not found:
@@ -184,13 +183,6 @@ def _class_fields(dotted: str, root: str, pins: Pins, history: KeyHistory, seen:
                 return None
             out |= more
     return out
-
-
-@lru_cache(maxsize=256)
-def _in_project(module: str, root: str) -> bool:
-    """*module* ('open_r1.configs', 'configs') is a file of the project: the checkout has it, at any depth (src/)."""
-    tail = module.replace(".", "/")
-    return any(f.as_posix().endswith((f"/{tail}.py", f"/{tail}/__init__.py")) for f in python_files(Path(root)))
 
 
 # Seq2SeqTrainingArguments's own fields (transformers training_args_seq2seq.py, 4.x and 5.x)

@@ -150,6 +150,13 @@ def _built_only(root: Path, files: list[Path]) -> list[Path]:
     return out
 
 
+@lru_cache(maxsize=256)
+def in_project(module: str, root: str) -> bool:
+    """*module* ('open_r1.configs', 'configs') is a file of the project: the checkout has it, at any depth (src/)."""
+    tail = module.replace(".", "/")
+    return any(f.as_posix().endswith((f"/{tail}.py", f"/{tail}/__init__.py")) for f in python_files(Path(root)))
+
+
 def parsed_module(file: Path, needs: tuple[str, ...] = ()) -> ast.Module | None:
     """*file*'s syntax tree; None for a file that is unreadable, too large, not a regular file, not Python, or
     holds none of the words in *needs* (which spares parsing a file that cannot matter)."""

@@ -236,5 +236,10 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
         from seqprof.config.parser_classes import undeclared_by_parser
 
         found = undeclared_by_parser(found, cfg, "TrainingArguments", pins, history)
+        from seqprof.config.project_scripts import project_trainer
+        from seqprof.config.trl_imports import missing_import_diagnostics
+
+        built = project_trainer(cfg.path, [k for k in cfg.data if isinstance(k, str)])
+        found += missing_import_diagnostics(cfg, pins, history, built[0] if built else None)
     b.diagnostics.extend(found)
     return b.result()

@@ -44,7 +44,8 @@ from seqprof.config.dialects.common import (
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_fields import framework_fork, project_root, python_files, read_by_own_copy
-from seqprof.config.versions import KeyHistory, Pins, Removal, assumed, describe_versions, pins_beside
+from seqprof.config.versions import (KeyHistory, Pins, Removal, assumed, describe_versions, pins_beside,
+                                     with_dependency_floor)
 
 NAME = "llamafactory"
 USES_PINS = True  # read_plan hands build() the version pins (--versions, else the files beside the config)
@@ -221,6 +222,9 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     """Canonical settings of a LLaMA-Factory v0 config; keys judged against *pins* (default: files beside it)."""
     b = Builder(cfg)
     pins = pins if pins is not None else pins_beside(cfg.path)
+    # an unpinned LLaMA-Factory beside transformers==4.38.0: pip can only install a release whose own transformers
+    # range takes that pin (0.8.0 requires >=4.41.2), so the newest release is not what runs (lijiazheng99's dpo_ftx)
+    pins = with_dependency_floor(pins, KeyHistory.load(), "llamafactory", "transformers")
     b.stated("model", "model_name_or_path")
     task, task_key = _task(b)
     if task_key:

@@ -55,6 +55,7 @@ from seqprof.config.dialects.recipes import named_trainer, read_by_own_classes
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.parser_classes import undeclared_by_parser
+from seqprof.config.trl_imports import missing_import_diagnostics
 from seqprof.config.project_fields import field_owners, project_fields, read_by_project
 from seqprof.config.versions import (KeyHistory, Pins, assumed, describe_versions, pins_beside, with_companions,
                                      with_trl_and_transformers)
@@ -169,6 +170,10 @@ def trl_fields() -> frozenset[str]:
 
 # the config class of each trainer: the history that judges its keys, and the fields (with TrainingArguments' and the
 # argument classes') a near miss can be a typo of: `adv_alpha` in a GRPO recipe is no typo of DPOConfig's `ld_alpha`
+# OnPolicyConfig's own fields (trl 0.11-1.12): PPOConfig's and the old RLOOConfig's, no other trainer's
+ON_POLICY_KEYS = frozenset({"total_episodes", "num_ppo_epochs", "num_mini_batches", "local_rollout_forward_batch_size",
+                            "response_length", "sft_model_path", "kl_coef", "cliprange", "vf_coef", "whiten_rewards",
+                            "non_eos_penalty", "num_sample_generations", "stop_token", "stop_token_id"})
 CONFIG_CLASSES = {"sft": "SFTConfig", "dpo": "DPOConfig", "kto": "KTOConfig", "orpo": "ORPOConfig", "cpo": "CPOConfig",
                   "grpo": "GRPOConfig", "rloo": "RLOOConfig", "online_dpo": "OnlineDPOConfig",
                   "reward": "RewardConfig", "gkd": "GKDConfig"}
@@ -193,7 +198,8 @@ def keyspace(trainer: str, history: KeyHistory | None = None) -> Keyspace:
     renamed: dict[str, Moved] = dict(base.renamed)
     deprecated: dict[str, Moved] = dict(base.deprecated)
     deprecated.pop("gradient_checkpointing", None)  # TRL's configs still define it (default True)
-    renamed.update(SFT_RENAMED)
+    if "max_length" in history.ever("trl", [{**CONFIG_CLASSES, "ppo": "PPOConfig"}.get(trainer, "SFTConfig")]):
+        renamed.update(SFT_RENAMED)  # a GRPO or PPO recipe has no max_length to rename max_seq_length to
     known_now = trl_fields() | hf.training_argument_fields() | ACCELERATE_LAUNCH_KEYS | RECIPE_KEYS
     for key, classes in removed_fields(history).items():
         if key not in known_now and key not in renamed:
@@ -413,6 +419,8 @@ def infer_trainer(data: Mapping[str, Any], path: str | None = None) -> tuple[str
         own = f" (the project's own classes declare {', '.join(sorted(grpo & own_fields))})" \
             if grpo & own_fields - _fields("RLOOConfig") else ""
         return "rloo", f"{named_why}; its GRPO keys, {', '.join(sorted(grpo))}, are fields of RLOOConfig too{own}"
+    if named == "ppo" and keys & ON_POLICY_KEYS:  # jianzhnie's ppo/config_demo.yaml: total_episodes, num_ppo_epochs
+        return "ppo", f"{named_why}; its on-policy keys, {', '.join(sorted(keys & ON_POLICY_KEYS))}, are PPOConfig's"
     if grpo and grpo <= SHARED_GRPO_KEYS and named in ("dpo", "kto", "orpo", "cpo", "sft"):
         return named, f"{named_why}; its only GRPO keys, {', '.join(sorted(grpo))}, are logged by other recipes too"
     if grpo:  # before DPO: GRPO configs set beta and max_completion_length too
@@ -516,6 +524,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     found = [replace(d, kind="unread_key", suggestion=None, message=f"'{d.key}' is not a TRL field; {RECIPES}.")
              if d.kind == "unknown_key" and d.key in RECIPE_KEYS else d for d in found]
     found = undeclared_by_parser(found, cfg, CONFIG_CLASSES.get(trainer, "SFTConfig"), pins, history)
+    found += missing_import_diagnostics(cfg, pins, history, trainer)
     releases = history.allowed("trl", pins) or [history.versions("trl")[-1]]  # unpinned: a fresh install's
     fate = unknown_key_fate(sorted(releases, key=Version))
     b.diagnostics.extend(replace(d, message=_if_nothing_reads_it(d.message, fate))

@@ -1,0 +1,90 @@
+"""Regenerate dialects/keys/trl_exports.json: which names `from trl import X` finds in each TRL release.
+
+    .venv/bin/python scripts/gen_trl_exports.py                  # download the wheels, write the file
+    .venv/bin/python scripts/gen_trl_exports.py --check          # exit 1 if the committed file is stale
+    .venv/bin/python scripts/gen_trl_exports.py --wheels DIR     # reuse wheels already downloaded to DIR
+
+TRL 0.29 moved ORPO, CPO, PPO, online DPO, GKD, BCO, XPO, Nash-MD and PRM to trl.experimental and stopped
+exporting them from `trl` (0.26-0.28 kept them as deprecated imports): a project script that says
+`from trl import ORPOConfig` stops at its first line on a fresh install. The names are those trl/__init__.py
+lists, read with ``ast`` from the released wheels (the last patch of each minor release, as
+scripts/gen_key_history.py's TRL_VERSIONS): the strings of its ``_import_structure`` and the names its
+``TYPE_CHECKING`` branch imports from trl's own modules. Per name: spans ``[first version that exports it, first
+later version that does not (null: still exported)]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gen_key_history import TRL_VERSIONS, intervals, render, wheel  # noqa: E402
+
+OUT = Path(__file__).resolve().parents[1] / "seqprof" / "config" / "dialects" / "keys" / "trl_exports.json"
+COMMAND = "python scripts/gen_trl_exports.py"
+
+
+def exported(whl: Path) -> set[str]:
+    """The public names trl/__init__.py of *whl* makes importable from `trl`."""
+    with zipfile.ZipFile(whl) as z:
+        tree = ast.parse(z.read("trl/__init__.py"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level >= 1:  # `from .trainer import DPOConfig`
+            names |= {alias.asname or alias.name for alias in node.names}
+        targets = [t for t in getattr(node, "targets", [getattr(node, "target", None)]) if t is not None]
+        writes_structure = any("_import_structure" in ast.unparse(t) for t in targets) or (
+            isinstance(node, ast.Call) and "_import_structure" in ast.unparse(node.func))
+        if writes_structure:  # `_import_structure = {...}`, `_import_structure["x"] = [...]`, `.extend([...])`
+            names |= {c.value for c in ast.walk(node) if isinstance(c, ast.Constant) and isinstance(c.value, str)
+                      and c.value.isidentifier() and c.value[:1] != "_"}
+    # the dict's keys are module names (trainer, data_utils), not exports
+    structure = next((n.value for n in ast.walk(tree) if isinstance(n, ast.Assign)
+                      and any(ast.unparse(t) == "_import_structure" for t in n.targets)
+                      and isinstance(n.value, ast.Dict)), None)
+    modules = {k.value for k in structure.keys if isinstance(k, ast.Constant)} if structure is not None else set()
+    return {n for n in names if n not in modules and not n.startswith("_")} | \
+        {n for n in names if n in modules and n[:1].isupper()}
+
+
+def build(wheels: Path) -> dict:
+    by_version = {v: exported(wheel("trl", v, wheels)) for v in TRL_VERSIONS}
+    return {
+        "command": COMMAND,
+        "source": "trl/__init__.py of the released wheels (pip download --no-deps), parsed with ast: "
+                  "_import_structure's names and the TYPE_CHECKING imports; per name: [first version that exports "
+                  "it, first later version that does not (null: still exported)]",
+        "versions": list(TRL_VERSIONS),
+        "names": intervals(TRL_VERSIONS, by_version),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare instead of writing")
+    parser.add_argument("--wheels", type=Path, help="folder of downloaded wheels (default: a temporary one)")
+    args = parser.parse_args(argv)
+    if args.wheels:
+        args.wheels.mkdir(parents=True, exist_ok=True)
+        data = build(args.wheels)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            data = build(Path(tmp))
+    if args.check:
+        if not OUT.exists() or json.loads(OUT.read_text()) != data:
+            print(f"stale: {OUT} (run {COMMAND})")
+            return 1
+        return 0
+    OUT.write_text(render(data))
+    print(f"wrote {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
