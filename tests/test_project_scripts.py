@@ -196,3 +196,31 @@ def test_a_package_the_checkout_holds_only_as_a_build_is_the_project_s(tmp_path)
                                    "src/alignment/configs.py": configs.replace("    torch_dtype: str = None\n", "")})
     assert {d.key: d.kind for d in read_plan(src / "recipes/dpo/config.yaml").diagnostics}.get("torch_dtype") \
         != "unread_key"
+
+
+def test_a_script_of_the_config_s_own_name_beside_it_runs_it_and_fills_trl_s_class(tmp_path):
+    """jianzhnie/Open-R1: examples/grpo_demo.py (TrlParser over trl's GRPOConfig) beside examples/grpo_demo.yaml,
+    and openr1/train/grpo/train_grpo.py over the package's own GRPOConfig, which declares max_prompt_length. Both
+    name the recipe's classes equally; the demo script runs the demo recipe, so max_prompt_length is judged by TRL's
+    GRPOConfig (removed in 0.28), not excused as the project's own field."""
+    own = "from dataclasses import dataclass\n\nimport trl\n\n\n@dataclass\nclass ScriptArguments:\n" \
+          "    dataset_id_or_path: str = None\n\n\n@dataclass\nclass GRPOConfig(trl.GRPOConfig):\n" \
+          "    max_prompt_length: int = 512\n"
+    package = "from trl import GRPOTrainer, ModelConfig, TrlParser\n\nfrom openr1.configs import GRPOConfig, " \
+              "ScriptArguments\n\nparser = TrlParser((ScriptArguments, GRPOConfig, ModelConfig))\n" \
+              "trainer = GRPOTrainer(model=None)\n"
+    demo = "from dataclasses import dataclass\n\nfrom trl import GRPOConfig, GRPOTrainer, ModelConfig, TrlParser\n\n\n" \
+           "@dataclass\nclass ScriptArguments:\n    dataset_id_or_path: str = None\n\n\n" \
+           "parser = TrlParser((ModelConfig, ScriptArguments, GRPOConfig))\ntrainer = GRPOTrainer(model=None)\n"
+    recipe = "model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_id_or_path: d.jsonl\nnum_generations: 8\n" \
+             "max_prompt_length: 256\nmax_completion_length: 512\nlearning_rate: 1.0e-6\n"
+    root = _repo(tmp_path, {"openr1/__init__.py": "", "openr1/configs.py": own, "openr1/train_grpo.py": package,
+                            "examples/grpo_demo.py": demo, "examples/grpo_demo.yaml": recipe})
+    config = root / "examples/grpo_demo.yaml"
+    assert [s.file for s in parser_scripts(config, ["dataset_id_or_path", "max_prompt_length"])] == \
+        ["examples/grpo_demo.py"]
+    kinds = {d.key: d.kind for d in read_plan(config).diagnostics}
+    assert kinds["max_prompt_length"] in ("deprecated_key", "removed_key")  # TRL's GRPOConfig dropped it in 0.28
+    assert kinds["dataset_id_or_path"] == "unread_key"  # the demo script's own ScriptArguments
+    (root / "examples/grpo_demo.py").unlink()  # only the package's script: its own GRPOConfig declares the key
+    assert {d.key: d.kind for d in read_plan(config).diagnostics}.get("max_prompt_length") == "unread_key"

@@ -92,6 +92,44 @@ def undeclared_keys(config_path: str | Path, data: Mapping, pins: Pins, history:
     return Undeclared(tuple(left), tuple(calls), frozenset(frameworks)) if left else None
 
 
+def classes_parsed_into(config_path: str | Path, keys: list[str]) -> frozenset[str] | None:
+    """The project's own classes the parser calls of the scripts that parse the config fill, with their project
+    bases; None when a script's call cannot be read. A project that declares GRPOConfig in its package while its
+    examples/grpo_demo.py fills trl's GRPOConfig (jianzhnie/Open-R1) does not read the recipe into its own."""
+    root = project_root(config_path)
+    scripts = [s.file for s in parser_scripts(config_path, keys)]
+    if not scripts:
+        return None
+    table = project_dataclasses(root)
+    reached: set[str] = set()
+    for script in scripts:
+        call = _parser_call(root / script, root)
+        if call is None:
+            return None
+        tree = parsed_module(root / script)
+        imported = imported_names(tree) if tree is not None else {}
+        defined = {n.name for n in tree.body if isinstance(n, ast.ClassDef)} if tree is not None else set()
+        todo = []
+        for written in call.classes:
+            head, _, rest = written.partition(".")
+            dotted = written if head in defined else f"{imported.get(head, head)}{'.' + rest if rest else ''}"
+            package, _, name = dotted.rpartition(".")
+            if package.split(".")[0] in ("trl", "transformers") and head not in defined:
+                continue  # the framework's own class
+            if not (head in defined or not package or in_project(package, str(root)) or name in table):
+                return None  # an installed package's class (alignment's ModelArguments): what it declares is unknown
+            todo.append(name or dotted)
+        while todo:
+            name = todo.pop()
+            if name in reached or name not in table:
+                continue
+            reached.add(name)
+            todo += [b.rpartition(".")[2] for one in table[name] for b in one.bases
+                     if b and b not in ("object",) and (not b.rpartition(".")[0]
+                                                        or in_project(b.rpartition(".")[0], str(root)))]
+    return frozenset(reached)
+
+
 def _parser_call(file: Path, root: Path) -> ParserCall | None:
     """The one parser call of *file* whose classes are plain names; None when there is none, several with other
     classes, or one over a variable (`TrlParser(dataclass_types)`)."""

@@ -454,9 +454,17 @@ def read_by_project(diagnostics: list, fields: dict[str, ProjectField], framewor
     Trainer, which no longer reads it, drops the setting without a word."""
     from dataclasses import replace
 
+    parsed_into = None
+    if config_path is not None and any(d.kind in PROJECT_READ_KINDS and d.key in fields for d in diagnostics):
+        from seqprof.config.parser_classes import classes_parsed_into
+
+        parsed_into = classes_parsed_into(config_path, [d.key for d in diagnostics])
+    owners = field_owners(config_path) if parsed_into is not None else {}
     out = []
     for d in diagnostics:
         found = fields.get(d.key) if d.kind in PROJECT_READ_KINDS else None
+        if found is not None and parsed_into is not None and not owners.get(d.key, frozenset()) & parsed_into:
+            found = None  # the script's parser fills none of the project classes that declare it
         if found is not None and config_path is not None and _lost_on_training_arguments(d, found, config_path):
             out.append(replace(d, message=f"{d.message}; the project's own {found.where()} re-declares it on "
                                           "transformers' TrainingArguments, so the parser takes it, but nothing in "

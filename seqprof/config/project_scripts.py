@@ -47,10 +47,15 @@ def parser_scripts(config_path: str | Path, keys: Iterable[str]) -> tuple[Parser
 def _parser_scripts(config_path: str, keys: frozenset[str]) -> tuple[ParserScript, ...]:
     """parser_scripts, once per config and run: reading a file's plan asks it for its trainer and for its parser."""
     root = project_root(config_path)
+    # `accelerate launch src/sft.py --config x.yaml`: the project says which script reads it; else a script of the
+    # config's own name beside it (jianzhnie's examples/grpo_demo.py for examples/grpo_demo.yaml)
+    sibling = Path(config_path).resolve().with_suffix(".py")
+    named = launched_scripts(config_path) or ({sibling.relative_to(root.resolve()).as_posix()}
+                                              if sibling.is_file() and sibling.is_relative_to(root.resolve()) else set())
     launched = [ParserScript(file, parser.group(1), tuple(_trainers_built(text)), bool(USES_TRL.search(text)))
-                for file in sorted(launched_scripts(config_path) & parser_files(root))
+                for file in sorted(named & parser_files(root))
                 for text in [source_text(root / file)] for parser in [PARSERS.search(text)] if parser]
-    if launched:  # `accelerate launch src/sft.py --config x.yaml`: the project says which script reads it
+    if launched:
         return tuple(launched)
     owners = field_owners(config_path)
     declared = {k: owners[k] for k in keys if k in owners}
