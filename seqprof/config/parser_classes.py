@@ -106,17 +106,12 @@ def classes_parsed_into(config_path: str | Path, keys: list[str]) -> frozenset[s
         call = _parser_call(root / script, root)
         if call is None:
             return None
-        tree = parsed_module(root / script)
-        imported = imported_names(tree) if tree is not None else {}
-        defined = {n.name for n in tree.body if isinstance(n, ast.ClassDef)} if tree is not None else set()
         todo = []
-        for written in call.classes:
-            head, _, rest = written.partition(".")
-            dotted = written if head in defined else f"{imported.get(head, head)}{'.' + rest if rest else ''}"
+        for dotted in _resolved_classes(call, root):
             package, _, name = dotted.rpartition(".")
-            if package.split(".")[0] in ("trl", "transformers") and head not in defined:
+            if package.split(".")[0] in ("trl", "transformers"):
                 continue  # the framework's own class
-            if not (head in defined or not package or in_project(package, str(root)) or name in table):
+            if package and not in_project(package, str(root)) and name not in table:
                 return None  # an installed package's class (alignment's ModelArguments): what it declares is unknown
             todo.append(name or dotted)
         while todo:
@@ -169,21 +164,28 @@ def _declared(call: ParserCall, root: Path, pins: Pins,
               history: KeyHistory) -> tuple[set[str] | None, set[str]]:
     """Every field the call's classes have at a release the pins allow (None when one of them cannot be placed),
     and the framework classes they are or derive from."""
-    tree = parsed_module(root / call.file)
-    imported = imported_names(tree) if tree is not None else {}
-    # a class the script defines shadows the name it imports (VideoThinker's sft.py imports trl's ScriptArguments,
-    # then defines its own ScriptArguments(trl.ScriptArguments) with jsonl_path)
-    defined = {n.name for n in tree.body if isinstance(n, ast.ClassDef)} if tree is not None else set()
     out: set[str] = set()
     reached: set[str] = set()
-    for written in call.classes:
-        head, _, rest = written.partition(".")
-        dotted = written if head in defined else f"{imported.get(head, head)}{'.' + rest if rest else ''}"
+    for dotted in _resolved_classes(call, root):
         fields = _class_fields(dotted, str(root), pins, history, (), reached)
         if fields is None:
             return None, reached
         out |= fields
     return out, reached
+
+
+def _resolved_classes(call: ParserCall, root: Path) -> list[str]:
+    """The call's classes as dotted names through the script's imports ('trl.GRPOConfig', 'open_r1.configs.
+    GRPOScriptArguments'); a class the script defines keeps its bare name, shadowing one it imports (VideoThinker's
+    sft.py imports trl's ScriptArguments, then defines its own ScriptArguments(trl.ScriptArguments))."""
+    tree = parsed_module(root / call.file)
+    imported = imported_names(tree) if tree is not None else {}
+    defined = {n.name for n in tree.body if isinstance(n, ast.ClassDef)} if tree is not None else set()
+    out = []
+    for written in call.classes:
+        head, _, rest = written.partition(".")
+        out.append(written if head in defined else f"{imported.get(head, head)}{'.' + rest if rest else ''}")
+    return out
 
 
 def _class_fields(dotted: str, root: str, pins: Pins, history: KeyHistory, seen: tuple[str, ...],

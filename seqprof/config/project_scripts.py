@@ -52,9 +52,7 @@ def _parser_scripts(config_path: str, keys: frozenset[str]) -> tuple[ParserScrip
     sibling = Path(config_path).resolve().with_suffix(".py")
     named = launched_scripts(config_path) or ({sibling.relative_to(root.resolve()).as_posix()}
                                               if sibling.is_file() and sibling.is_relative_to(root.resolve()) else set())
-    launched = [ParserScript(file, parser.group(1), tuple(_trainers_built(text)), bool(USES_TRL.search(text)))
-                for file in sorted(named & parser_files(root))
-                for text in [source_text(root / file)] for parser in [PARSERS.search(text)] if parser]
+    launched = [s for s in (_parser_script(root, file) for file in sorted(named & parser_files(root))) if s]
     if launched:
         return tuple(launched)
     owners = field_owners(config_path)
@@ -63,18 +61,26 @@ def _parser_scripts(config_path: str, keys: frozenset[str]) -> tuple[ParserScrip
         return ()
     scored: list[tuple[int, ParserScript]] = []
     for file in sorted({f.file for f in project_fields(config_path).values()} | parser_files(root)):
-        text = source_text(root / file)
-        parser = PARSERS.search(text)
-        if not parser:
+        script = _parser_script(root, file)
+        if script is None:
             continue
+        text = source_text(root / file)
         named = {owner for owner in set().union(*declared.values())  # used there, not declared there
                  if re.search(rf"(?<!class )\b{re.escape(owner)}\b", text)}
         score = sum(bool(classes & named) for classes in declared.values())
         if score:
-            scored.append((score, ParserScript(file, parser.group(1), tuple(_trainers_built(text)),
-                                               bool(USES_TRL.search(text)))))
+            scored.append((score, script))
     best = max((score for score, _ in scored), default=0)
     return tuple(script for score, script in scored if score == best)
+
+
+def _parser_script(root: Path, file: str) -> ParserScript | None:
+    """*file* as a ParserScript when it calls an argument parser; None otherwise."""
+    text = source_text(root / file)
+    parser = PARSERS.search(text)
+    if not parser:
+        return None
+    return ParserScript(file, parser.group(1), tuple(_trainers_built(text)), bool(USES_TRL.search(text)))
 
 
 def project_trainer(config_path: str | Path, keys: Iterable[str]) -> tuple[str, str] | None:
