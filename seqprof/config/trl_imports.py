@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
@@ -51,8 +51,8 @@ def _exports() -> dict[str, set[str]]:
 def missing_trl_imports(config_path: str | Path, data: Mapping, pins: Pins, history: KeyHistory,
                         trainer: str | None = None) -> list[MissingImport]:
     """Each `from trl import X` of the scripts that run the config, where the release a fresh install of the pins
-    gets (the newest, unpinned) does not export X; none when TRL is pinned to a commit or the checkout has a trl
-    copy of its own."""
+    gets (the newest, unpinned) does not export X; none when TRL is pinned to a commit, the checkout has a trl
+    copy of its own, or one of several scripts that may run the file imports nothing missing."""
     root = project_root(config_path)
     scripts = set(launched_scripts(config_path)) or _parsing_scripts(config_path, data, trainer)
     commit = pins.vcs("trl")
@@ -65,15 +65,22 @@ def missing_trl_imports(config_path: str | Path, data: Mapping, pins: Pins, hist
         return []  # pins that match no release: nothing to say about what runs
     newest = max(runs, key=order.index)
     exports = _exports()
-    out = []
+    failing: dict[str, list[MissingImport]] = {}
     for script in sorted(scripts):
         for name, line in _trl_imports(root / script):
             having = exports.get(name)
-            if not having or newest in having:
-                continue
-            out.append(MissingImport(name, f"{script}:{line}", "error" if allowed else "warning",
-                                     _detail(name, having, runs, newest, pins, history)))
-    return out
+            if having and newest not in having:
+                failing.setdefault(script, []).append(MissingImport(
+                    name, f"{script}:{line}", "error" if allowed else "warning",
+                    _detail(name, having, runs, newest, pins, history)))
+    if len(failing) < len(scripts):
+        return []  # two scripts may run the file (Vmjkom's run_sft.py, run_sft_masked.py): unless both fail, it may run
+    by_name: dict[str, list[MissingImport]] = {}
+    for script in sorted(failing):
+        for m in failing[script]:
+            by_name.setdefault(m.name, []).append(m)
+    return [replace(found[0], where=", ".join(m.where for m in found)) for found in by_name.values()
+            if len(found) == len(failing)]  # a name every script that may run the file imports
 
 
 def _parsing_scripts(config_path: str | Path, data: Mapping, trainer: str | None) -> set[str]:
@@ -121,9 +128,13 @@ def _detail(name: str, having: set[str], runs: list[str], newest: str, pins: Pin
         return f"{when}, and trl is installed from its main branch ({head.source}), newer than {newest}"
     if pinned is None:
         return f"{when}; {assumed(['trl'], pins, history)}, which lacks it"
-    if any(v in having for v in runs):
-        return (f"{when}, and {pinned} allows {history.release('trl', newest)}, which pip installs and which "
-                "lacks it (older releases the pins allow still have it)")
+    if any(v in having for v in runs):  # a fresh install takes the newest it can: one of those lacking it
+        lacking = [v for v in runs if v not in having and order.index(v) > order.index(last)]
+        span = history.release('trl', lacking[0]).split()[-1] + (
+            f"-{history.release('trl', newest).split()[-1]}" if lacking[0] != newest else "")
+        some = "one of those" if lacking[0] != newest else "it"
+        return (f"{when}, and {pinned} allows trl {span}, without it, and a fresh install gets {some} (older "
+                "releases the pins allow still have it)")
     return f"{when}, and every release {pinned} allows lacks it"
 
 
@@ -137,12 +148,13 @@ def missing_import_diagnostics(cfg, pins: Pins, history: KeyHistory,
         by_line.setdefault((m.where, m.detail), []).append(m)  # `from trl import ORPOConfig, ORPOTrainer`: one
     out = []
     for (where, detail), found in by_line.items():
-        script, line = where.rsplit(":", 1)
+        script, line = where.split(", ")[0].rsplit(":", 1)
         file = root / script if Path(cfg.path).is_absolute() else Path(os.path.relpath(root / script))
         names = ", ".join(m.name for m in found)
+        who = f"the script that runs {Path(cfg.path).name} imports" if ", " not in where else \
+            f"each script that may run {Path(cfg.path).name} imports"
         out.append(ConfigDiagnostic(
             kind="unimportable_name" if found[0].verdict == "error" else "unimportable_name_assumed",
             key=found[0].name, file=str(file), line=int(line),
-            message=f"the script that runs {Path(cfg.path).name} imports {names} from trl ({where}): {detail}; "
-                    "the import raises before any key is read"))
+            message=f"{who} {names} from trl ({where}): {detail}; the import raises before any key is read"))
     return out
