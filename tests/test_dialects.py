@@ -899,3 +899,15 @@ def test_a_stage_llamafactory_has_not_is_an_unusable_value(tmp_path, stage, repo
                       "dataset: identity\ntemplate: qwen3\ncutoff_len: 2048\n")
     found = [d for d in read_plan(str(config)).diagnostics if d.kind == "invalid_value" and d.key == "stage"]
     assert bool(found) == reported
+
+
+def test_a_v1_key_any_v1_commit_declared_is_known_and_one_none_did_is_not(tmp_path: Path) -> None:
+    """coinmini's LLaMA-Factory v1 fork (upstream of 2026-04-22) sets save_total_limit, which v1's TrainingArguments
+    gained on 2026-04-20; v1 has no release to pin, so a field of any v1 commit is known. warmup_ratio never was
+    one, and v1's parse_dict refuses it."""
+    config = _write(tmp_path, "train_lora.yaml", "model: Qwen/Qwen3.5-0.8B\nmodel_class: llm\ntrain_dataset: d.yaml\n"
+                                                  "micro_batch_size: 1\nglobal_batch_size: 8\nsave_total_limit: 2\n"
+                                                  "warmup_ratio: 0.1\npeft_config:\n  name: lora\n  r: 16\n")
+    plan = read_plan(config)
+    assert plan.dialect == "llamafactory_v1"
+    assert {d.key for d in plan.diagnostics if d.kind == "unknown_key"} == {"warmup_ratio"}

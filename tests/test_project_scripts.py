@@ -224,3 +224,21 @@ def test_a_script_of_the_config_s_own_name_beside_it_runs_it_and_fills_trl_s_cla
     assert kinds["dataset_id_or_path"] == "unread_key"  # the demo script's own ScriptArguments
     (root / "examples/grpo_demo.py").unlink()  # only the package's script: its own GRPOConfig declares the key
     assert {d.key: d.kind for d in read_plan(config).diagnostics}.get("max_prompt_length") == "unread_key"
+
+
+def test_the_trainer_the_config_s_own_launch_comment_runs_outweighs_its_keys(tmp_path):
+    """cuiluyi/open-r1's dpo/config_demo.yaml keeps GRPO keys (num_generations, reward_funcs, use_vllm) but its
+    second line says `accelerate launch ... src/open_r1/dpo.py --config recipes/.../dpo/config_demo.yaml`, and
+    dpo.py builds DPOTrainer: a DPO recipe whose GRPO keys its TrlParser never reads."""
+    recipe = "model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct\ndataset_name: d\nbeta: 0.1\nnum_generations: 8\n" \
+             "reward_funcs:\n- accuracy\nuse_vllm: true\nlearning_rate: 5.0e-7\n"
+    dpo = "from trl import DPOConfig, DPOTrainer, ModelConfig, ScriptArguments, TrlParser\n\n" \
+          "parser = TrlParser((ScriptArguments, DPOConfig, ModelConfig))\ntrainer = DPOTrainer(model=None)\n"
+    files = {"src/open_r1/dpo.py": dpo, "src/open_r1/grpo.py": _open_r1_script("GRPO", "GRPOTrainer"),
+             "src/open_r1/configs.py": OPEN_R1_CONFIGS}
+    bare = _repo(tmp_path / "bare", {**files, "recipes/m/dpo/config_demo.yaml": recipe})
+    assert read_plan(bare / "recipes/m/dpo/config_demo.yaml").get("trainer") == "grpo"  # the keys alone
+    comment = "# accelerate launch --num_processes 6 src/open_r1/dpo.py --config recipes/m/dpo/config_demo.yaml\n"
+    root = _repo(tmp_path / "launched", {**files, "recipes/m/dpo/config_demo.yaml": comment + recipe})
+    plan = read_plan(root / "recipes/m/dpo/config_demo.yaml")
+    assert plan.get("trainer") == "dpo" and "src/open_r1/dpo.py" in plan.setting("trainer").source

@@ -85,7 +85,8 @@ def command_lines(root: Path, config: Path) -> tuple[list[tuple[str, int, str]],
             if seen >= MAX_LAUNCH_FILES:
                 return out, namesakes
             namesakes += file == name
-            if not (file.endswith(LAUNCHERS) or file == "Makefile") or file == name:
+            own = Path(folder) / file == config  # the config's own comment may say how it is run (open-r1's recipes)
+            if not (file.endswith(LAUNCHERS) or file == "Makefile") or file == name and not own:
                 continue
             seen += 1
             where = Path(folder) / file

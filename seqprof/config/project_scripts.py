@@ -83,6 +83,22 @@ def _parser_script(root: Path, file: str) -> ParserScript | None:
     return ParserScript(file, parser.group(1), tuple(_trainers_built(text)), bool(USES_TRL.search(text)))
 
 
+def launched_trainer(config_path: str | Path) -> tuple[str, str] | None:
+    """(trainer, why) when the project's launch lines run the config with parser scripts that build one kind of TRL
+    trainer (cuiluyi's dpo/config_demo.yaml, run by `src/open_r1/dpo.py` though it keeps GRPO keys): the command
+    outweighs what the keys suggest. None when nothing launches it, or the scripts build none or several."""
+    root = project_root(config_path)
+    built: dict[str, str] = {}
+    for file in sorted(launched_scripts(config_path) & parser_files(root)):
+        script = _parser_script(root, file)
+        for kind, line in script.trainers if script else ():
+            built.setdefault(kind, f"{file}:{line}")
+    if len(built) != 1 or "" in built:
+        return None
+    (kind, where), = built.items()
+    return kind, f"the script the project runs it with builds a {kind} trainer ({where})"
+
+
 def project_trainer(config_path: str | Path, keys: Iterable[str]) -> tuple[str, str] | None:
     """(trainer, why) when the project scripts that parse the config build one kind of TRL trainer; None when
     none builds a TRL trainer, or they build different ones."""

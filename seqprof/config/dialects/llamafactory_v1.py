@@ -36,11 +36,18 @@ NAME = "llamafactory_v1"
 LABEL = "LLaMA-Factory v1"
 SRC = "LLaMA-Factory v1 default (src/llamafactory/v1/config/{})"
 
+# every field v1/config/{model,data,training,sample}_args.py had at any commit from 10146029b (2025-10-07) to
+# ff6d4d1 (2026-08-18): v1 has no release to pin, and a fork of any date may run it (coinmini's save_total_limit,
+# added 2026-04-20); plus the top-level keys of examples/v1/
 KNOWN = frozenset("""
-model template trust_remote_code flash_attn model_class init_config peft_config kernel_config quant_config
-output_dir micro_batch_size global_batch_size learning_rate bf16 dist_config optim_config dataset train_dataset
-eval_dataset cutoff_len batching_strategy sample_backend max_new_tokens max_steps num_train_epochs seed cp_size
-cp_mode logging_steps save_steps
+auto_class auto_model_class batching_strategy batching_workers bf16 cp_mode cp_size custom_chat_template
+cutoff_len dataset dataset_dir dist_config dist_timeout dp_size dpo_label_smoothing
+enable_activation_checkpointing eval_dataset flash_attn full_determinism global_batch_size init_config
+kernel_config ld_alpha learning_rate logging_steps lr_scheduler_config max_grad_norm max_new_tokens max_steps
+micro_batch_size model model_class mp_replicate_size mp_shard_size num_train_epochs optim_config output_dir
+peft_config pref_beta pref_ftx pref_loss quant_config resume_from_checkpoint sample_backend save_ckpt_as_hf
+save_epochs save_steps save_total_limit seed simpo_gamma template train_dataset trust_remote_code
+use_fast_processor
 """.split())
 PLUGIN_KEYS = ("init_config", "peft_config", "kernel_config", "quant_config", "dist_config", "optim_config")
 BATCHING = {"normal": "longest", "padding_free": "padding_free", "dynamic_batching": "longest",

@@ -57,6 +57,7 @@ from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.parser_classes import undeclared_by_parser
 from seqprof.config.trl_imports import missing_import_diagnostics
 from seqprof.config.project_fields import field_owners, project_fields, read_by_project
+from seqprof.config.project_scripts import launched_trainer
 from seqprof.config.versions import (KeyHistory, Pins, assumed, describe_versions, pins_beside, with_companions,
                                      with_trl_and_transformers)
 
@@ -404,6 +405,9 @@ def infer_trainer(data: Mapping[str, Any], path: str | None = None) -> tuple[str
     """(trainer, why) from the keys of a TRL YAML, and where they leave it open (GRPO or preference keys every
     trainer shares, or none), from the trainer the project's parser script builds, else the one its path names."""
     keys = set(data)
+    launched = launched_trainer(path) if path else None
+    if launched is not None and launched[0] in (*CONFIG_CLASSES, "ppo"):
+        return launched
     grpo = keys & GRPO_KEYS
     named, named_why = named_trainer(data, path)
     own = _only_fields()
