@@ -1013,6 +1013,7 @@ def allowed_minors(pins: Pins, package: str, order: Sequence[str], *, patch: boo
     found = pins.of(package)
     if not found:
         return None
+
     def allows(pin: Pin, version: str) -> bool:
         base = _development_base(pin)
         if base is not None:
@@ -1070,7 +1071,7 @@ def _around(base: str, order: Sequence[str], patch: bool) -> list[str]:
     (by minor release unless *patch*)."""
     from packaging.version import Version
 
-    key = (lambda v: Version(v)) if patch else (lambda v: Version(minor(v)))
+    key = Version if patch else (lambda v: Version(minor(v)))
     target = key(base)
     below = [v for v in order if key(v) < target]
     return ([below[-1]] if below else []) + [v for v in order if key(v) == target]

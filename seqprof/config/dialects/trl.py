@@ -55,9 +55,9 @@ from seqprof.config.dialects.recipes import named_trainer, read_by_own_classes
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.parser_classes import undeclared_by_parser
-from seqprof.config.trl_imports import missing_import_diagnostics
 from seqprof.config.project_fields import field_owners, project_fields, read_by_project
 from seqprof.config.project_scripts import launched_trainer
+from seqprof.config.trl_imports import missing_import_diagnostics
 from seqprof.config.versions import (KeyHistory, Pins, assumed, describe_versions, pins_beside, with_companions,
                                      with_trl_and_transformers)
 
@@ -169,12 +169,12 @@ def trl_fields() -> frozenset[str]:
     return frozenset(k for keys in classes.values() for k in keys)
 
 
-# the config class of each trainer: the history that judges its keys, and the fields (with TrainingArguments' and the
-# argument classes') a near miss can be a typo of: `adv_alpha` in a GRPO recipe is no typo of DPOConfig's `ld_alpha`
 # OnPolicyConfig's own fields (trl 0.11-1.12): PPOConfig's and the old RLOOConfig's, no other trainer's
 ON_POLICY_KEYS = frozenset({"total_episodes", "num_ppo_epochs", "num_mini_batches", "local_rollout_forward_batch_size",
                             "response_length", "sft_model_path", "kl_coef", "cliprange", "vf_coef", "whiten_rewards",
                             "non_eos_penalty", "num_sample_generations", "stop_token", "stop_token_id"})
+# the config class of each trainer: the history that judges its keys, and the fields (with TrainingArguments' and the
+# argument classes') a near miss can be a typo of: `adv_alpha` in a GRPO recipe is no typo of DPOConfig's `ld_alpha`
 CONFIG_CLASSES = {"sft": "SFTConfig", "dpo": "DPOConfig", "kto": "KTOConfig", "orpo": "ORPOConfig", "cpo": "CPOConfig",
                   "grpo": "GRPOConfig", "rloo": "RLOOConfig", "online_dpo": "OnlineDPOConfig",
                   "reward": "RewardConfig", "gkd": "GKDConfig"}
@@ -414,7 +414,8 @@ def infer_trainer(data: Mapping[str, Any], path: str | None = None) -> tuple[str
     own_fields = set(field_owners(path)) if path else set()  # the project's RLOOScriptArguments.reward_funcs
     for trainer in ("reward", "rloo", "online_dpo", "cpo"):
         only = keys & own[trainer] - GENERIC_ONLY_FIELDS
-        if only and named in (None, trainer, "dpo" if trainer == "cpo" else trainer) and not only <= own_fields:
+        paths = (None, trainer, "dpo") if trainer == "cpo" else (None, trainer)  # a simpo/ or dpo/ path holds CPO
+        if only and named in paths and not only <= own_fields:
             return trainer, "inferred from " + ", ".join(sorted(only)) + f" (fields only {CONFIG_CLASSES[trainer]} has)"
     if str(data.get("loss_type")) in CPO_ONLY_LOSS_TYPES and named in (None, "cpo", "dpo") \
             and "loss_type" not in own_fields:  # SimPO's own SimPOConfig(TrainingArguments) takes alphapo too
