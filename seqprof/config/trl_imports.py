@@ -109,6 +109,7 @@ def _trl_imports(file: Path) -> list[tuple[str, int]]:
 
 
 def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    """A bare `except:`, or one naming ImportError, ModuleNotFoundError or Exception: the script has a fallback."""
     caught = handler.type
     names = [ast.unparse(e) for e in (caught.elts if isinstance(caught, ast.Tuple) else [caught])] if caught else []
     return not names or any(n.rsplit(".", 1)[-1] in ("ImportError", "ModuleNotFoundError", "Exception")
@@ -116,6 +117,7 @@ def _catches_import_error(handler: ast.ExceptHandler) -> bool:
 
 
 def _detail(name: str, having: set[str], runs: list[str], newest: str, pins: Pins, history: KeyHistory) -> str:
+    """When trl stopped (or started) exporting *name*, and which releases the pins let a fresh install get."""
     order = history.versions("trl")
     last = max(having, key=order.index)
     first = min(having, key=order.index)
