@@ -336,25 +336,31 @@ def render(data: dict) -> str:
                   lambda m: "[" + re.sub(r",\s+", ", ", m.group(1)) + "]", text) + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def generate(build_from, out: Path, command: str, description: str, argv: list[str] | None = None) -> int:
+    """The command line every wheel-reading generator shares: build from a wheels folder (--wheels, else a
+    temporary one), then write *out*, or with --check exit 1 when the committed file differs."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--check", action="store_true", help="compare instead of writing")
     parser.add_argument("--wheels", type=Path, help="folder of downloaded wheels (default: a temporary one)")
     args = parser.parse_args(argv)
     if args.wheels:
         args.wheels.mkdir(parents=True, exist_ok=True)
-        data = build(args.wheels)
+        data = build_from(args.wheels)
     else:
         with tempfile.TemporaryDirectory() as tmp:
-            data = build(Path(tmp))
+            data = build_from(Path(tmp))
     if args.check:
-        if not OUT.exists() or json.loads(OUT.read_text()) != data:
-            print(f"stale: {OUT} (run {COMMAND})")
+        if not out.exists() or json.loads(out.read_text()) != data:
+            print(f"stale: {out} (run {command})")
             return 1
         return 0
-    OUT.write_text(render(data))
-    print(f"wrote {OUT}")
+    out.write_text(render(data))
+    print(f"wrote {out}")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return generate(build, OUT, COMMAND, __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":
