@@ -202,9 +202,11 @@ def keyspace(trainer: str, history: KeyHistory | None = None) -> Keyspace:
     if "max_length" in history.ever("trl", [{**CONFIG_CLASSES, "ppo": "PPOConfig"}.get(trainer, "SFTConfig")]):
         renamed.update(SFT_RENAMED)  # a GRPO or PPO recipe has no max_length to rename max_seq_length to
     known_now = trl_fields() | hf.training_argument_fields() | ACCELERATE_LAUNCH_KEYS | RECIPE_KEYS
+    own_class = {**CONFIG_CLASSES, "ppo": "PPOConfig"}.get(trainer)
     for key, classes in removed_fields(history).items():
-        if key not in known_now and key not in renamed:
-            deprecated.setdefault(key, Moved(None, f"a field of TRL's {', '.join(classes)} in earlier releases"))
+        if key not in known_now and key not in renamed:  # the trainer's own class first: the one that judges it
+            named = [own_class] if own_class in classes else classes
+            deprecated.setdefault(key, Moved(None, f"a field of TRL's {', '.join(named)} in earlier releases"))
     deprecated.update({k: v for k, v in REMOVED_RENAMED.items() if k not in trl_fields()})
     if trainer in ("dpo",):
         deprecated.update(DPO_DEPRECATED)
