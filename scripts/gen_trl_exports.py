@@ -28,7 +28,8 @@ COMMAND = "python scripts/gen_trl_exports.py"
 
 
 def exported(whl: Path) -> set[str]:
-    """The public names trl/__init__.py of *whl* makes importable from `trl`."""
+    """The public names trl/__init__.py of *whl* makes importable from `trl`: those its TYPE_CHECKING branch imports
+    from trl's own modules, and the list items written into `_import_structure` (its keys are module names)."""
     with zipfile.ZipFile(whl) as z:
         tree = ast.parse(z.read("trl/__init__.py"))
     names: set[str] = set()
@@ -36,18 +37,12 @@ def exported(whl: Path) -> set[str]:
         if isinstance(node, ast.ImportFrom) and node.level >= 1:  # `from .trainer import DPOConfig`
             names |= {alias.asname or alias.name for alias in node.names}
         targets = [t for t in getattr(node, "targets", [getattr(node, "target", None)]) if t is not None]
-        writes_structure = any("_import_structure" in ast.unparse(t) for t in targets) or (
-            isinstance(node, ast.Call) and "_import_structure" in ast.unparse(node.func))
-        if writes_structure:  # `_import_structure = {...}`, `_import_structure["x"] = [...]`, `.extend([...])`
-            names |= {c.value for c in ast.walk(node) if isinstance(c, ast.Constant) and isinstance(c.value, str)
-                      and c.value.isidentifier() and c.value[:1] != "_"}
-    # the dict's keys are module names (trainer, data_utils), not exports
-    structure = next((n.value for n in ast.walk(tree) if isinstance(n, ast.Assign)
-                      and any(ast.unparse(t) == "_import_structure" for t in n.targets)
-                      and isinstance(n.value, ast.Dict)), None)
-    modules = {k.value for k in structure.keys if isinstance(k, ast.Constant)} if structure is not None else set()
-    return {n for n in names if n not in modules and not n.startswith("_")} | \
-        {n for n in names if n in modules and n[:1].isupper()}
+        if any("_import_structure" in ast.unparse(t) for t in targets) or (
+                isinstance(node, ast.Call) and "_import_structure" in ast.unparse(node.func)):
+            # `_import_structure = {"trainer": [...]}`, `_import_structure["x"] = [...]`, `.extend([...])`
+            names |= {item.value for seq in ast.walk(node) if isinstance(seq, (ast.List, ast.Tuple))
+                      for item in seq.elts if isinstance(item, ast.Constant) and isinstance(item.value, str)}
+    return {n for n in names if n.isidentifier() and not n.startswith("_")}
 
 
 def build(wheels: Path) -> dict:
