@@ -96,7 +96,8 @@ def test_a_fork_of_the_framework_without_its_sources_gets_notes_for_its_own_keys
     (hparams / "data_args.py").write_text("from dataclasses import dataclass\n\n\n@dataclass\nclass DataArguments:\n"
                                           "    template: str = None\n")
     from seqprof.config import project_fields as module
-    module._declarations_under.cache_clear()  # the scan is cached per root: the sources arrived after the first read
+    module._declarations_under.cache_clear()  # the scan and the walk are cached per root: the sources arrived after
+    module._python_files_under.cache_clear()  # the first read
     d = next(d for d in read_plan(config).diagnostics if d.key == "lvm_loss")
     assert d.kind == "unknown_key"
 

@@ -125,7 +125,14 @@ def _declarations_under(root: str) -> tuple[dict[str, ProjectField], frozenset[s
 
 
 def python_files(root: Path) -> list[Path]:
-    """The project's Python files, and after them those of a package it holds only as a built copy (build/lib)."""
+    """The project's Python files, and after them those of a package it holds only as a built copy (build/lib);
+    one walk per project and run (each module lookup and launch line asks again)."""
+    return list(_python_files_under(str(root)))
+
+
+@lru_cache(maxsize=64)
+def _python_files_under(root_text: str) -> tuple[Path, ...]:
+    root = Path(root_text)
     files: list[Path] = []
     seen = 0
     for folder, dirs, names in os.walk(root):
@@ -133,8 +140,8 @@ def python_files(root: Path) -> list[Path]:
         files += [Path(folder) / n for n in sorted(names) if n.endswith(".py")]
         seen += len(names) + len(dirs)
         if len(files) >= MAX_FILES or seen >= MAX_ENTRIES:
-            return files[:MAX_FILES]
-    return (files + _built_only(root, files))[:MAX_FILES]
+            return tuple(files[:MAX_FILES])
+    return tuple((files + _built_only(root, files))[:MAX_FILES])
 
 
 def _built_only(root: Path, files: list[Path]) -> list[Path]:
