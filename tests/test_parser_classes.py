@@ -202,3 +202,75 @@ def test_what_trlparser_does_with_an_undeclared_key_by_release(releases, fate):
     from seqprof.config.dialects.trl import unknown_key_fate
 
     assert fate in unknown_key_fate(releases)
+
+
+MARGIN_ARGS = '''from dataclasses import dataclass, field
+
+from transformers import TrainingArguments
+
+
+@dataclass
+class MarginConfig(TrainingArguments):
+    beta: float = field(default=0.1)
+    max_prompt_length: int = field(default=512)
+    target_margin: float = field(default=0.35)
+
+
+@dataclass
+class CommonScriptArguments:
+    dataset: str = field(default="data.jsonl")
+
+
+@dataclass
+class MarginScriptArguments(CommonScriptArguments):
+    pass
+'''
+
+OWN_PARSER = '''import sys
+
+from transformers import HfArgumentParser
+
+
+class H4ArgumentParser(HfArgumentParser):
+    def parse(self):
+        return self.parse_yaml_file(sys.argv[1])
+'''
+
+
+def test_a_project_s_own_config_class_and_parser_subclass_decide_what_is_refused(tmp_path):
+    """VikhrModels/effective_llm_alignment's layout: scripts/smpo.py builds its project's own
+    H4ArgumentParser(HfArgumentParser) over MarginScriptArguments (a field-less subclass of the project's
+    CommonScriptArguments) and MarginConfig(TrainingArguments), whose target_margin the DPO-like recipe sets. A DPOConfig
+    field that MarginConfig lacks (generate_during_eval) is refused by that parse: the same keys the real parser
+    refuses, not DPOConfig's version history."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "__init__.py").write_text("")
+    (tmp_path / "src" / "args.py").write_text(MARGIN_ARGS)
+    (tmp_path / "src" / "parser.py").write_text(OWN_PARSER)
+    (tmp_path / "requirements.txt").write_text(f"trl==0.16.0\ntransformers=={transformers.__version__}\n")
+    (tmp_path / "smpo.py").write_text(
+        "from trl import DPOTrainer\n\nfrom src.args import MarginConfig, MarginScriptArguments\n"
+        "from src.parser import H4ArgumentParser\n\n"
+        "parser = H4ArgumentParser((MarginScriptArguments, MarginConfig))\nargs, config = parser.parse()\n")
+    recipe = tmp_path / "margin.yaml"
+    recipe.write_text("dataset: prefs.jsonl\noutput_dir: out\nbeta: 0.1\nmax_prompt_length: 512\ntarget_margin: 0.3\n"
+                      "generate_during_eval: true\nlearning_rate: 5.0e-7\nper_device_train_batch_size: 2\n")
+    spec = importlib.util.spec_from_file_location("margin_args", tmp_path / "src" / "args.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    parser = transformers.HfArgumentParser((module.MarginScriptArguments, module.MarginConfig))
+    with pytest.raises(ValueError, match="generate_during_eval"):
+        parser.parse_yaml_file(str(recipe))
+    plan = read_plan(recipe)
+    found = _undeclared(plan)
+    assert list(found) == ["generate_during_eval"]
+    assert "H4ArgumentParser((MarginScriptArguments, MarginConfig)) at smpo.py:6" in found["generate_during_eval"]
+    assert "refuses it" in found["generate_during_eval"]
+    [kept] = [d for d in plan.diagnostics if d.key == "dataset"]
+    assert kept.kind == "unread_key" and "CommonScriptArguments" in kept.message
+    from seqprof.config.project_fields import field_owners
+
+    # the field-less subclass has it too: it is what smpo.py names, which picks smpo.py over sibling scripts
+    assert field_owners(recipe)["dataset"] == {"CommonScriptArguments", "MarginScriptArguments"}

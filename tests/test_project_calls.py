@@ -201,3 +201,41 @@ def test_a_section_spread_through_a_local_name_is_the_config_s_to_fix(tmp_path):
     assert found.line == _line_of(config.read_text(), "evaluation_strategy:")
     assert found.fix == "rename 'training_args.evaluation_strategy' to 'eval_strategy'"
 
+
+
+# --- epmresearch/vlm-safety-reasoning and javierdejesusda/YuhoLens (tests/data/corpus, at their checkout paths) ----
+def _laid_out(root: Path, folder: str) -> Path:
+    """The corpus folder's files at their repository paths under *root*, with a .git marker."""
+    import json
+
+    sources = json.loads((Path(__file__).parent / "data" / "corpus" / "SOURCES.json").read_text())
+    (root / ".git").mkdir(parents=True)
+    for name, source in sources.items():
+        if name.startswith(folder + "/"):
+            target = root / source["path"]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(Path(__file__).parent / "data" / "corpus" / name, target)
+    return root
+
+
+def test_a_dict_that_is_not_spread_into_the_class_hands_nothing_on(tmp_path):
+    """models/grpo_trainer.py builds `GRPOConfig(**grpo_config_kwargs)` and also writes
+    `sft_cfg["max_seq_length"] = cfg["max_seq_length"]` into the model loader's dict: only the first is GRPOConfig's."""
+    root = _laid_out(tmp_path, "epmresearch__vlm-safety-reasoning")
+    script = (root / "models/grpo_trainer.py").read_text()
+    assert 'sft_cfg["max_seq_length"] = cfg["max_seq_length"]' in script and "GRPOConfig(**grpo_config_kwargs)" in script
+    config = root / "configs" / "grpo.yaml"
+    assert _findings(config, "max_seq_length") == []
+    [found] = _findings(config, "max_prompt_length")  # an entry of the dict it does spread
+    assert f"hands 'max_prompt_length' to GRPOConfig (models/grpo_trainer.py:{_line_of(script, 'max_prompt_length=')})" \
+        in found.message
+
+
+def test_a_filtered_copy_of_a_dict_is_followed_to_the_dict(tmp_path):
+    """src/yuholens/training/sft.py fills `candidate_kwargs`, keeps the keys SFTConfig's signature has in
+    `sft_kwargs = {k: v for k, v in candidate_kwargs.items() if k in supported}` and calls SFTConfig(**sft_kwargs)."""
+    root = _laid_out(tmp_path, "javierdejesusda__YuhoLens")
+    script = (root / "src/yuholens/training/sft.py").read_text()
+    line = _line_of(script, '"group_by_length":')
+    [found] = _findings(root / "configs" / "sft.yaml", "group_by_length")
+    assert f"(src/yuholens/training/sft.py:{line})" in found.message

@@ -77,7 +77,8 @@ def undeclared_keys(config_path: str | Path, data: Mapping, pins: Pins, history:
         fields, reached = _declared(call, root, pins, history) if call is not None else (None, set())
         if fallback and (call is None or expected not in reached):
             continue  # a script for another trainer, or none this file could reach
-        if call is None or fields is None or expected not in reached:
+        if call is None or fields is None or expected not in reached and \
+                (fallback or not _own_config_class(call, root, keys, expected, pins, history)):
             return None
         calls.append(call)
         declared |= fields
@@ -90,6 +91,26 @@ def undeclared_keys(config_path: str | Path, data: Mapping, pins: Pins, history:
     read = project_reads(config_path, left)  # `cfg.get("wandb_project")` in the script: read by hand
     left = [k for k in left if k not in read]
     return Undeclared(tuple(left), tuple(calls), frozenset(frameworks)) if left else None
+
+
+def _own_config_class(call: ParserCall, root: Path, keys: list[str], expected: str, pins: Pins,
+                      history: KeyHistory) -> bool:
+    """Whether the project's own TrainingArguments subclass stands where the trainer's TRL config class would: the
+    call fills no TRL trainer config, and a class of it deriving from TrainingArguments alone declares a key of the
+    file that neither TrainingArguments nor *expected* ever had (VikhrModels' smpo.py parses into
+    SimpleMarginPOConfig(TrainingArguments), whose chosen_sft_ratio the SMPO recipe sets). Then a DPOConfig field
+    the recipe also sets is one that call refuses, not DPOConfig's to judge."""
+    if expected in TRANSFORMERS_CLASSES:
+        return False
+    framework = history.ever("transformers", ["TrainingArguments"]) | history.ever("trl", [expected])
+    for dotted in _resolved_classes(call, root):
+        reached: set[str] = set()
+        fields = _class_fields(dotted, str(root), pins, history, (), reached)
+        if fields is None or reached - NOT_TRAINING_ARGUMENTS - TRANSFORMERS_CLASSES:
+            return False  # a TRL trainer config among the call's classes: not the project's own
+        if "TrainingArguments" in reached and any(k in fields and k not in framework for k in keys):
+            return True
+    return False
 
 
 def classes_parsed_into(config_path: str | Path, keys: list[str]) -> frozenset[str] | None:
@@ -137,7 +158,7 @@ def _parser_call(file: Path, root: Path) -> ParserCall | None:
             continue
         name = node.func.id if isinstance(node.func, ast.Name) else \
             node.func.attr if isinstance(node.func, ast.Attribute) else ""
-        if name not in PARSER_NAMES:
+        if name not in PARSER_NAMES and _project_parser(name, tree, root) is None:
             continue
         given = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "dataclass_types"),
                                                     None)
@@ -148,7 +169,8 @@ def _parser_call(file: Path, root: Path) -> ParserCall | None:
     if not found or len({(name, classes) for name, _, classes in found}) != 1:
         return None
     name, line, classes = found[0]
-    text = source_text(file)
+    own = _project_parser(name, tree, root)
+    text = source_text(file) + (source_text(own) if own is not None else "")
     if name == "TrlParser":
         fate = "dropped" if "fail_with_unknown_args=False" in text.replace(" ", "") else "trl"
     elif "allow_extra_keys=True" in text.replace(" ", ""):
@@ -158,6 +180,25 @@ def _parser_call(file: Path, root: Path) -> ParserCall | None:
     else:
         return None  # parse_args_into_dataclasses: the file reaches it some other way
     return ParserCall(file.relative_to(root).as_posix(), line, name, classes, fate)
+
+
+def _project_parser(name: str, tree: ast.Module, root: Path) -> Path | None:
+    """The project file defining *name* as its own subclass of transformers' HfArgumentParser, as the script imports
+    it: VikhrModels' src/utils/yaml_args_parser.py H4ArgumentParser, whose parse() reads the YAML with
+    parse_yaml_file (alignment-handbook's layer, copied into the checkout)."""
+    module = imported_names(tree).get(name, "").rpartition(".")[0]
+    if not module or module.split(".")[0] in ("transformers", "trl") or not in_project(module, str(root)):
+        return None
+    tail = module.replace(".", "/")
+    for candidate in (root / f"{tail}.py", root / tail / "__init__.py"):
+        defined = parsed_module(candidate, ("HfArgumentParser",)) if candidate.is_file() else None
+        if defined is not None and any(
+                isinstance(node, ast.ClassDef) and node.name == name
+                and any(imported_names(defined).get(b.id if isinstance(b, ast.Name) else "", "")
+                        == "transformers.HfArgumentParser" for b in node.bases)
+                for node in defined.body):
+            return candidate
+    return None
 
 
 def _declared(call: ParserCall, root: Path, pins: Pins,

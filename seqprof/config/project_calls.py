@@ -93,11 +93,13 @@ def _forwards_in(file: str, root: str, keys: frozenset[str]) -> tuple[Forward, .
             reads = _reads(kw.value, keys) if kw.arg else \
                 [k for k in [_key_read(kw.value) or _spread_name(kw.value, sections)] if k in keys]
             out += [Forward(key, kw.arg or SECTION, package, cls, rel, kw.value.lineno) for key in reads]
-    spread = [target for call, target in calls if any(kw.arg is None for kw in call.keywords)]
+    spread = [(target, kw.value) for call, target in calls for kw in call.keywords if kw.arg is None]
     if spread:
-        package, cls = spread[0]
+        (package, cls), _ = spread[0]
+        spread_names = _copied_from(tree, {value.id for _, value in spread if isinstance(value, ast.Name)})
+        entries = [entry for _, value in spread for entry in _literal_entries(value)]  # `**dict(k=v)`
         out += [Forward(key, name, package, cls, rel, value.lineno)
-                for name, value in _dict_entries(tree) for key in _reads(value, keys)]
+                for name, value in entries + list(_dict_entries(tree, spread_names)) for key in _reads(value, keys)]
     return tuple(out)
 
 
@@ -131,20 +133,63 @@ def _argument_class(func: ast.expr, imported: dict[str, str]) -> tuple[str, str]
     return found if found and package.split(".")[0] == found[0] else None
 
 
-def _dict_entries(tree: ast.Module):
-    """(name, value) of every string-keyed entry the module puts in a dict: `dict(name=v)`, `{"name": v}`,
-    `d["name"] = v`."""
+def _dict_entries(tree: ast.Module, spread_names: set[str]):
+    """(name, value) of every string-keyed entry the module puts in a dict it spreads into the class by name
+    (`GRPOConfig(**kwargs)`): `kwargs = dict(name=v)`, `kwargs = {"name": v}`, `kwargs["name"] = v`,
+    `kwargs.update(name=v)`. Other dicts are not the class's: `sft_cfg["max_seq_length"] = cfg["max_seq_length"]`
+    feeds a model loader (epmresearch's grpo_trainer.py)."""
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict":
-            yield from ((kw.arg, kw.value) for kw in node.keywords if kw.arg)
-        elif isinstance(node, ast.Dict):
-            yield from ((k.value, v) for k, v in zip(node.keys, node.values)
-                        if isinstance(k, ast.Constant) and isinstance(k.value, str))
-        elif isinstance(node, ast.Assign):
+        if isinstance(node, ast.Assign):
             for target in node.targets:
-                if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant) \
+                if isinstance(target, ast.Name) and target.id in spread_names:
+                    yield from _literal_entries(node.value)
+                elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
+                        and target.value.id in spread_names and isinstance(target.slice, ast.Constant) \
                         and isinstance(target.slice.value, str):
                     yield target.slice.value, node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "update" \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id in spread_names:
+            yield from ((kw.arg, kw.value) for kw in node.keywords if kw.arg)
+            for arg in node.args:
+                yield from _literal_entries(arg)
+
+
+def _copied_from(tree: ast.Module, names: set[str]) -> set[str]:
+    """*names* and the dicts they are copies or filtered copies of: `sft_kwargs = {k: v for k, v in
+    candidate_kwargs.items() if k in supported}` (YuhoLens' sft.py), `dict(d)`, `d.copy()`, `{**d}`."""
+    names = set(names)
+    while True:
+        more = {source for node in ast.walk(tree) if isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id in names for t in node.targets)
+                for source in _copy_sources(node.value)} - names
+        if not more:
+            return names
+        names |= more
+
+
+def _copy_sources(value: ast.expr) -> list[str]:
+    def name_of(node: ast.expr) -> str | None:
+        return node.id if isinstance(node, ast.Name) else None
+
+    if isinstance(value, ast.DictComp):
+        return [n for g in value.generators if isinstance(g.iter, ast.Call) and isinstance(g.iter.func, ast.Attribute)
+                and g.iter.func.attr == "items" for n in [name_of(g.iter.func.value)] if n]
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict" and value.args:
+        return [n for n in [name_of(value.args[0])] if n]
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "copy":
+        return [n for n in [name_of(value.func.value)] if n]
+    if isinstance(value, ast.Dict):
+        return [n for k, v in zip(value.keys, value.values) if k is None for n in [name_of(v)] if n]
+    return []
+
+
+def _literal_entries(value: ast.expr):
+    """The string-keyed entries of a dict display or a `dict(...)` call."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict":
+        yield from ((kw.arg, kw.value) for kw in value.keywords if kw.arg)
+    elif isinstance(value, ast.Dict):
+        yield from ((k.value, v) for k, v in zip(value.keys, value.values)
+                    if isinstance(k, ast.Constant) and isinstance(k.value, str))
 
 
 def _reads(value: ast.expr, keys: frozenset[str]) -> list[str]:

@@ -104,8 +104,10 @@ def _declarations_under(root: str) -> tuple[dict[str, ProjectField], frozenset[s
     table: dict[str, list[ProjectDataclass]] = {}
     for file in python_files(Path(root)):
         found, names, dataclasses = _declarations(file, Path(root))
-        for one in dataclasses:
+        for one in dataclasses:  # a subclass with no field of its own inherits too (CLFScriptArguments)
             table.setdefault(one.name, []).append(one)
+            for base in one.bases:
+                subclasses.setdefault(base.rsplit(".", 1)[-1], set()).add(one.name)
         for field in found:
             fields.setdefault(field.name, field)
             declared.setdefault(field.name, set()).add(field.owner)
