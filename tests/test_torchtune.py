@@ -240,3 +240,28 @@ def test_a_torchtune_checkout_judges_old_component_paths_by_its_own_source(tmp_p
     assert "torchtune/utils/__init__.py" in found["checkpointer._component_"].message
     (tmp_path / "torchtune" / "utils" / "__init__.py").write_text("from torchtune.training import FullModelHFCheckpointer\n")
     assert not [d for d in read_plan(config).diagnostics if d.kind == "removed_key"]
+
+
+def test_a_section_the_project_s_own_recipe_never_reads_is_not_instantiated(tmp_path):
+    """hmosousa/tradutor (tests/data/corpus): configs/lora/phi3.yaml's header runs it with the project's own
+    recipes/lora_finetune_distributed.py, which instantiates metric_logger, checkpointer and lr_scheduler but never
+    names profiler: torchtune.utils.profiler (gone since 0.2) breaks nothing there; the other three still do."""
+    import json
+    import shutil
+
+    corpus = Path(__file__).parent / "data" / "corpus"
+    sources = json.loads((corpus / "SOURCES.json").read_text())
+    (tmp_path / ".git").mkdir()
+    for name, source in sources.items():
+        if name.startswith("hmosousa__tradutor/"):
+            (tmp_path / source["path"]).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(corpus / name, tmp_path / source["path"])
+    recipe = (tmp_path / "recipes" / "lora_finetune_distributed.py").read_text()
+    assert "profiler" not in recipe and "cfg.metric_logger" in recipe
+    config = tmp_path / "configs" / "lora" / "phi3.yaml"
+    assert "torchtune.utils.profiler" in config.read_text()
+    gone = {d.key for d in read_plan(config).diagnostics if d.kind == "removed_key"}
+    assert gone == {"checkpointer._component_", "lr_scheduler._component_", "metric_logger._component_"}
+    (tmp_path / "recipes" / "lora_finetune_distributed.py").write_text(
+        recipe + "\nprofiler = config.instantiate(cfg.profiler)\n")
+    assert "profiler._component_" in {d.key for d in read_plan(config).diagnostics if d.kind == "removed_key"}

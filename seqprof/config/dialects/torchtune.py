@@ -176,6 +176,8 @@ def _gone_components(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
     history = KeyHistory.load()
     tracked = history.data["torchtune"]["classes"]["components"]["fields"]
     nodes = [(dotted, path) for dotted, path in nodes if path not in paths and path in tracked]
+    unread = _sections_the_recipe_skips(cfg, {dotted.split(".")[0] for dotted, _ in nodes if dotted})
+    nodes = [(dotted, path) for dotted, path in nodes if dotted.split(".")[0] not in unread]
     fork = framework_fork(cfg.path) if nodes else None
     if fork is not None and fork.package == "torchtune":
         return _gone_from_checkout(cfg, nodes, history)
@@ -205,6 +207,23 @@ def _gone_components(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
             line=cfg.line(where) or cfg.line(dotted) or 1, message=message, suggestion=moved,
             suggestion_from=arrival.removed_in if arrival else None))
     return out
+
+
+def _sections_the_recipe_skips(cfg: LoadedConfig, sections: set[str]) -> set[str]:
+    """The top-level *sections* that the project's own recipe running the config never names (its launch line:
+    `tune run recipes/lora_finetune_distributed.py --config ...`): config.instantiate is never called on them, so
+    a component path there that torchtune dropped breaks nothing (hmosousa/tradutor's recipe has no profiler)."""
+    from seqprof.config.launches import launched_scripts
+    from seqprof.config.project_fields import project_root, source_text
+
+    if not sections:
+        return set()
+    root = project_root(cfg.path)
+    recipes = [root / script for script in launched_scripts(cfg.path)]
+    texts = [source_text(recipe) for recipe in recipes if recipe.suffix == ".py" and recipe.is_file()]
+    if not texts or len(texts) != len(recipes):
+        return set()  # a shipped recipe (`tune run lora_finetune_single_device`) or one seqprof cannot read
+    return {name for name in sections if not any(re.search(rf"\b{re.escape(name)}\b", text) for text in texts)}
 
 
 def _gone_from_checkout(cfg: LoadedConfig, nodes: list[tuple[str, str]], history) -> list[ConfigDiagnostic]:
