@@ -156,3 +156,29 @@ def test_llamafactory_refuses_a_duplicate_key_only_from_its_omegaconf_loader(tmp
     (pinned.parent / "requirements.txt").write_text("llamafactory==0.9.3\n")
     pinned.write_text(LLAMAFACTORY_DUPLICATE)
     assert {f.code for f in lint(pinned, "SP404", "SP432", "SP433")} == {"SP432", "SP433"}
+
+
+def test_a_held_out_share_nobody_evaluates_on(tmp_path):
+    """SP442: LLaMA-Factory's example with its eval block half uncommented (val_size, not eval_strategy): the split is
+    taken from the training rows whatever the evaluation settings (data/loader.py get_dataset -> split_dataset), and
+    transformers' own TrainingArguments, built from the same evaluation keys, never evaluates."""
+    import transformers
+
+    original = (CONFIGS / LF_SFT).read_text()
+    assert "# val_size: 0.1" in original and "# eval_strategy: steps" in original
+    config = tmp_path / "qwen3_lora_sft.yaml"
+    half = original.replace("# val_size: 0.1", "val_size: 0.1")
+    for text, fires in ((half, True), (half.replace("# eval_strategy: steps", "eval_strategy: steps"), False),
+                        (half.replace("# eval_strategy: steps", "eval_strategy: 'no'"), True),
+                        (original, False)):
+        config.write_text(text)
+        hits = lint(config, "SP442")
+        assert bool(hits) == fires, text
+        plan = read_plan(config)
+        keys = {k: plan.raw[k] for k in ("eval_strategy", "do_eval") if k in plan.raw}
+        args = transformers.TrainingArguments(output_dir=str(tmp_path / "out"), **keys)
+        evaluates = args.eval_strategy != "no" or args.do_eval  # what the Trainer and LLaMA-Factory's workflow check
+        if "val_size: 0.1" in text.splitlines():
+            assert fires == (not evaluates)
+        if fires:
+            assert hits[0].line == text.splitlines().index("val_size: 0.1") + 1 and "10.0% of the rows" in hits[0].message
