@@ -168,6 +168,7 @@ def _copied_from(tree: ast.Module, names: set[str]) -> set[str]:
 
 
 def _copy_sources(value: ast.expr) -> list[str]:
+    """The dicts an assigned value copies: a comprehension over `d.items()`, `dict(d)`, `d.copy()`, `{**d}`."""
     def name_of(node: ast.expr) -> str | None:
         return node.id if isinstance(node, ast.Name) else None
 
