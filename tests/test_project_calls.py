@@ -239,3 +239,28 @@ def test_a_filtered_copy_of_a_dict_is_followed_to_the_dict(tmp_path):
     line = _line_of(script, '"group_by_length":')
     [found] = _findings(root / "configs" / "sft.yaml", "group_by_length")
     assert f"(src/yuholens/training/sft.py:{line})" in found.message
+
+
+def test_a_key_of_a_section_the_script_reads_into_a_local_is_handed_on(tmp_path):
+    """hangcao87/FractureAgent's train_sft.py binds `t = cfg["train"]` and builds SFTConfig(warmup_ratio=
+    t["warmup_ratio"], max_seq_length=t["max_seq_length"]); requirements.txt allows trl>=0.12, so a fresh install
+    gets trl 1.16 on transformers 5.24: SFTConfig has no max_seq_length (trl 0.20) and no warmup_ratio (5.15)."""
+    root = _laid_out(tmp_path, "hangcao87__FractureAgent")
+    script = (root / "fractureagent/train/train_sft.py").read_text()
+    assert 't = cfg["train"]' in script
+    config = root / "configs" / "sft_qlora.yaml"
+    found = {f.key: f for f in lint_paths([config], LintOptions()).files[0].findings}
+    for key, keyword in (("train.max_seq_length", "max_seq_length="), ("train.warmup_ratio", "warmup_ratio=")):
+        assert found[key].code == "SP408" and found[key].line == _line_of(config.read_text(), key.split(".")[1] + ":")
+        assert f"hands '{key}' to SFTConfig (fractureagent/train/train_sft.py:{_line_of(script, keyword)})" \
+            in found[key].message
+
+
+def test_a_section_key_read_out_of_another_section_is_not_handed_on(tmp_path):
+    """jdpsc/tech-news-rag: configs.py builds SFTConfig(max_seq_length=training_config["max_seq_length"]) with
+    training_config=config["training"]; the file's max_seq_length sits under model:, so that read is not it."""
+    root = _laid_out(tmp_path, "jdpsc__tech-news-rag")
+    config = root / "training_pipeline" / "configs" / "training_config.yaml"
+    assert "  max_seq_length: 1024" in config.read_text()
+    keys = {f.key for f in lint_paths([config], LintOptions()).files[0].findings}
+    assert "training.evaluation_strategy" in keys and "model.max_seq_length" not in keys

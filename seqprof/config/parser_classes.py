@@ -12,6 +12,7 @@ the key a note (SP407). Files are parsed with `ast`, never imported.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -180,6 +181,40 @@ def _parser_call(file: Path, root: Path) -> ParserCall | None:
     else:
         return None  # parse_args_into_dataclasses: the file reaches it some other way
     return ParserCall(file.relative_to(root).as_posix(), line, name, classes, fate)
+
+
+def own_parser_fate(config_path: str | Path, keys: list[str]) -> str | None:
+    """What the parser that reads the config does with a key none of its classes declares, when every script that
+    parses it calls a parser class of the project's own (an HfArgumentParser subclass, or a copy of TrlParser:
+    muqeeth's TRLParser raises "not used by the TRLParser"); None when TRL's or transformers' own parser reads it,
+    or what the project's does is unclear."""
+    root = project_root(config_path)
+    scripts = parser_scripts(config_path, keys)
+    found: set[tuple[str, str, str]] = set()
+    for script in scripts:
+        tree = parsed_module(root / script.file)
+        own = _project_parser(script.parser, tree, root) if tree is not None else None
+        fate = _own_parser_fate(source_text(own)) if own is not None else None
+        if script.parser in PARSER_NAMES or fate is None:
+            return None
+        found.add((script.parser, own.relative_to(root).as_posix(), fate))
+    if not found or len({fate for *_, fate in found}) != 1:
+        return None
+    names = ", ".join(f"{name} ({where})" for name, where, _ in sorted(found))
+    return f"the project's own parser {names} " + (
+        "refuses a key no argument class declares" if found.pop()[2] == "refused" else
+        "drops a key no argument class declares without a word, so the setting has no effect")
+
+
+def _own_parser_fate(text: str) -> str | None:
+    """"refused" / "dropped" by what a project's parser class does with leftover keys, as its source says."""
+    flat = text.replace(" ", "")
+    if "allow_extra_keys=True" in flat or "fail_with_unknown_args=False" in flat:
+        return "dropped"
+    if re.search(r"raise\s+ValueError\([^)]*not used by", text) or \
+            any(f".{method}(" in text for method in ("parse_yaml_file", "parse_json_file", "parse_dict")):
+        return "refused"
+    return None
 
 
 def _project_parser(name: str, tree: ast.Module, root: Path) -> Path | None:

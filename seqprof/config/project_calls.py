@@ -40,6 +40,7 @@ class Forward:
     file: str  # relative to the project root
     line: int
     spread: str | None = None  # the section whose mapping the class gets spread (`**cfg["training_args"]`)
+    section: str | None = None  # the config section the value is read from (`t = cfg["train"]` ... `t["k"]`)
 
     def where(self) -> str:
         return f"{self.file}:{self.line}"
@@ -61,15 +62,25 @@ def project_forwards(config_path: str | Path, keys: list[str]) -> dict[str, Forw
         return {}
     root = project_root(path)
     close = [file for file, reads in readers if len(reads) * 5 >= len(readers[0][1]) * 4]
-    found = [_first_per_key(_forwards_in(str(root / file), str(root), wanted)) for file in close]
+    from seqprof.config.dialects.recipes import path_trainer
+
+    named = path_trainer(str(path))  # dpo.yaml: of a file's SFTConfig(...) and DPOConfig(...) calls, DPOConfig's
+    found = [_first_per_key(_forwards_in(str(root / file), str(root), wanted), named) for file in close]
     first, *others = [forwards for forwards in found if forwards] or [{}]  # a helper building no class is no rival
     return {key: forward for key, forward in first.items()
             if all(key in other and other[key].keyword == forward.keyword for other in others)}
 
 
-def _first_per_key(forwards: tuple[Forward, ...]) -> dict[str, Forward]:
+def _first_per_key(forwards: tuple[Forward, ...], trainer: str | None = None) -> dict[str, Forward]:
+    """Each key's first hand-off, or its hand-off to the config class of *trainer* where the file has one
+    (yunlong-le's training.py builds SFTConfig in run_sft_like and DPOConfig in run_dpo from the same keys)."""
+    from seqprof.config.dialects.trl import CONFIG_CLASSES
+
+    own = {**CONFIG_CLASSES, "ppo": "PPOConfig"}.get(trainer or "")
     out: dict[str, Forward] = {}
     for forward in forwards:
+        if forward.cls == own and out.get(forward.key, forward).cls != own:
+            out[forward.key] = forward
         out.setdefault(forward.key, forward)
     return out
 
@@ -92,7 +103,8 @@ def _forwards_in(file: str, root: str, keys: frozenset[str]) -> tuple[Forward, .
         for kw in call.keywords:  # `warmup_ratio=cfg["warmup_ratio"]`, or `**cfg["training_args"]`: a section
             reads = _reads(kw.value, keys) if kw.arg else \
                 [k for k in [_key_read(kw.value) or _spread_name(kw.value, sections)] if k in keys]
-            out += [Forward(key, kw.arg or SECTION, package, cls, rel, kw.value.lineno) for key in reads]
+            out += [Forward(key, kw.arg or SECTION, package, cls, rel, kw.value.lineno,
+                            section=_section_read(kw.value, key, tree)) for key in reads]
     spread = [(target, kw.value) for call, target in calls for kw in call.keywords if kw.arg is None]
     if spread:
         (package, cls), _ = spread[0]
@@ -191,6 +203,42 @@ def _literal_entries(value: ast.expr):
     elif isinstance(value, ast.Dict):
         yield from ((k.value, v) for k, v in zip(value.keys, value.values)
                     if isinstance(k, ast.Constant) and isinstance(k.value, str))
+
+
+def _section_read(value: ast.expr, key: str, tree: ast.Module) -> str | None:
+    """The config section *value* reads *key* out of: `cfg["train"]["k"]`, or `t["k"]` / `t.get("k")` / `t.k` where
+    the module binds `t` to `cfg["train"]` (an assignment, or a keyword `t=cfg["train"]` of a call it makes);
+    None when the container is not such a section."""
+    for node in ast.walk(value):
+        if _key_read(node) != key:
+            continue
+        container = node.value if isinstance(node, (ast.Subscript, ast.Attribute)) else \
+            node.func.value if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else None
+        if container is None:
+            continue
+        direct = _key_read(container)
+        if direct is not None and not isinstance(container, ast.Attribute):
+            return direct
+        bound = _bound_sections(tree).get(container.id) if isinstance(container, ast.Name) else None
+        if bound is not None:  # else another read of it (`overrides.get("k", cfg["train"]["k"])`) may say
+            return bound
+    return None
+
+
+@lru_cache(maxsize=256)
+def _bound_sections(tree: ast.Module) -> dict[str, str]:
+    """Local name -> the section it is bound to, when every binding of that name in the module reads the same one."""
+    seen: dict[str, set[str | None]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            seen.setdefault(node.targets[0].id, set()).add(_key_read(node.value))
+        elif isinstance(node, ast.Call):
+            for kw in node.keywords:
+                if kw.arg:
+                    read = _key_read(kw.value)
+                    if read is not None and not isinstance(kw.value, ast.Attribute):
+                        seen.setdefault(kw.arg, set()).add(read)
+    return {name: next(iter(found)) for name, found in seen.items() if len(found) == 1 and None not in found}
 
 
 def _reads(value: ast.expr, keys: frozenset[str]) -> list[str]:

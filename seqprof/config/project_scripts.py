@@ -22,7 +22,9 @@ TRAINER_CLASSES = {"SFTTrainer": "sft", "DPOTrainer": "dpo", "KTOTrainer": "kto"
                    "CPOTrainer": "cpo", "GRPOTrainer": "grpo", "RLOOTrainer": "rloo", "PPOTrainer": "ppo",
                    "PPOv2Trainer": "ppo", "OnlineDPOTrainer": "online_dpo", "RewardTrainer": "reward",
                    "GKDTrainer": "gkd"}
-PARSERS = re.compile(r"(?<!class )\b(HfArgumentParser|TrlParser|H4ArgumentParser|ArgumentParserPlus)\s*\(")
+# HfArgumentParser and the subclasses projects name (or copy: muqeeth's TRLParser) are called over a tuple of classes
+PARSERS = re.compile(r"(?<!class )\b(HfArgumentParser|TrlParser|H4ArgumentParser|ArgumentParserPlus|\w+Parser(?=\s*\(\s*[(\[]))"
+                     r"\s*\(")
 USES_TRL = re.compile(r"^\s*(?:from\s+trl\b|import\s+trl\b)", re.M)
 _SUBCLASS = re.compile(r"^\s*class\s+(\w+)\s*\(([^)]*)\)", re.M)
 

@@ -85,12 +85,14 @@ def missing_trl_imports(config_path: str | Path, data: Mapping, pins: Pins, hist
 
 def _parsing_scripts(config_path: str | Path, data: Mapping, trainer: str | None) -> set[str]:
     """The scripts that parse the config and build its trainer (a GSPO recipe is not sft.py's, though sft.py's
-    TrlParser names the same ScriptArguments and ModelConfig); with no trainer known, the one parsing script when
-    it builds none."""
+    TrlParser names the same ScriptArguments and ModelConfig), with one named for that trainer that builds a trainer
+    of the project's own (it may be the file's); with no trainer known, the one parsing script when it builds none."""
     found = parser_scripts(config_path, [k for k in data if isinstance(k, str)])
     building = {s.file for s in found if trainer and trainer in {kind for kind, _ in s.trainers}}
-    if building:
-        return building
+    if building:  # and one named for the trainer that builds its own (muqeeth's rloo.py: MyRLOOTrainer)
+        from seqprof.config.dialects.recipes import path_trainer
+
+        return building | {s.file for s in found if not s.trainers and path_trainer(Path(s.file).name) == trainer}
     return {found[0].file} if trainer is None and len(found) == 1 and not found[0].trainers else set()
 
 

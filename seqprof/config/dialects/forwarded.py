@@ -30,7 +30,10 @@ def forwarded_key_diagnostics(cfg: LoadedConfig, only: Collection[str] | None = 
     *pins* (default: the files beside the config)."""
     keys = [k for k in cfg.data if isinstance(k, str)]
     wanted = keys if only is None else [k for k in keys if k in only]
-    forwards = {k: f for k, f in project_forwards(cfg.path, keys).items() if k in wanted} if wanted else {}
+    nested = _section_leaves(cfg.data) if only is None else {}
+    forwards = {nested.get(k, k): replace(f, key=nested.get(k, k))
+                for k, f in project_forwards(cfg.path, keys + list(nested)).items()
+                if k in wanted or k in nested and f.section == nested[k].split(".")[0]} if wanted else {}
     if not forwards:
         return []
     history = KeyHistory.load()
@@ -43,6 +46,21 @@ def forwarded_key_diagnostics(cfg: LoadedConfig, only: Collection[str] | None = 
                 for d in _judged(forward, cfg.get(forward.key), cfg.line(forward.key) or 1, cfg.path, pins, history)
                 if d.kind in VERSION_KINDS]
     return out
+
+
+def _section_leaves(data: Mapping) -> dict[str, str]:
+    """Key -> its dotted path, for the keys of the file's one-level sections (`training: {max_prompt_length: 512}`)
+    that name no top-level key and sit in one section only: a script that reads `config["training"]` into a local
+    and hands `train["max_prompt_length"]` to DPOConfig reads them by that name (rmarnold's, hangcao87's). The
+    hand-off counts only where the code reads it out of that section (Forward.section): jdpsc's
+    `training_config["max_seq_length"]` is not the file's model.max_seq_length."""
+    seen: dict[str, list[str]] = {}
+    for section, body in data.items():
+        if isinstance(section, str) and isinstance(body, Mapping):
+            for name in body:
+                if isinstance(name, str) and name not in data:
+                    seen.setdefault(name, []).append(f"{section}.{name}")
+    return {name: paths[0] for name, paths in seen.items() if len(paths) == 1}
 
 
 def _each_key(forwards, data) -> list[Forward]:

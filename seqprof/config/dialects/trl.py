@@ -54,7 +54,7 @@ from seqprof.config.dialects.own_schema import hand_mapped, own_sections
 from seqprof.config.dialects.recipes import named_trainer, read_by_own_classes
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
-from seqprof.config.parser_classes import undeclared_by_parser
+from seqprof.config.parser_classes import own_parser_fate, undeclared_by_parser
 from seqprof.config.project_fields import field_owners, project_fields, read_by_project
 from seqprof.config.project_scripts import launched_trainer
 from seqprof.config.trl_imports import missing_import_diagnostics
@@ -232,7 +232,8 @@ def removed_fields(history: KeyHistory) -> dict[str, list[str]]:
 
 def lookup_classes(trainer: str, key: str, history: KeyHistory) -> list[str]:
     """The TRL classes whose history decides *key*: the trainer's config and the script arguments, else any."""
-    own = [c for c in (CONFIG_CLASSES.get(trainer, "SFTConfig"), *ARGUMENT_CLASSES) if key in history.ever("trl", [c])]
+    own = [c for c in ({**CONFIG_CLASSES, "ppo": "PPOConfig"}.get(trainer, "SFTConfig"), *ARGUMENT_CLASSES)
+           if key in history.ever("trl", [c])]
     if own:
         return own
     listed = [c for c in load_keys_file("trl_configs")["classes"] if c != "cli"]
@@ -262,11 +263,12 @@ def arrival_judge(trainer: str, pins: Pins, history: KeyHistory):
 
 
 def premature_keys(cfg: LoadedConfig, trainer: str, pins: Pins, history: KeyHistory,
-                   judged: set[str]) -> list[ConfigDiagnostic]:
+                   judged: set[str], fate: str) -> list[ConfigDiagnostic]:
     """Top-level keys of a TRL config that the pinned trl (or transformers, for TrainingArguments fields) does not
-    have yet: TrlParser hands every key to HfArgumentParser, which refuses ones no dataclass declares."""
+    have yet: TrlParser hands every key to HfArgumentParser, which refuses ones no dataclass declares (*fate*: what
+    the parser that reads the file does with them)."""
     out: list[ConfigDiagnostic] = []
-    trainer_class = CONFIG_CLASSES.get(trainer, "SFTConfig")
+    trainer_class = {**CONFIG_CLASSES, "ppo": "PPOConfig"}.get(trainer, "SFTConfig")
     allowed = set(history.allowed("trl", pins) or ())
     class_released = any(history.having("trl", f, [trainer_class]) & allowed
                          for f in history.ever("trl", [trainer_class]))
@@ -289,7 +291,7 @@ def premature_keys(cfg: LoadedConfig, trainer: str, pins: Pins, history: KeyHist
             out.append(ConfigDiagnostic(
                 kind="premature_key", key=key, file=cfg.path, line=cfg.line(key) or 1,
                 message=f"'{key}' is not a field of {' / '.join(classes)} at the pinned release: {early.detail}; "
-                        f"{unknown_key_fate(sorted(allowed, key=Version))}", suggestion=None,
+                        f"{fate}", suggestion=None,
                 suggestion_from=early.removed_in))
     return out
 
@@ -518,7 +520,10 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     found = check_keys(cfg, keyspace(trainer, history), dialect_label=LABEL, scripts_read_extra=True,
                        removal=removal_judge(trainer, pins, history), arrival=arrival_judge(trainer, pins, history),
                        assumption=assumed(PACKAGES, pins, history))
-    found += premature_keys(cfg, trainer, pins, history, {d.key for d in found})
+    releases = history.allowed("trl", pins) or [history.versions("trl")[-1]]  # unpinned: a fresh install's
+    fate = own_parser_fate(cfg.path, [k for k in cfg.data if isinstance(k, str)]) \
+        or unknown_key_fate(sorted(releases, key=Version))
+    found += premature_keys(cfg, trainer, pins, history, {d.key for d in found}, fate)
     fields = project_fields(cfg.path) if found else {}
     found = read_by_project(found, fields, "TRL", cfg.path) if found else found
     if fields:  # a field of the project's own that its code hands on to TRL's classes is judged there
@@ -532,8 +537,6 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
              if d.kind == "unknown_key" and d.key in RECIPE_KEYS else d for d in found]
     found = undeclared_by_parser(found, cfg, CONFIG_CLASSES.get(trainer, "SFTConfig"), pins, history)
     found += missing_import_diagnostics(cfg, pins, history, trainer)
-    releases = history.allowed("trl", pins) or [history.versions("trl")[-1]]  # unpinned: a fresh install's
-    fate = unknown_key_fate(sorted(releases, key=Version))
     b.diagnostics.extend(replace(d, message=_if_nothing_reads_it(d.message, fate))
                          if d.kind == "unread_key" and d.message.startswith(f"'{d.key}' is not a") else d for d in found)
     return b.result()
