@@ -274,3 +274,27 @@ def test_a_project_s_own_config_class_and_parser_subclass_decide_what_is_refused
 
     # the field-less subclass has it too: it is what smpo.py names, which picks smpo.py over sibling scripts
     assert field_owners(recipe)["dataset"] == {"CommonScriptArguments", "MarginScriptArguments"}
+
+
+def test_a_project_s_own_copy_of_trlparser_decides_what_happens_to_an_undeclared_key(tmp_path):
+    """muqeeth/Adversarial_goodhart_rlhf (tests/data/corpus) parses its RLOO recipe with src/utils.py's TRLParser, a
+    copy of TrlParser that raises on leftover keys; requirements.txt pins trl==0.9.4, whose RLOOConfig has no
+    missing_eos_penalty yet (0.11 adds it). trl 0.9's own TrlParser would drop the key; the project's refuses it."""
+    import json
+    import shutil
+
+    from seqprof.lint.run import LintOptions, lint_paths
+
+    corpus = Path(__file__).parent / "data" / "corpus"
+    (tmp_path / ".git").mkdir()
+    for name, source in json.loads((corpus / "SOURCES.json").read_text()).items():
+        if name.startswith("muqeeth__Adversarial_goodhart_rlhf/"):
+            (tmp_path / source["path"]).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(corpus / name, tmp_path / source["path"])
+    utils = (tmp_path / "src" / "utils.py").read_text()
+    assert "class TRLParser(HfArgumentParser)" in utils and "are not used by the TRLParser" in utils
+    config = tmp_path / "configs" / "muqeeth" / "rloo_pythia410m_tldr_rm410mdata.yml"
+    [found] = [f for f in lint_paths([config], LintOptions()).files[0].findings if f.key == "missing_eos_penalty"]
+    assert found.code == "SP430" and "trl==0.9.4 (requirements.txt:1)" in found.message
+    assert found.message.endswith("the project's own parser TRLParser (src/utils.py) refuses a key no argument class "
+                                  "declares")
