@@ -74,9 +74,9 @@ def project_forwards(config_path: str | Path, keys: list[str]) -> dict[str, Forw
 def _first_per_key(forwards: tuple[Forward, ...], trainer: str | None = None) -> dict[str, Forward]:
     """Each key's first hand-off, or its hand-off to the config class of *trainer* where the file has one
     (yunlong-le's training.py builds SFTConfig in run_sft_like and DPOConfig in run_dpo from the same keys)."""
-    from seqprof.config.dialects.trl import CONFIG_CLASSES
+    from seqprof.config.dialects.trl import TRAINER_CONFIGS
 
-    own = {**CONFIG_CLASSES, "ppo": "PPOConfig"}.get(trainer or "")
+    own = TRAINER_CONFIGS.get(trainer or "")
     out: dict[str, Forward] = {}
     for forward in forwards:
         if forward.cls == own and out.get(forward.key, forward).cls != own:

@@ -180,6 +180,11 @@ CONFIG_CLASSES = {"sft": "SFTConfig", "dpo": "DPOConfig", "kto": "KTOConfig", "o
                   "reward": "RewardConfig", "gkd": "GKDConfig"}
 
 
+# and PPO's: the class whose history judges a trainer's keys (CONFIG_CLASSES, which also feeds the typo and
+# trainer-only lists, leaves PPO out)
+TRAINER_CONFIGS = {**CONFIG_CLASSES, "ppo": "PPOConfig"}
+
+
 def _fields(cls: str) -> frozenset[str]:
     return frozenset(load_keys_file("trl_configs")["classes"].get(cls, ()))
 
@@ -199,10 +204,10 @@ def keyspace(trainer: str, history: KeyHistory | None = None) -> Keyspace:
     renamed: dict[str, Moved] = dict(base.renamed)
     deprecated: dict[str, Moved] = dict(base.deprecated)
     deprecated.pop("gradient_checkpointing", None)  # TRL's configs still define it (default True)
-    if "max_length" in history.ever("trl", [{**CONFIG_CLASSES, "ppo": "PPOConfig"}.get(trainer, "SFTConfig")]):
+    if "max_length" in history.ever("trl", [TRAINER_CONFIGS.get(trainer, "SFTConfig")]):
         renamed.update(SFT_RENAMED)  # a GRPO or PPO recipe has no max_length to rename max_seq_length to
     known_now = trl_fields() | hf.training_argument_fields() | ACCELERATE_LAUNCH_KEYS | RECIPE_KEYS
-    own_class = {**CONFIG_CLASSES, "ppo": "PPOConfig"}.get(trainer)
+    own_class = TRAINER_CONFIGS.get(trainer)
     for key, classes in removed_fields(history).items():
         if key not in known_now and key not in renamed:  # the trainer's own class first: the one that judges it
             named = [own_class] if own_class in classes else classes
@@ -232,7 +237,7 @@ def removed_fields(history: KeyHistory) -> dict[str, list[str]]:
 
 def lookup_classes(trainer: str, key: str, history: KeyHistory) -> list[str]:
     """The TRL classes whose history decides *key*: the trainer's config and the script arguments, else any."""
-    own = [c for c in ({**CONFIG_CLASSES, "ppo": "PPOConfig"}.get(trainer, "SFTConfig"), *ARGUMENT_CLASSES)
+    own = [c for c in (TRAINER_CONFIGS.get(trainer, "SFTConfig"), *ARGUMENT_CLASSES)
            if key in history.ever("trl", [c])]
     if own:
         return own
@@ -268,7 +273,7 @@ def premature_keys(cfg: LoadedConfig, trainer: str, pins: Pins, history: KeyHist
     have yet: TrlParser hands every key to HfArgumentParser, which refuses ones no dataclass declares (*fate*: what
     the parser that reads the file does with them)."""
     out: list[ConfigDiagnostic] = []
-    trainer_class = {**CONFIG_CLASSES, "ppo": "PPOConfig"}.get(trainer, "SFTConfig")
+    trainer_class = TRAINER_CONFIGS.get(trainer, "SFTConfig")
     allowed = set(history.allowed("trl", pins) or ())
     class_released = any(history.having("trl", f, [trainer_class]) & allowed
                          for f in history.ever("trl", [trainer_class]))
