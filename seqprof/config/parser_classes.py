@@ -154,32 +154,31 @@ def _parser_call(file: Path, root: Path) -> ParserCall | None:
     if tree is None:
         return None
     found = []
+    imported = imported_names(tree)
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
         name = node.func.id if isinstance(node.func, ast.Name) else \
             node.func.attr if isinstance(node.func, ast.Attribute) else ""
-        if name not in PARSER_NAMES and _project_parser(name, tree, root) is None:
+        own = None if name in PARSER_NAMES else _project_parser(name, imported, root)
+        if name not in PARSER_NAMES and own is None:
             continue
         given = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "dataclass_types"),
                                                     None)
         items = given.elts if isinstance(given, (ast.Tuple, ast.List)) else [given]
         if not all(isinstance(i, (ast.Name, ast.Attribute)) for i in items):
             return None
-        found.append((name, node.lineno, tuple(ast.unparse(i) for i in items)))
-    if not found or len({(name, classes) for name, _, classes in found}) != 1:
+        found.append((name, node.lineno, tuple(ast.unparse(i) for i in items), own))
+    if not found or len({(name, classes) for name, _, classes, _ in found}) != 1:
         return None
-    name, line, classes = found[0]
-    own = _project_parser(name, tree, root)
+    name, line, classes, own = found[0]
     text = source_text(file) + (source_text(own) if own is not None else "")
     if name == "TrlParser":
         fate = "dropped" if "fail_with_unknown_args=False" in text.replace(" ", "") else "trl"
-    elif "allow_extra_keys=True" in text.replace(" ", ""):
-        fate = "dropped"
-    elif any(f".{method}(" in text for method in ("parse_yaml_file", "parse_json_file", "parse_dict")):
-        fate = "refused"  # HfArgumentParser raises "Some keys are not used by the HfArgumentParser"
     else:
-        return None  # parse_args_into_dataclasses: the file reaches it some other way
+        fate = _leftover_fate(text)
+        if fate is None:
+            return None  # parse_args_into_dataclasses: the file reaches it some other way
     return ParserCall(file.relative_to(root).as_posix(), line, name, classes, fate)
 
 
@@ -189,49 +188,55 @@ def own_parser_fate(config_path: str | Path, keys: list[str]) -> str | None:
     muqeeth's TRLParser raises "not used by the TRLParser"); None when TRL's or transformers' own parser reads it,
     or what the project's does is unclear."""
     root = project_root(config_path)
-    scripts = parser_scripts(config_path, keys)
     found: set[tuple[str, str, str]] = set()
-    for script in scripts:
+    for script in parser_scripts(config_path, keys):
+        if script.parser in PARSER_NAMES:
+            return None  # TRL's or transformers' own: the caller knows what it does
         tree = parsed_module(root / script.file)
-        own = _project_parser(script.parser, tree, root) if tree is not None else None
-        fate = _own_parser_fate(source_text(own)) if own is not None else None
-        if script.parser in PARSER_NAMES or fate is None:
+        own = _project_parser(script.parser, imported_names(tree), root) if tree is not None else None
+        fate = _leftover_fate(source_text(own), copied_trlparser=True) if own is not None else None
+        if fate is None:
             return None
         found.add((script.parser, own.relative_to(root).as_posix(), fate))
-    if not found or len({fate for *_, fate in found}) != 1:
+    fates = {fate for *_, fate in found}
+    if len(fates) != 1:
         return None
     names = ", ".join(f"{name} ({where})" for name, where, _ in sorted(found))
     return f"the project's own parser {names} " + (
-        "refuses a key no argument class declares" if found.pop()[2] == "refused" else
+        "refuses a key no argument class declares" if fates == {"refused"} else
         "drops a key no argument class declares without a word, so the setting has no effect")
 
 
-def _own_parser_fate(text: str) -> str | None:
-    """"refused" / "dropped" by what a project's parser class does with leftover keys, as its source says."""
+def _leftover_fate(text: str, copied_trlparser: bool = False) -> str | None:
+    """"dropped" / "refused": what a parser does with leftover keys, as the source that calls or defines it says
+    (allow_extra_keys=True; parse_yaml_file / parse_json_file / parse_dict, which raise on them). A project's copy
+    of TrlParser also says it by fail_with_unknown_args=False or by raising "... not used by ..." itself."""
     flat = text.replace(" ", "")
-    if "allow_extra_keys=True" in flat or "fail_with_unknown_args=False" in flat:
+    if "allow_extra_keys=True" in flat or copied_trlparser and "fail_with_unknown_args=False" in flat:
         return "dropped"
-    if re.search(r"raise\s+ValueError\([^)]*not used by", text) or \
-            any(f".{method}(" in text for method in ("parse_yaml_file", "parse_json_file", "parse_dict")):
+    if any(f".{method}(" in text for method in ("parse_yaml_file", "parse_json_file", "parse_dict")) or \
+            copied_trlparser and re.search(r"raise\s+ValueError\([^)]*not used by", text):
         return "refused"
     return None
 
 
-def _project_parser(name: str, tree: ast.Module, root: Path) -> Path | None:
+def _project_parser(name: str, imported: dict[str, str], root: Path) -> Path | None:
     """The project file defining *name* as its own subclass of transformers' HfArgumentParser, as the script imports
-    it: VikhrModels' src/utils/yaml_args_parser.py H4ArgumentParser, whose parse() reads the YAML with
-    parse_yaml_file (alignment-handbook's layer, copied into the checkout)."""
-    module = imported_names(tree).get(name, "").rpartition(".")[0]
+    it (*imported*: its imported_names): VikhrModels' src/utils/yaml_args_parser.py H4ArgumentParser, whose parse()
+    reads the YAML with parse_yaml_file (alignment-handbook's layer, copied into the checkout)."""
+    module = imported.get(name, "").rpartition(".")[0]
     if not module or module.split(".")[0] in ("transformers", "trl") or not in_project(module, str(root)):
         return None
     tail = module.replace(".", "/")
     for candidate in (root / f"{tail}.py", root / tail / "__init__.py"):
         defined = parsed_module(candidate, ("HfArgumentParser",)) if candidate.is_file() else None
-        if defined is not None and any(
-                isinstance(node, ast.ClassDef) and node.name == name
-                and any(imported_names(defined).get(b.id if isinstance(b, ast.Name) else "", "")
-                        == "transformers.HfArgumentParser" for b in node.bases)
-                for node in defined.body):
+        if defined is None:
+            continue
+        theirs = imported_names(defined)
+        if any(isinstance(node, ast.ClassDef) and node.name == name
+               and any(isinstance(b, ast.Name) and theirs.get(b.id) == "transformers.HfArgumentParser"
+                       for b in node.bases)
+               for node in defined.body):
             return candidate
     return None
 
