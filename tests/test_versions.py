@@ -64,6 +64,18 @@ def test_requirements_with_include_extras_and_ranges(tmp_path):
     assert pins.allowed("trl", KeyHistory.load().versions("trl")) == ["0.19.1", "0.20.0"]
 
 
+ASHOK = Path(__file__).parent / "data" / "corpus" / "ashokvaktariya1__alignment_book_qx"
+
+
+@pytest.mark.parametrize("name", ["newrequirement.txt", "new_requirements.txt", "train_requirements.txt"])
+def test_a_requirements_file_by_any_name_is_read(tmp_path, name):
+    """ashokvaktariya1/alignment_book_qx freezes its environment in newrequirement.txt (transformers==4.41.2 at line
+    88), muqeeth/Adversarial_goodhart_rlhf installs from new_requirements.txt: pip's format whatever the prefix."""
+    config = project(tmp_path, {name: (ASHOK / "newrequirement.txt").read_text()})
+    assert [(p.specifier, p.source) for p in find_pins(config).of("transformers")] == [("==4.41.2", f"{name}:88")]
+    assert find_pins(project(tmp_path / "other", {"notes.txt": "transformers==4.41.2\n"})).of("transformers") == ()
+
+
 def test_git_requirements_on_main_are_newer_than_every_release(tmp_path):
     """`trl @ git+...@main` is past the newest release, so a key that release lacks is gone there too (SP408)."""
     config = project(tmp_path, {"requirements.txt": OPEN_R1_DEPS})

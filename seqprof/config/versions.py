@@ -217,7 +217,7 @@ def project_folders(start: Path) -> Iterable[Path]:
 
 def _reader(name: str):
     low = name.lower()
-    if low.startswith("requirements") and low.endswith((".txt", ".in")):
+    if "requirement" in low and low.endswith((".txt", ".in")):  # new_requirements.txt, train_requirement.txt too
         return read_requirements
     if low.endswith(".sh") or low == "dockerfile" or low.startswith("dockerfile.") or low.endswith(".dockerfile"):
         return lambda path: read_install_script(path) + image_pins(path)
