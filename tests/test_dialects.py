@@ -911,3 +911,32 @@ def test_a_v1_key_any_v1_commit_declared_is_known_and_one_none_did_is_not(tmp_pa
     plan = read_plan(config)
     assert plan.dialect == "llamafactory_v1"
     assert {d.key for d in plan.diagnostics if d.kind == "unknown_key"} == {"warmup_ratio"}
+
+
+LLAMABOARD = REPO / "tests" / "data" / "corpus" / "Flamelunar__memory_dep" / \
+    "LLaMA-Factory__llamaboard_config__2026-04-14-20-44-44.yaml"
+
+
+def test_llama_board_saved_arguments_are_read_as_the_run_the_web_ui_starts(tmp_path: Path) -> None:
+    """LLaMA-Factory's web UI saves its form as element ids (Flamelunar/memory_dep's llamaboard_config): the run is
+    what webui/runner.py _parse_train_args builds from them (train.cutoff_len -> cutoff_len, train.batch_size ->
+    per_device_train_batch_size), located at the element's line; the ids are not keys to flag."""
+    text = LLAMABOARD.read_text()
+    lines = {row.split(":", 1)[0]: i for i, row in enumerate(text.splitlines(), 1) if not row.startswith((" ", "-"))}
+    saved = yaml.safe_load(text)
+    (tmp_path / ".git").mkdir()
+    config = tmp_path / "llamaboard_config" / "saved.yaml"
+    config.parent.mkdir()
+    config.write_text(text)
+    plan = read_plan(config)
+    assert (plan.dialect, plan.setting("trainer").value) == ("llamafactory", "sft")
+    cutoff = plan.setting("max_seq_length")
+    assert (cutoff.value, cutoff.line) == (saved["train.cutoff_len"], lines["train.cutoff_len"])
+    batch = plan.setting("micro_batch_size")
+    assert (batch.value, batch.line) == (saved["train.batch_size"], lines["train.batch_size"])
+    assert plan.setting("lora_r").value == saved["train.lora_rank"]
+    assert [d for d in plan.diagnostics if d.kind in ("unknown_key", "unread_key")] == []
+    config.write_text(text.replace("train.training_stage: Supervised Fine-Tuning", "train.training_stage: DPO"))
+    assert read_plan(config).setting("trainer").value == "dpo"
+    config.write_text(text + "max_steps: 10\n")  # not the UI's form any more
+    assert read_plan(config).dialect != "llamafactory"

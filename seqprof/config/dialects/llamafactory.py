@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from seqprof.config.dialects import hf
+from seqprof.config.dialects.llamaboard import board_arguments, is_board
 from seqprof.config.dialects.common import (
     Builder,
     DialectResult,
@@ -192,6 +193,8 @@ CORE = frozenset({"stage", "finetuning_type", "template", "dataset", "cutoff_len
 
 
 def detect(data: Mapping[str, Any]) -> int:
+    if is_board(data):  # LLaMA Board's saved form: every key an element id of the web UI
+        return 3 * len(data)
     strong = sum(3 for k in data if k in STRONG)
     if not strong:
         return 0
@@ -220,6 +223,9 @@ def _task(b: Builder) -> tuple[str, str | None]:
 
 def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = None) -> DialectResult:
     """Canonical settings of a LLaMA-Factory v0 config; keys judged against *pins* (default: files beside it)."""
+    board = is_board(cfg.data)
+    if board:  # the arguments the web UI starts the run with; its element ids are the UI's, not keys to check
+        cfg = board_arguments(cfg)
     b = Builder(cfg)
     pins = pins if pins is not None else pins_beside(cfg.path)
     # an unpinned LLaMA-Factory beside transformers==4.38.0: pip can only install a release whose own transformers
@@ -307,7 +313,8 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     if isinstance(samples, int) and samples > 0:
         b.derived("max_train_examples", samples * max(1, len(b.value("datasets") or [])), "max_samples")
     hf.apply_training_arguments(b)
-    b.diagnostics.extend(_checked_keys(cfg, pins))
+    if not board:
+        b.diagnostics.extend(_checked_keys(cfg, pins))
     b.default("framework_versions", describe_versions(PACKAGES, pins, KeyHistory.load()),
               "the llamafactory/transformers versions keys were judged against (seqprof.config.versions)")
     refused, why = _duplicate_keys_refused(cfg, pins)
