@@ -182,3 +182,27 @@ def test_a_held_out_share_nobody_evaluates_on(tmp_path):
             assert fires == (not evaluates)
         if fires:
             assert hits[0].line == text.splitlines().index("val_size: 0.1") + 1 and "10.0% of the rows" in hits[0].message
+
+
+OTELE2E = Path(__file__).resolve().parent / "data" / "corpus" / "MoebiusX__OtelE2E" / "axolotl-config.yaml"
+
+
+def test_a_completion_dataset_naming_columns_it_never_reads(tmp_path):
+    """SP443: MoebiusX/OtelE2E's axolotl config gives `type: completion` instruction/output column names, which only
+    a user-defined `type:` mapping reads (prompt_strategies/user_defined.py); completion tokenizes `field` alone."""
+    original = OTELE2E.read_text()
+    entry = "    type: completion\n    field_instruction: instruction\n    field_output: output\n"
+    assert entry in original
+    config = tmp_path / "axolotl-config.yaml"
+    mapping = ("    type:\n      field_instruction: instruction\n      field_output: output\n"
+               "      format: '{instruction}'\n      no_input_format: '{instruction}'\n")
+    for text, fires in ((original, True), (original.replace(entry, "    type: completion\n    field: output\n"), False),
+                        (original.replace(entry, mapping), False),
+                        (original.replace(entry, entry + "    field: output\n"), True)):
+        config.write_text(text)
+        hits = lint(config, "SP443")
+        assert bool(hits) == fires, text
+        if fires:
+            assert hits[0].line == text.splitlines().index("    field_instruction: instruction") + 1
+            assert "field_instruction, field_output" in hits[0].message
+            assert ("'output'" if "field: output" in text else "'text'") in hits[0].message

@@ -4,7 +4,7 @@ tests/data/corpus with their commit).
 
 Its src/sft/train_sft.py loads configs/sft.yaml with yaml.safe_load and builds
 `TrainingArguments(warmup_ratio=cfg.get("warmup_ratio", 0.0), ...)`; requirements.txt allows transformers>=4.44,
-so a fresh install gets 5.24, whose TrainingArguments has no warmup_ratio (5.15 removed it): a TypeError there.
+so a fresh install gets 5.25, whose TrainingArguments has no warmup_ratio (5.15 removed it): a TypeError there.
 """
 
 from __future__ import annotations
@@ -244,7 +244,7 @@ def test_a_filtered_copy_of_a_dict_is_followed_to_the_dict(tmp_path):
 def test_a_key_of_a_section_the_script_reads_into_a_local_is_handed_on(tmp_path):
     """hangcao87/FractureAgent's train_sft.py binds `t = cfg["train"]` and builds SFTConfig(warmup_ratio=
     t["warmup_ratio"], max_seq_length=t["max_seq_length"]); requirements.txt allows trl>=0.12, so a fresh install
-    gets trl 1.16 on transformers 5.24: SFTConfig has no max_seq_length (trl 0.20) and no warmup_ratio (5.15)."""
+    gets trl 1.16 on transformers 5.25: SFTConfig has no max_seq_length (trl 0.20) and no warmup_ratio (5.15)."""
     root = _laid_out(tmp_path, "hangcao87__FractureAgent")
     script = (root / "fractureagent/train/train_sft.py").read_text()
     assert 't = cfg["train"]' in script

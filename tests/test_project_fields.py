@@ -116,7 +116,7 @@ YUMEIO = Path(__file__).parent / "data" / "corpus" / "Yumeio__qwen3-medev-finetu
 
 def yumeio_checkout(root: Path, reader: str | None = None) -> Path:
     """Yumeio/qwen3-medev-finetune's layout (Apache-2.0, copied in tests/data/corpus): arguments.py's
-    `TrainingArguments(HfTrainingArguments)` re-declares warmup_ratio; transformers>=4.48.0 installs 5.24."""
+    `TrainingArguments(HfTrainingArguments)` re-declares warmup_ratio; transformers>=4.48.0 installs 5.25."""
     (root / ".git").mkdir(parents=True)
     for name in ("arguments.py", "requirements.txt"):
         shutil.copy(YUMEIO / name, root / name)

@@ -179,7 +179,7 @@ def test_keys_the_project_s_own_classes_declare_are_notes(corpus, name, keys):
 
 def test_a_dropped_training_argument_re_declared_by_a_subclass_is_still_lost(corpus):
     """Yumeio's TrainingArguments(HfTrainingArguments) re-declares warmup_ratio; nothing reads it, and transformers
-    5.24 (what transformers>=4.48.0 installs) does not either."""
+    5.25 (what transformers>=4.48.0 installs) does not either."""
     found = [f for f in _report(corpus, "Yumeio__qwen3-medev-finetune/configs__lora.yaml").findings
              if f.key == "warmup_ratio"]
     assert [f.code for f in found] == ["SP408"] and "re-declares it" in found[0].message

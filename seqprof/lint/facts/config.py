@@ -93,3 +93,41 @@ def lora_target_typos(plan: Plan) -> list[TargetTypo]:
             out.append(TargetTypo(key=setting.key, file=setting.file, line=setting.line, value=entry,
                                   suggestion=entry[: len(entry) - len(name)] + close[0][1]))
     return out
+
+
+# keys of axolotl's UserDefinedPrompterType (utils/schemas/datasets.py), which only a `type:` mapping reads
+# (prompt_strategies/user_defined.py); no prompt strategy named by a string reads them from the dataset entry
+USER_DEFINED_FORMAT_KEYS = ("field_system", "field_instruction", "field_input", "field_output", "format",
+                            "no_input_format", "system_format")
+
+
+@dataclass(frozen=True)
+class UnreadDatasetKeys:
+    """An axolotl `type: completion` dataset entry that also names instruction/output columns it never reads."""
+
+    key: str
+    file: str | None
+    line: int | None
+    index: int
+    keys: tuple[str, ...]
+    field: str  # the one column the completion strategy tokenizes
+
+
+def completion_unread_keys(plan: Plan) -> list[UnreadDatasetKeys]:
+    """axolotl's completion strategy (prompt_strategies/completion.py load) reads one column, `field` (default
+    "text"), from every row; instruction/output column names beside it are read by nothing, so rows without that
+    column fail at tokenization (KeyError) or train on the wrong text."""
+    if plan.dialect != "axolotl":
+        return []
+    out = []
+    for name in ("datasets", "test_datasets"):
+        entries = plan.raw.get(name)
+        for i, entry in enumerate(entries if isinstance(entries, list) else ()):
+            if not isinstance(entry, dict) or entry.get("type") != "completion":
+                continue
+            unread = tuple(k for k in USER_DEFINED_FORMAT_KEYS if entry.get(k) not in (None, ""))
+            if unread:
+                dotted = f"{name}.{i}.{unread[0]}"
+                out.append(UnreadDatasetKeys(key=dotted, file=plan.path, line=plan.key_lines.get(dotted), index=i,
+                                             keys=unread, field=str(entry.get("field") or "text")))
+    return out
