@@ -206,3 +206,51 @@ def test_a_completion_dataset_naming_columns_it_never_reads(tmp_path):
             assert hits[0].line == text.splitlines().index("    field_instruction: instruction") + 1
             assert "field_instruction, field_output" in hits[0].message
             assert ("'output'" if "field: output" in text else "'text'") in hits[0].message
+
+
+PGT_EVAL = Path(__file__).resolve().parent / "data" / "corpus" / "HYDxGenius__PGTdissertation" / \
+    "LLaMA-Factory__saves__LLaMA3-8B-Chat__lora__eval_3e5_enron__training_args.yaml"
+
+
+@pytest.mark.parametrize("requirements, fires", [
+    (None, "llamafactory 0.9.5, which a fresh install gets"),
+    ("llamafactory==0.9.1\n", "llamafactory==0.9.1 (requirements.txt:1)"),
+    ("llamafactory==0.8.1\n", None),  # 0.8.3 added eval_dataset and the check: `dataset` served both before
+    ("llamafactory>=0.8.0\n", None),  # a range reaching back before 0.8.3 claims nothing
+])
+def test_evaluation_with_nothing_to_evaluate_on(tmp_path, requirements, fires):
+    """SP444: HYDxGenius/PGTdissertation's saved prediction run (do_predict, dataset, no eval_dataset, no val_size):
+    LLaMA-Factory's get_train_args raises before loading anything from 0.8.3 on (hparams/parser.py)."""
+    (tmp_path / ".git").mkdir()
+    if requirements is not None:
+        (tmp_path / "requirements.txt").write_text(requirements)
+    config = tmp_path / "training_args.yaml"
+    text = PGT_EVAL.read_text()
+    config.write_text(text)
+    hits = lint(config, "SP444")
+    assert [h.line for h in hits] == ([text.splitlines().index("do_predict: true") + 1] if fires else [])
+    if fires:
+        assert fires in hits[0].message
+    config.write_text(text.replace("dataset: enron_test\n", "dataset: enron_test\neval_dataset: enron_test\n"))
+    assert lint(config, "SP444") == []
+
+
+def test_evaluation_without_data_follows_the_project_s_own_copy(tmp_path):
+    """A repository carrying its own LLaMA-Factory (chrisindris/LLaMA-Factory-LFS, 0.9.4.dev0) is judged by that
+    copy's hparams/parser.py, whatever the pins: the check there refuses; with it removed nothing is said."""
+    corpus = Path(__file__).resolve().parent / "data" / "corpus" / "chrisindris__LLaMA-Factory-LFS"
+    (tmp_path / ".git").mkdir()
+    hparams = tmp_path / "src" / "llamafactory" / "hparams"
+    hparams.mkdir(parents=True)
+    for name in ("parser.py", "finetuning_args.py"):
+        (hparams / name).write_text((corpus / f"src__llamafactory__hparams__{name}").read_text())
+    (tmp_path / "requirements.txt").write_text("llamafactory==0.8.1\n")
+    config = tmp_path / "training_args.yaml"
+    config.write_text(PGT_EVAL.read_text())
+    assert "own LLaMA-Factory copy" in lint(config, "SP444")[0].message
+    parser = (hparams / "parser.py").read_text()
+    assert "data_args.eval_dataset is None and data_args.val_size < 1e-6" in parser
+    (hparams / "parser.py").write_text(parser.replace("data_args.eval_dataset is None and", "False and"))
+    other = tmp_path / "other.yaml"  # a new path: the copy's text is read per config
+    other.write_text(PGT_EVAL.read_text())
+    assert lint(other, "SP444") == []

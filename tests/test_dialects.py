@@ -940,3 +940,20 @@ def test_llama_board_saved_arguments_are_read_as_the_run_the_web_ui_starts(tmp_p
     assert read_plan(config).setting("trainer").value == "dpo"
     config.write_text(text + "max_steps: 10\n")  # not the UI's form any more
     assert read_plan(config).dialect != "llamafactory"
+
+
+ENTROPY = REPO / "tests" / "data" / "corpus" / "hecunjie__LlamaFactory" / \
+    "examples__train_full__qwen2.5_gsm8k_entropy_analysis.yaml"
+
+
+def test_a_llamafactory_file_with_do_train_false_trains_nothing(tmp_path: Path) -> None:
+    """hecunjie/LlamaFactory's entropy analysis sets `stage: sft` and `do_train: false`: LLaMA-Factory's sft
+    workflow (train/sft/workflow.py) trains only under `if training_args.do_train`, so no trainer runs."""
+    text = ENTROPY.read_text()
+    assert re.search(r"^do_train: false", text, re.M) and re.search(r"^stage: sft", text, re.M)
+    config = tmp_path / "entropy.yaml"
+    config.write_text(text)
+    plan = read_plan(config, "llamafactory")
+    assert (plan.get("task"), plan.setting("trainer")) == ("no_training", None)
+    config.write_text(re.sub(r"^do_train: false", "do_train: true", text, flags=re.M))
+    assert read_plan(config, "llamafactory").get("trainer") == "sft"

@@ -265,3 +265,35 @@ def test_a_section_the_project_s_own_recipe_never_reads_is_not_instantiated(tmp_
     (tmp_path / "recipes" / "lora_finetune_distributed.py").write_text(
         recipe + "\nprofiler = config.instantiate(cfg.profiler)\n")
     assert "profiler._component_" in {d.key for d in read_plan(config).diagnostics if d.kind == "removed_key"}
+
+
+def test_a_near_miss_the_project_s_own_recipe_reads_is_its_setting(tmp_path):
+    """SalmanMohammadi/torchtune (tests/data/corpus, a 0.2.1 fork): 8b_ppo_qlora.yaml sets compile_loss beside
+    compile, and the fork's recipes/lora_ppo_finetune_single_device.py reads `cfg.get("compile_loss", False)`: the
+    project's setting, not a typo of `compile` (renaming it would lose the loss compilation); without that read it
+    is the near miss it looks like."""
+    import json
+    import shutil
+
+    corpus = Path(__file__).parent / "data" / "corpus"
+    sources = json.loads((corpus / "SOURCES.json").read_text())
+
+    def compile_loss(root: Path, reads: bool):
+        (root / ".git").mkdir(parents=True)
+        for name, source in sources.items():
+            if name.startswith("SalmanMohammadi__torchtune/"):
+                (root / source["path"]).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(corpus / name, root / source["path"])
+        recipe = root / "recipes" / "lora_ppo_finetune_single_device.py"
+        if not reads:
+            recipe.write_text(recipe.read_text().replace('cfg.get("compile_loss", False)', "False"))
+        config = root / "recipes" / "configs" / "llama3_1" / "8b_ppo_qlora.yaml"
+        return [d for d in read_plan(config).diagnostics if d.key == "compile_loss"]
+
+    line = _line_of((corpus / "SalmanMohammadi__torchtune" / "recipes__lora_ppo_finetune_single_device.py")
+                    .read_text(), 'cfg.get("compile_loss", False)')
+    found = compile_loss(tmp_path / "fork", reads=True)
+    assert [(d.kind, d.suggestion) for d in found] == [("unread_key", None)]
+    assert f"recipes/lora_ppo_finetune_single_device.py:{line}" in found[0].message
+    found = compile_loss(tmp_path / "unread", reads=False)
+    assert [(d.kind, d.suggestion) for d in found] == [("unknown_key", "compile")]

@@ -216,6 +216,8 @@ def _task(b: Builder) -> tuple[str, str | None]:
         return "export", "export_dir"
     if as_bool(b.raw("do_predict")) is True or as_bool(b.raw("do_eval")) is True:
         return "eval", "do_predict" if b.present("do_predict") else "do_eval"
+    if as_bool(b.raw("do_train")) is False:  # the stage's workflow runs, but trains only under do_train
+        return "no_training", "do_train"
     if b.present("infer_backend") or not b.present("stage"):
         return "inference", "infer_backend" if b.present("infer_backend") else None
     return "train", "stage"
@@ -255,6 +257,9 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
         b.derived("load_in_4bit", True, "quantization_bit")
     elif bits == 8:
         b.derived("load_in_8bit", True, "quantization_bit")
+    refusal = None if board else _evaluation_without_data(cfg, pins)
+    if refusal is not None:
+        b.derived("evaluation_without_data", refusal[1], refusal[0])
     if task != "train":
         b.diagnostics.extend(_checked_keys(cfg, pins))
         return b.result()
@@ -320,6 +325,56 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     refused, why = _duplicate_keys_refused(cfg, pins)
     b.default("duplicate_keys_refused", refused, why)
     return b.result()
+
+
+# hparams/parser.py get_train_args: `(do_eval or do_predict) and eval_dataset is None and val_size < 1e-6` raises
+# "Please specify dataset for evaluation." from 0.8.3 (which added eval_dataset; before it `dataset` served both),
+# and from 0.9.4 predict_with_generate too ("Please make sure eval_dataset be provided or val_size >1e-6")
+EVAL_DATA_REQUIRED_FROM = "0.8.3"
+PREDICT_WITH_GENERATE_FROM = "0.9.4"
+
+
+def _evaluation_without_data(cfg: LoadedConfig, pins: Pins) -> tuple[str, str] | None:
+    """(the key that asks for evaluation, the release range or copy that refuses it) when the file evaluates with
+    nothing to evaluate on, in every LLaMA-Factory the project can run: its own copy's parser.py where it carries
+    one, else every release its pins allow (unpinned: the newest); a commit pin decides nothing."""
+    from packaging.version import Version
+
+    data = cfg.data
+    val_size = as_number(data.get("val_size"))
+    if data.get("eval_dataset") not in (None, "") or isinstance(val_size, (int, float)) and val_size >= 1e-6:
+        return None
+    asks = [k for k in ("do_eval", "do_predict", "predict_with_generate") if as_bool(data.get(k)) is True]
+    if not asks:
+        return None
+    own = _own_parser_text(cfg.path)
+    if own is not None:
+        refuses = "eval_dataset is None and data_args.val_size < 1e-6" in " ".join(own.split())
+        generate = "training_args.predict_with_generate) and (" in own
+        keys = [k for k in asks if k != "predict_with_generate" or generate]
+        return (keys[0], "the project's own LLaMA-Factory copy (hparams/parser.py)") if refuses and keys else None
+    history = KeyHistory.load()
+    if pins.vcs("llamafactory") is not None:
+        return None
+    allowed = history.allowed("llamafactory", pins) or [history.newest("llamafactory")]
+    if not allowed or min(Version(v) for v in allowed) < Version(EVAL_DATA_REQUIRED_FROM):
+        return None
+    keys = [k for k in asks if k != "predict_with_generate" or
+            min(Version(v) for v in allowed) >= Version(PREDICT_WITH_GENERATE_FROM)]
+    which = f"{pins.describe('llamafactory')}" if pins.of("llamafactory") else \
+        f"llamafactory {allowed[-1]}, which a fresh install gets (no llamafactory pin found),"
+    return (keys[0], which) if keys else None
+
+
+def _own_parser_text(config_path: str) -> str | None:
+    """The text of the hparams/parser.py of the LLaMA-Factory copy the config's repository carries, if it does."""
+    from seqprof.config.project_fields import source_text
+
+    if not _carries_llamafactory(config_path):
+        return None
+    texts = [source_text(f) for f in python_files(project_root(config_path))
+             if f.name == "parser.py" and f.parent.name == "hparams"]
+    return next((t for t in texts if "def get_train_args" in t), None)
 
 
 OMEGACONF_LOAD_FROM = "0.9.4"  # hparams/parser.py read_args: yaml.safe_load before it, OmegaConf.load from it

@@ -48,6 +48,7 @@ from seqprof.config.dialects.common import (
 )
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
+from seqprof.config.project_fields import project_reads
 
 NAME = "torchtune"
 LABEL = "torchtune's recipes"
@@ -312,12 +313,20 @@ def _top_level_keys(cfg: LoadedConfig, used: set[str]) -> list[ConfigDiagnostic]
     """Top-level keys no shipped recipe reads: a note (a custom recipe may read them), or a near-miss typo."""
     _, _, read = _components()
     out = []
+    near = {str(k): did_you_mean(str(k), read) for k in cfg.data if k not in read and k not in used}
+    # a near miss the project's own recipe reads (`cfg.get("compile_loss")` beside `compile`) is its setting
+    own = project_reads(cfg.path, [k for k, guess in near.items() if guess]) if any(near.values()) else {}
     for key in cfg.data:
         if key in read or key in used:
             continue
-        guess = did_you_mean(str(key), read)
+        guess = near[str(key)]
         line = cfg.line(str(key)) or 1
-        if guess:
+        if guess and str(key) in own:
+            out.append(ConfigDiagnostic(
+                kind="unread_key", key=str(key), file=cfg.path, line=line,
+                message=f"'{key}' is a top-level key no shipped torchtune recipe reads; the project's own recipe "
+                        f"reads it ({own[str(key)]})"))
+        elif guess:
             out.append(ConfigDiagnostic(
                 kind="unknown_key", key=str(key), file=cfg.path, line=line,
                 message=f"'{key}' is not a key {LABEL} read; did you mean '{guess}'?", suggestion=guess))
