@@ -298,3 +298,40 @@ def test_a_project_s_own_copy_of_trlparser_decides_what_happens_to_an_undeclared
     assert found.code == "SP430" and "trl==0.9.4 (requirements.txt:1)" in found.message
     assert found.message.endswith("the project's own parser TRLParser (src/utils.py) refuses a key no argument class "
                                   "declares")
+
+
+def test_a_dict_of_the_script_s_own_making_reads_no_key_of_the_file(tmp_path):
+    """`extra_args.get("packing_buffer")` on a dict the script builds itself reads nothing of the YAML when no code
+    of the project loads a YAML file as a mapping: the real parser, told allow_extra_keys=True, drops the key."""
+    config = _project(tmp_path, CONFIG + "packing_buffer: 8\n", extra=", allow_extra_keys=True")
+    train = tmp_path / "train.py"
+    train.write_text(train.read_text() + '\n\nextra_args = {"packing_buffer": 4}\nBUFFER = extra_args.get("packing_buffer")\n')
+    spec = importlib.util.spec_from_file_location("args_own_dict", tmp_path / "args.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    parsed = transformers.HfArgumentParser((module.DataArguments, transformers.TrainingArguments)).parse_yaml_file(
+        str(config), allow_extra_keys=True)
+    assert not any(hasattr(one, "packing_buffer") for one in parsed)
+    assert "drops it without a word" in _undeclared(read_plan(config))["packing_buffer"]
+
+
+def test_rlcausality_s_grpo_recipe_keys_its_grpoconfig_parser_drops(tmp_path):
+    """MarkusEnglberger/RLcausality (tests/data/corpus): HfArgumentParser(GRPOConfig).parse_yaml_file(...,
+    allow_extra_keys=True) drops every key GRPOConfig lacks: ModelConfig's model_name_or_path, the script's own
+    hard-coded use_4bit / dataset_path / max_train_samples, and RLOO's num_sample_generations (GRPOConfig never
+    derived from OnPolicyConfig)."""
+    import json
+    import shutil
+
+    corpus = Path(__file__).parent / "data" / "corpus"
+    sources = json.loads((corpus / "SOURCES.json").read_text())
+    (tmp_path / ".git").mkdir()
+    for name, source in sources.items():
+        if name.startswith("MarkusEnglberger__RLcausality/"):
+            (tmp_path / source["path"]).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(corpus / name, tmp_path / source["path"])
+    found = _undeclared(read_plan(tmp_path / "configs" / "grpo_config_deepseek.yaml"))
+    assert set(found) == {"model_name_or_path", "use_4bit", "dataset_path", "max_train_samples",
+                          "num_sample_generations"}
+    assert all("scripts/train_grpo_simple.py:103" in m and "drops it without a word" in m for m in found.values())

@@ -15,13 +15,14 @@ import ast
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from seqprof.config.launches import framework_launches
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_fields import (imported_names, in_project, parsed_module, project_dataclasses,
-                                         project_reads, project_root, source_text)
+                                         project_reads, project_root, python_files, source_text)
 from seqprof.config.project_scripts import parser_files, parser_scripts
 from seqprof.config.versions import KeyHistory, Pins
 
@@ -89,9 +90,25 @@ def undeclared_keys(config_path: str | Path, data: Mapping, pins: Pins, history:
     left = [k for k in keys if k not in declared and not (k == "env" and calls[0].parser == "TrlParser")]
     if not left or len(left) > MOST_UNDECLARED * len(keys):
         return None
-    read = project_reads(config_path, left)  # `cfg.get("wandb_project")` in the script: read by hand
-    left = [k for k in left if k not in read]
+    if _loads_by_hand(str(root), Path(config_path).suffix.lower() == ".json"):
+        read = project_reads(config_path, left)  # `cfg.get("wandb_project")` in the script: read by hand
+        left = [k for k in left if k not in read]
+    # else nothing in the project loads such a file as a mapping: `extra_args.get("use_4bit")` reads a dict of the
+    # script's own making, not this file (MarkusEnglberger/RLcausality)
     return Undeclared(tuple(left), tuple(calls), frozenset(frameworks)) if left else None
+
+
+YAML_LOADS = re.compile(r"\byaml\.(?:safe_|full_|unsafe_)?load(?:_all)?\(|\bOmegaConf\.(?:load|create)\(|"
+                        r"\bload_yaml\w*\(|\bYAML\(|\bread_yaml\w*\(|\bhydra\b")
+JSON_LOADS = re.compile(r"\bjson\.loads?\(|\bload_json\w*\(|\bread_json\w*\(")
+
+
+@lru_cache(maxsize=256)
+def _loads_by_hand(root: str, json_file: bool) -> bool:
+    """Whether any Python file of the project loads a YAML (or, for a JSON config, JSON) file as a mapping, which its
+    code could then read keys out of by name."""
+    pattern = JSON_LOADS if json_file else YAML_LOADS
+    return any(pattern.search(source_text(f)) for f in python_files(Path(root)))
 
 
 def _own_config_class(call: ParserCall, root: Path, keys: list[str], expected: str, pins: Pins,
@@ -281,8 +298,7 @@ def _class_fields(dotted: str, root: str, pins: Pins, history: KeyHistory, seen:
             return None  # a copy in the checkout (src/open_r1/trl/, first on sys.path when the script runs) may
             #              declare fields no release has (ColdJeans21's GRPOConfig.hint_template)
     if top == "trl" and name in history.data["trl"]["classes"]:
-        fields = _framework_fields("trl", [name, "OnPolicyConfig"] if name not in NOT_TRAINING_ARGUMENTS else [name],
-                                   pins, history)
+        fields = _framework_fields("trl", [name], pins, history)  # an on-policy config's history holds its base's
         if name not in NOT_TRAINING_ARGUMENTS:
             fields |= _framework_fields("transformers", ["TrainingArguments"], pins, history)
         return fields
@@ -353,7 +369,7 @@ def undeclared_by_parser(diagnostics: list[ConfigDiagnostic], cfg: LoadedConfig,
 def _ever_declared(frameworks: frozenset[str], history: KeyHistory) -> set[str]:
     """Every field the framework classes had in any release (TrainingArguments' under each TRL config)."""
     trl_classes = [c for c in frameworks if c in history.data["trl"]["classes"]]
-    fields = history.ever("trl", trl_classes + ["OnPolicyConfig"] if trl_classes else [])
+    fields = history.ever("trl", trl_classes)
     if frameworks - NOT_TRAINING_ARGUMENTS:
         fields |= history.ever("transformers", ["TrainingArguments"]) | SEQ2SEQ_FIELDS
     return fields
