@@ -17,7 +17,7 @@ from typing import Any
 # Added by the dialect readers (seqprof/config/dialects/):
 #   overflow (drop|truncate|raise: what happens to rows longer than max_seq_length),
 #   max_train_examples (a cap on rows used), saves_per_epoch, learning_rate, global_batch_size,
-#   batching (fixed|token_budget), task (train|inference|export|eval|launch: non-train files
+#   batching (fixed|token_budget), task (train|inference|export|eval|no_training|launch: non-train files
 #   get no training defaults), draft_strategy (eagle3|dflash|dspark|...), num_anchors, block_size,
 #   ttt_length, max_steps_per_epoch, tensor_parallel_size, pipeline_parallel_size,
 #   context_parallel_size, fsdp_version, pad_to_multiple_of, offload_optimizer, offload_params,

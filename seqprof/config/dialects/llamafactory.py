@@ -44,7 +44,8 @@ from seqprof.config.dialects.common import (
 )
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
-from seqprof.config.project_fields import framework_fork, project_root, python_files, read_by_own_copy
+from seqprof.config.project_fields import (framework_fork, project_root, python_files, read_by_own_copy,
+                                          source_text)
 from seqprof.config.versions import (KeyHistory, Pins, Removal, assumed, describe_versions, pins_beside,
                                      with_dependency_floor)
 
@@ -368,8 +369,6 @@ def _evaluation_without_data(cfg: LoadedConfig, pins: Pins) -> tuple[str, str] |
 
 def _own_parser_text(config_path: str) -> str | None:
     """The text of the hparams/parser.py of the LLaMA-Factory copy the config's repository carries, if it does."""
-    from seqprof.config.project_fields import source_text
-
     if not _carries_llamafactory(config_path):
         return None
     texts = [source_text(f) for f in python_files(project_root(config_path))
