@@ -591,3 +591,21 @@ def test_shared_constants_have_one_home(real_profile):
     assert "REFERENCE_FREE" not in vars(facts_module) and "DEFAULT_MICRO_BATCH" not in vars(facts_module)
     sim = build_facts(plan_of("trl", max_seq_length=512), Profile.load(real_profile)).sim
     assert sim.batch_size == DEFAULT_BATCH_SIZE
+
+
+OHMJI = Path(__file__).parent / "data" / "corpus" / "ohmji__financial-agent-scb10-hackathon" / "config.yml"
+
+
+def test_an_axolotl_alias_its_validators_still_copy_keeps_working(tmp_path):
+    """ohmji/financial-agent-scb10-hackathon's axolotl config sets dataset_processes and
+    pretrain_multipack_buffer_size: axolotl 0.19 still declares both and its validators copy them into
+    dataset_num_proc / streaming_multipack_buffer_size with a warning (schemas/config.py default_dataset_num_proc,
+    schemas/validation.py check_multipack_buffer_size), so SP402 says rename, not that the value is lost."""
+    (tmp_path / ".git").mkdir()
+    config = tmp_path / "config.yml"
+    config.write_text(OHMJI.read_text())
+    found = {f.key: f.message for f in lint_paths([config], LintOptions(select=("SP402",))).findings}
+    assert set(found) == {"dataset_processes", "pretrain_multipack_buffer_size"}
+    for message in found.values():
+        assert "still read" in message and "the old name still works" in message
+        assert "ignore or reject" not in message

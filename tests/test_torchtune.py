@@ -297,3 +297,32 @@ def test_a_near_miss_the_project_s_own_recipe_reads_is_its_setting(tmp_path):
     assert f"recipes/lora_ppo_finetune_single_device.py:{line}" in found[0].message
     found = compile_loss(tmp_path / "unread", reads=False)
     assert [(d.kind, d.suggestion) for d in found] == [("unknown_key", "compile")]
+
+
+def test_a_fork_s_own_builder_signature_decides_its_component_keys(tmp_path):
+    """shangshang-wang/Tora installs its own torchtune (pyproject name torchtune, 0.7.0): its lora_qwen2_5_3b, re-
+    exported by torchtune/models/qwen2_5/__init__.py from _model_builders.py, takes lora_type, which no released
+    builder does. The fork's source is what config.instantiate imports, so the key is a parameter; without it in the
+    fork's signature it is the TypeError it looks like."""
+    import json
+    import shutil
+
+    corpus = Path(__file__).parent / "data" / "corpus"
+    sources = json.loads((corpus / "SOURCES.json").read_text())
+
+    def lora_type(root: Path, in_signature: bool):
+        (root / ".git").mkdir(parents=True)
+        for name, source in sources.items():
+            if name.startswith("shangshang-wang__Tora/"):
+                (root / source["path"]).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(corpus / name, root / source["path"])
+        builders = root / "torchtune" / "models" / "qwen2_5" / "_model_builders.py"
+        text = builders.read_text()
+        assert '    lora_type: str = "lora", # "lora", "dora", "dora_cache"\n' in text
+        if not in_signature:
+            builders.write_text(text.replace('    lora_type: str = "lora", # "lora", "dora", "dora_cache"\n', ""))
+        plan = read_plan(root / "recipes" / "configs" / "qwen2_5" / "3B_lora_grpo.yaml")
+        return [d.kind for d in plan.diagnostics if d.key == "model.lora_type"]
+
+    assert lora_type(tmp_path / "fork", in_signature=True) == []
+    assert lora_type(tmp_path / "without", in_signature=False) == ["unknown_key"]

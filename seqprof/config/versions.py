@@ -169,6 +169,8 @@ def find_pins(config_path: str | Path) -> Pins:
 
 def _pins_of_folder(folder: Path, notes: list[str]) -> list[Pin]:
     """The pins of the project files directly in *folder*; a file that cannot be read is a note."""
+    import yaml
+
     found: list[Pin] = []
     for path in sorted(folder.iterdir()) if folder.is_dir() else ():
         reader = _reader(path.name)
@@ -177,7 +179,7 @@ def _pins_of_folder(folder: Path, notes: list[str]) -> list[Pin]:
         try:
             found.extend(reader(path))
         except (OSError, UnicodeDecodeError, ValueError, SyntaxError, TypeError, KeyError, AttributeError,
-                RecursionError) as exc:
+                RecursionError, yaml.YAMLError) as exc:  # a file of another format under a pin file's name
             notes.append(f"{path}: not read for version pins ({type(exc).__name__}: "
                          f"{' '.join(str(exc).split())[:120]})")
     return found
@@ -548,10 +550,14 @@ def read_pipfile_lock(path: Path) -> list[Pin]:
 
 
 def read_environment(path: Path) -> list[Pin]:
-    """conda environment.yml: ``dependencies`` (conda specs; ``=`` is a prefix match) and its ``pip:`` list."""
+    """conda environment.yml: ``dependencies`` (conda specs; ``=`` is a prefix match) and its ``pip:`` list; or, under
+    that name too, a `conda list --explicit` export (``@EXPLICIT`` then one package URL a line), whose file names
+    are exact versions."""
     import yaml
 
     text = _text(path)
+    if re.search(r"^@EXPLICIT\s*$", text, re.M):
+        return _explicit_conda(text, path.name)
     data = yaml.safe_load(text) or {}
     out = []
     for dep in data.get("dependencies") or []:
@@ -568,6 +574,19 @@ def read_environment(path: Path) -> list[Pin]:
         if re.fullmatch(r"=[^=<>!~].*", spec):
             spec = "==" + spec[1:].rstrip("*").rstrip(".") + ".*"
         out.append(Pin(normalize(m.group(1)), spec, f"{path.name}:{_line_of(text, m.group(1))}"))
+    return out
+
+
+_CONDA_PACKAGE_FILE = re.compile(r"/([A-Za-z0-9_.+-]+?)-([0-9][^-/]*)-[^-/]+\.(?:conda|tar\.bz2)(?:#\w+)?\s*$")
+
+
+def _explicit_conda(text: str, name: str) -> list[Pin]:
+    """Exact pins from a `conda list --explicit` export: `.../noarch/transformers-4.51.3-pyhd8ed1ab_0.conda`."""
+    out = []
+    for line_no, line in enumerate(text.splitlines(), 1):
+        m = _CONDA_PACKAGE_FILE.search(line.strip())
+        if m is not None and normalize(m.group(1)) in PACKAGES:
+            out.append(Pin(normalize(m.group(1)), f"=={m.group(2)}", f"{name}:{line_no}", exact=True))
     return out
 
 

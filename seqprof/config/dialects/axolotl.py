@@ -68,9 +68,13 @@ RENAMED: Mapping[str, Moved] = {
     "sage_attention": Moved("attn_implementation", f"{_ATTN}: use attn_implementation: sage"),
     "eager_attention": Moved("attn_implementation", f"{_ATTN}: use attn_implementation: eager"),
     "sequence_parallel_degree": Moved("context_parallel_size", "deprecated in axolotl's schema (config.py)"),
-    "dataset_processes": Moved("dataset_num_proc", "deprecated in axolotl's schema; to be removed"),
+    "dataset_processes": Moved("dataset_num_proc", "deprecated in axolotl's schema and still read: a validator "
+                                                   "copies it into dataset_num_proc with a warning (schemas/config.py "
+                                                   "default_dataset_num_proc, 0.19)"),
     "pretrain_multipack_buffer_size": Moved("streaming_multipack_buffer_size",
-                                            "deprecated in axolotl v0.13.0, removed in v0.14.0"),
+                                            "deprecated since axolotl 0.13 and still read: a validator copies it "
+                                            "into streaming_multipack_buffer_size with a warning (schemas/"
+                                            "validation.py check_multipack_buffer_size, 0.19)"),
     "evaluation_strategy": Moved("eval_strategy", "deprecated (schemas/deprecated.py)"),
     "dpo_beta": Moved("rl_beta", "deprecated (schemas/deprecated.py)"),
     "noisy_embedding_alpha": Moved("neftune_noise_alpha", "deprecated (schemas/deprecated.py)"),

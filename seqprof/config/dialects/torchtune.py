@@ -283,8 +283,13 @@ def _components() -> tuple[Mapping[str, int], tuple[tuple[frozenset[str], bool],
 
 
 def _component_keys(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
-    """A key of a ``_component_`` node that the callable does not take (and it has no ``**kwargs``)."""
+    """A key of a ``_component_`` node that the callable does not take (and it has no ``**kwargs``). Where the
+    repository carries the component's package itself (a fork of torchtune, installed from the checkout), its own
+    source gives the signature: the fork may have added parameters (Tora's lora_qwen2_5_3b(lora_type=...))."""
+    from seqprof.config.project_fields import project_root
+
     paths, signatures, _ = _components()
+    root = project_root(cfg.path) if Path(cfg.path).is_file() else None
     out = []
     for dotted, node in _nodes(cfg.data, ""):
         if not isinstance(node, Mapping) or "_component_" not in node:
@@ -293,6 +298,11 @@ def _component_keys(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
         if component not in paths:
             continue  # the user's own callable, or one from a package seqprof has no signature for
         params, var_kw = signatures[paths[component]]
+        if root is not None and (root / component.split(".")[0] / "__init__.py").is_file():
+            own = _checkout_signature(root, component)
+            if own is None:
+                continue  # the checkout's own package is what runs, and its definition is not readable here
+            params, var_kw = own
         if var_kw:
             continue
         for key in node:
@@ -307,6 +317,41 @@ def _component_keys(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
                          f"argument, a TypeError{hint}"),
                 suggestion=guess))
     return out
+
+
+def _checkout_signature(root: Path, path: str, depth: int = 0) -> tuple[frozenset[str], bool] | None:
+    """(parameter names, takes **kwargs) of the function or class *path* names in the source tree at *root*,
+    following `from .x import name` re-exports (a package's __init__.py); None when it cannot be found."""
+    import ast
+
+    from seqprof.config.project_fields import parsed_module
+
+    module_path, _, name = path.rpartition(".")
+    parts = module_path.split(".")
+    for file in (root.joinpath(*parts).with_suffix(".py"), root.joinpath(*parts, "__init__.py")):
+        tree = parsed_module(file) if file.is_file() else None
+        if tree is None:
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+                return _parameters(node.args, skip_first=False)
+            if isinstance(node, ast.ClassDef) and node.name == name:
+                init = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+                return _parameters(init.args, skip_first=True) if init is not None else None
+            if isinstance(node, ast.ImportFrom) and depth < 4 and \
+                    any((alias.asname or alias.name) == name for alias in node.names):
+                alias = next(a for a in node.names if (a.asname or a.name) == name)
+                package = parts if file.name == "__init__.py" else parts[:-1]
+                base = package[:len(package) - node.level + 1] if node.level else []
+                target = ".".join([*base, *(node.module.split(".") if node.module else [])])
+                return _checkout_signature(root, f"{target}.{alias.name}", depth + 1)
+        return None
+    return None
+
+
+def _parameters(args, skip_first: bool) -> tuple[frozenset[str], bool]:
+    names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+    return frozenset(names[1:] if skip_first else names), args.kwarg is not None
 
 
 def _top_level_keys(cfg: LoadedConfig, used: set[str]) -> list[ConfigDiagnostic]:
