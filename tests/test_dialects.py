@@ -957,3 +957,44 @@ def test_a_llamafactory_file_with_do_train_false_trains_nothing(tmp_path: Path) 
     assert (plan.get("task"), plan.setting("trainer")) == ("no_training", None)
     config.write_text(re.sub(r"^do_train: false", "do_train: true", text, flags=re.M))
     assert read_plan(config, "llamafactory").get("trainer") == "sft"
+
+
+def _corpus_repo(tmp_path: Path, folder: str) -> Path:
+    """A corpus repository laid out at its own paths under *tmp_path* (a .git folder marks its root)."""
+    import shutil
+
+    corpus = REPO / "tests" / "data" / "corpus"
+    sources = json.loads((corpus / "SOURCES.json").read_text())
+    (tmp_path / ".git").mkdir(parents=True)
+    for name, source in sources.items():
+        if name.startswith(folder + "/"):
+            (tmp_path / source["path"]).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(corpus / name, tmp_path / source["path"])
+    return tmp_path
+
+
+def test_a_key_a_llamafactory_fork_takes_out_before_parsing_is_read(tmp_path: Path) -> None:
+    """nilsblank/LLaMA-Factory-RoboG-v2 carries its own LLaMA-Factory, whose train/tuner.py pops `evaluators` from
+    the arguments before get_train_args parses the rest: a note naming that read, not an unknown key."""
+    root = _corpus_repo(tmp_path / "fork", "nilsblank__LLaMA-Factory-RoboG-v2")
+    tuner = root / "src" / "llamafactory" / "train" / "tuner.py"
+    line = next(i for i, row in enumerate(tuner.read_text().splitlines(), 1) if 'args.pop("evaluators"' in row)
+    plan = read_plan(root / "examples" / "train_full" / "eval_qwen2_5vl_roboG_poc_box.yaml")
+    found = [d for d in plan.diagnostics if d.key == "evaluators"]
+    assert [d.kind for d in found] == ["unread_key"] and f"src/llamafactory/train/tuner.py:{line}" in found[0].message
+    bare = tmp_path / "plain" / "run.yaml"  # the same file outside the fork: LLaMA-Factory's parser refuses the key
+    (bare.parent / ".git").mkdir(parents=True)
+    bare.write_text((root / "examples" / "train_full" / "eval_qwen2_5vl_roboG_poc_box.yaml").read_text())
+    assert [d.kind for d in read_plan(bare).diagnostics if d.key == "evaluators"] == ["unknown_key"]
+
+
+def test_a_llamafactory_file_s_renamed_training_argument_is_renamed_not_removed(tmp_path: Path) -> None:
+    """nemoramo/LLaMA-Factory pins transformers>=4.49,<=4.57.1 (requirements.txt): pip installs a release without
+    evaluation_strategy (transformers 4.51 removed it), and the fix is its new name, eval_strategy, not removing it
+    (which would switch evaluation off)."""
+    root = _corpus_repo(tmp_path, "nemoramo__LLaMA-Factory")
+    plan = read_plan(root / "examples" / "gemma3n" / "gemma3n_e2b_asr_nemo_debug_lora.yaml")
+    found = [d for d in plan.diagnostics if d.key == "evaluation_strategy"]
+    assert [(d.kind, d.suggestion) for d in found] == [("removed_key", "eval_strategy")]
+    assert "pip installs transformers 4.5" in found[0].message and "setup.py" not in found[0].message
+    assert [d for d in plan.diagnostics if d.key == "warmup_ratio"] == []  # every allowed 4.x takes it as it is

@@ -777,3 +777,32 @@ def test_a_development_build_is_placed_between_the_release_before_it_and_its_own
     assert history.removal("llamafactory", "image_resolution", ["ModelArguments"],
                            parse_spec("llamafactory==0.9.2")).verdict == "error"
 
+
+
+CORPUS_DIR = Path(__file__).parent / "data" / "corpus"
+
+
+def test_a_conda_explicit_export_under_environment_yml_pins_exact_versions(tmp_path):
+    """da03/LongPerceptualThoughts' environment.yml is `conda list --explicit` output (@EXPLICIT, one package URL a
+    line), not YAML: its file names are the exact versions (transformers-4.51.3-pyhd8ed1ab_0.conda). A file that is
+    neither is a note, not a crash."""
+    text = (CORPUS_DIR / "da03__LongPerceptualThoughts" / "environment.yml").read_text()
+    line = next(i for i, row in enumerate(text.splitlines(), 1) if "/transformers-4.51.3-" in row)
+    config = project(tmp_path / "explicit", {"environment.yml": text})
+    pins = find_pins(config)
+    assert [(p.specifier, p.source, p.exact) for p in pins.of("transformers")] == [("==4.51.3", f"environment.yml:{line}",
+                                                                                 True)]
+    assert [p.specifier for p in pins.of("trl")] == ["==0.9.6"]
+    broken = project(tmp_path / "broken", {"environment.yml": "name: x\ndependencies: [\n  - @bad\n"})
+    found = find_pins(broken)
+    assert found.of("transformers") == () and any("environment.yml: not read" in n for n in found.notes)
+
+
+def test_setup_py_extras_pin_nothing(tmp_path):
+    """nemoramo/LLaMA-Factory's setup.py lists `"sglang": ["sglang[srt]>=0.4.5", "transformers==4.51.1"]` under
+    extra_require: a plain install takes none of it, so only requirements.txt pins transformers."""
+    repo = CORPUS_DIR / "nemoramo__LLaMA-Factory"
+    setup = (repo / "setup.py").read_text()
+    assert '"transformers==4.51.1"' in setup
+    config = project(tmp_path, {"setup.py": setup, "requirements.txt": (repo / "requirements.txt").read_text()})
+    assert {p.source.split(":")[0] for p in find_pins(config).of("transformers")} == {"requirements.txt"}

@@ -577,6 +577,21 @@ def read_environment(path: Path) -> list[Pin]:
     return out
 
 
+def _extras_strings(tree: ast.AST) -> set[int]:
+    """The string nodes of setup.py's optional extras (`extras_require=...`, or a dict assigned to a name with
+    "extra" in it, LLaMA-Factory's `extra_require = {"sglang": ["transformers==4.51.1", ...]}`): a plain
+    `pip install .` installs none of them, so they pin nothing."""
+    roots: list[ast.AST] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "extras_require":
+            roots.append(node.value)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and "extra" in t.id.lower() for t in targets) and node.value is not None:
+                roots.append(node.value)
+    return {id(n) for root in roots for n in ast.walk(root) if isinstance(n, ast.Constant)}
+
+
 _CONDA_PACKAGE_FILE = re.compile(r"/([A-Za-z0-9_.+-]+?)-([0-9][^-/]*)-[^-/]+\.(?:conda|tar\.bz2)(?:#\w+)?\s*$")
 
 
@@ -596,8 +611,10 @@ def read_setup_py(path: Path) -> list[Pin]:
     text = _text(path)
     out = []
     tree = ast.parse(text)
+    optional = _extras_strings(tree)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 400:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 400 and \
+                id(node) not in optional:
             try:
                 pin = requirement(node.value, f"{path.name}:{node.lineno}")
             except ValueError:

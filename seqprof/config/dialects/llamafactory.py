@@ -45,7 +45,7 @@ from seqprof.config.dialects.common import (
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_fields import (framework_fork, project_root, python_files, read_by_own_copy,
-                                          source_text)
+                                          read_by_project_code, source_text)
 from seqprof.config.versions import (KeyHistory, Pins, Removal, assumed, describe_versions, pins_beside,
                                      with_dependency_floor)
 
@@ -127,10 +127,14 @@ def keyspace() -> Keyspace:
     older = history.ever("llamafactory", CLASSES) - newest
     dropped = history.ever("transformers", TA) - hf.training_argument_fields() - newest
     removed = {k: Moved(None, "an argument of earlier LLaMA-Factory releases") for k in sorted(older)}
-    removed.update({k: Moved(None, "a TrainingArguments field of earlier transformers releases")
-                    for k in sorted(dropped - older)})
-    known = (listed | newest | hf.training_argument_fields()) - set(removed)
-    return Keyspace(known=frozenset(known), deprecated=removed)
+    # a TrainingArguments field transformers renamed keeps its new name in the advice (evaluation_strategy ->
+    # eval_strategy: removing it would switch evaluation off)
+    renamed = {k: hf.LEGACY_RENAMED[k] for k in sorted(dropped - older) if k in hf.LEGACY_RENAMED}
+    removed.update({k: hf.LEGACY_DEPRECATED.get(k) or Moved(None, "a TrainingArguments field of earlier "
+                                                                  "transformers releases")
+                    for k in sorted(dropped - older - set(renamed))})
+    known = (listed | newest | hf.training_argument_fields()) - set(removed) - set(renamed)
+    return Keyspace(known=frozenset(known), renamed=renamed, deprecated=removed)
 
 
 def removal_judge(pins: Pins, history: KeyHistory, fork: bool = True):
@@ -458,5 +462,9 @@ def _checked_keys(cfg: LoadedConfig, pins: Pins) -> list:
     found = check_keys(cfg, keyspace(), dialect_label=LABEL, removal=judge,
                        assumption=assumed(["llamafactory"], pins, history))
     own = history.ever("llamafactory", CLASSES)  # a TrainingArguments field every transformers it runs with has:
-    found = [d for d in found if d.kind != "deprecated_key" or d.key in own or judge(d.key) is not None]  # fine
-    return read_by_own_copy(found, cfg.path, NAME, LABEL, own_argument=own.__contains__)
+    found = [d for d in found if d.kind not in ("deprecated_key", "renamed_key") or d.key in own
+             or judge(d.key) is not None]  # fine
+    found = read_by_own_copy(found, cfg.path, NAME, LABEL, own_argument=own.__contains__)
+    if _carries_llamafactory(cfg.path):  # the copy's own code may take a key out before parsing the rest
+        found = read_by_project_code(found, cfg.path, LABEL)  # (nilsblank's tuner.py: args.pop("evaluators"))
+    return found
