@@ -254,3 +254,20 @@ def test_evaluation_without_data_follows_the_project_s_own_copy(tmp_path):
     other = tmp_path / "other.yaml"  # a new path: the copy's text is read per config
     other.write_text(PGT_EVAL.read_text())
     assert lint(other, "SP444") == []
+
+
+ROBOG = Path(__file__).resolve().parent / "data" / "corpus" / "nilsblank__LLaMA-Factory-RoboG-v2" / \
+    "examples__train_full__qwen2_5vl_roboG_poc_two_frames_det_cotrain_lora.yaml"
+
+
+def test_a_prediction_run_that_does_not_generate(tmp_path):
+    """SP445: nilsblank/LLaMA-Factory-RoboG-v2's co-training config sets do_predict: true beside
+    predict_with_generate: false at stage sft, which get_train_args refuses in every release (0.7.1 to 0.9.5)."""
+    text = ROBOG.read_text()
+    assert "predict_with_generate: false" in text and "do_predict: true" in text
+    config = tmp_path / "robog.yaml"
+    config.write_text(text)
+    hits = lint(config, "SP445")
+    assert [h.line for h in hits] == [text.splitlines().index("do_predict: true") + 1]
+    config.write_text(text.replace("predict_with_generate: false", "predict_with_generate: true"))
+    assert lint(config, "SP445") == []
