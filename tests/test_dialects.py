@@ -998,3 +998,22 @@ def test_a_llamafactory_file_s_renamed_training_argument_is_renamed_not_removed(
     assert [(d.kind, d.suggestion) for d in found] == [("removed_key", "eval_strategy")]
     assert "pip installs transformers 4.5" in found[0].message and "setup.py" not in found[0].message
     assert [d for d in plan.diagnostics if d.key == "warmup_ratio"] == []  # every allowed 4.x takes it as it is
+
+
+def test_a_hydra_config_group_is_the_project_s_own_schema(tmp_path: Path) -> None:
+    """ContextualAI/HALOs composes config/ with `@hydra.main(config_path="config", config_name="config")`
+    (launch.py) and picks its own KTOTrainer; config/loss/kto.yaml shares KTOConfig's desirable_weight and
+    undesirable_weight, but no TRL parser reads it. With the entry point aimed elsewhere it reads as TRL's KTO."""
+    root = _corpus_repo(tmp_path / "halos", "ContextualAI__HALOs")
+    launch = root / "launch.py"
+    assert '@hydra.main(version_base=None, config_path="config", config_name="config")' in launch.read_text()
+    assert read_plan(root / "config" / "loss" / "kto.yaml").dialect == "unknown"
+    other = _corpus_repo(tmp_path / "elsewhere", "ContextualAI__HALOs")
+    (other / "launch.py").write_text((other / "launch.py").read_text().replace('config_path="config"',
+                                                                               'config_path="conf"'))
+    plan = read_plan(other / "config" / "loss" / "kto.yaml")
+    assert (plan.dialect, plan.get("trainer")) == ("trl", "kto")
+    merged = _corpus_repo(tmp_path / "global", "ContextualAI__HALOs")  # a group option merged at the top level
+    group = merged / "config" / "loss" / "kto.yaml"
+    group.write_text("# @package _global_\n" + group.read_text())
+    assert read_plan(group).dialect == "trl"

@@ -83,10 +83,12 @@ def _choose_dialect(cfg: LoadedConfig, dialect: str | None,
     if own_parser:
         name, source = "hf", "the project's own dataclasses declare most of its keys TrainingArguments lacks"
     if not dialect and not launch and name in HAND_READ_DIALECTS:
-        from seqprof.config.dialects.own_schema import read_as_a_dict
+        from seqprof.config.dialects.own_schema import hydra_config, read_as_a_dict
 
         if read_as_a_dict(cfg.path, cfg.data) and not _is_the_framework(cfg.path, name):
             name, own_parser = dialects.UNKNOWN, False  # the project's code reads most keys out of the mapping itself
+        elif name in ("hf", "trl") and hydra_config(cfg.path):
+            name, own_parser = dialects.UNKNOWN, False  # Hydra composes it into the project's own DictConfig
     elif not dialect and not launch and name == "axolotl":
         from seqprof.config.dialects.own_schema import read_by_its_own_trainer
         from seqprof.config.project_fields import framework_fork

@@ -116,3 +116,33 @@ def read_by_its_own_trainer(config_path: str, data: Mapping[str, Any]) -> dict[s
 # code that imports axolotl or starts it (`-m axolotl.cli.train`, `["axolotl", "train", ...]`, `axolotl train`)
 RUNS_AXOLOTL = re.compile(r"\bimport\s+axolotl|\bfrom\s+axolotl\b|axolotl\.cli|[\"']axolotl[\"']\s*,|"
                           r"\baxolotl\s+(?:train|preprocess|fetch|inference|merge)", re.I)
+
+
+# `@hydra.main(config_path="config", ...)`, `hydra.initialize(config_path="../conf")`, `initialize_config_dir(config_dir=
+# "...")`: the folder whose YAML files Hydra composes (with their config groups, config/loss/kto.yaml) into a DictConfig
+HYDRA_CONFIG_DIR = re.compile(r"(?:hydra\.main|initialize|initialize_config_dir)\s*\([^)]*?"
+                              r"\bconfig_(?:path|dir)\s*=\s*[\"']([^\"']+)[\"']", re.S)
+
+
+def hydra_config(config_path: str) -> str | None:
+    """'launch.py:332' when the file is a config group option of the project's Hydra entry point (ContextualAI/
+    HALOs' config/loss/kto.yaml under `@hydra.main(config_path="config")`): Hydra composes it under its group's key
+    (`loss.desirable_weight`) into the project's own DictConfig, so whatever framework's keys it shares, none is
+    read at the top level where a framework's parser would; else None. A primary config directly in that folder
+    is left to the other signs (its sections may be spread into a framework class)."""
+    from seqprof.config.project_fields import project_root, python_files, source_text
+
+    path = Path(config_path).resolve()
+    if not path.is_file():
+        return None
+    root = project_root(path)
+    for file in python_files(root):
+        text = source_text(file)
+        if "hydra" not in text:
+            continue
+        for match in HYDRA_CONFIG_DIR.finditer(text):
+            folder = (file.parent / match.group(1)).resolve()
+            if folder != root and folder in path.parents and path.parent != folder and \
+                    not re.match(r"\s*#\s*@package\s+_global_", source_text(path)):
+                return f"{file.relative_to(root).as_posix()}:{text.count(chr(10), 0, match.start()) + 1}"
+    return None
