@@ -266,6 +266,26 @@ def axolotl_fields(archive: Path) -> set[str]:
     raise SystemExit(f"{archive.name}: no AxolotlInputConfig under {' or '.join(AXOLOTL_SCHEMA_DIRS)}")
 
 
+# axolotl fields typed by a str Enum, which pydantic refuses any other value of: field -> the Enum class
+AXOLOTL_ENUM_FIELDS = {"chat_template": "ChatTemplate", "rl": "RLType"}
+
+
+def axolotl_enum_values(archive: Path) -> dict[str, set[str]]:
+    """field -> the values its Enum class allows in one axolotl release (the class's string members)."""
+    files: dict[str, bytes] = {}
+    for prefix in AXOLOTL_SCHEMA_DIRS:
+        files.update(package_files(archive, prefix))
+    members: dict[str, set[str]] = {}
+    for name, text in sorted(files.items()):
+        if name.endswith(".py"):
+            for node in ast.parse(text).body:
+                if isinstance(node, ast.ClassDef) and node.name in AXOLOTL_ENUM_FIELDS.values():
+                    members.setdefault(node.name, set()).update(
+                        stmt.value.value for stmt in node.body if isinstance(stmt, ast.Assign)
+                        and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str))
+    return {field: members[enum] for field, enum in AXOLOTL_ENUM_FIELDS.items() if enum in members}
+
+
 def history(versions: Iterable[str], by_version: Mapping[str, Mapping[str, set[str]]]) -> dict[str, dict]:
     """class -> {"versions": spans of the class, "fields": spans per field} over *versions*."""
     versions = list(versions)
@@ -298,8 +318,9 @@ def build(wheels: Path) -> dict:
     newest_ta = ta_by_version[TRANSFORMERS_VERSIONS[-1]]
     trl = {v: wheel("trl", v, wheels) for v in TRL_VERSIONS}
     trl_by_version = {v: trl_class_fields(whl, newest_ta) for v, whl in trl.items()}
-    axolotl_by_version = {v: {"AxolotlInputConfig": axolotl_fields(wheel("axolotl", v, wheels, sdist=True))}
-                          for v in AXOLOTL_VERSIONS}
+    axolotl = {v: wheel("axolotl", v, wheels, sdist=True) for v in AXOLOTL_VERSIONS}
+    axolotl_by_version = {v: {"AxolotlInputConfig": axolotl_fields(archive)} for v, archive in axolotl.items()}
+    axolotl_values = {v: axolotl_enum_values(archive) for v, archive in axolotl.items()}
     llamafactory = {v: wheel("llamafactory", v, wheels) for v in LLAMAFACTORY_VERSIONS}
     lf_by_version = {v: class_fields(package_files(whl, "llamafactory/hparams/"), LLAMAFACTORY_CLASSES,
                                      pydantic=False) for v, whl in llamafactory.items()}
@@ -315,8 +336,10 @@ def build(wheels: Path) -> dict:
                 "note": f"TRL fields minus transformers {TRANSFORMERS_VERSIONS[-1]} TrainingArguments fields; "
                         "requires: the Requires-Dist range of each release's METADATA (Linux, Python 3.11)"},
         "axolotl": {"versions": list(AXOLOTL_VERSIONS), "classes": history(AXOLOTL_VERSIONS, axolotl_by_version),
+                    "values": history(AXOLOTL_VERSIONS, axolotl_values),
                     "note": "AxolotlInputConfig and its mixins (src/axolotl/utils/config/models/input/v0_4_1/ to "
-                            "0.7, src/axolotl/utils/schemas/ from 0.8; sdists where PyPI has no wheel), alias names"},
+                            "0.7, src/axolotl/utils/schemas/ from 0.8; sdists where PyPI has no wheel), alias names; "
+                            "values: the members of the str Enum each field in AXOLOTL_ENUM_FIELDS is typed by"},
         "llamafactory": {"versions": list(LLAMAFACTORY_VERSIONS), "step": "patch",
                          "classes": history(LLAMAFACTORY_VERSIONS, lf_by_version),
                          "requires": {v: {"transformers": required_range(whl, "transformers")}

@@ -609,3 +609,26 @@ def test_an_axolotl_alias_its_validators_still_copy_keeps_working(tmp_path):
     for message in found.values():
         assert "still read" in message and "the old name still works" in message
         assert "ignore or reject" not in message
+
+
+PROVE = Path(__file__).parent / "data" / "corpus" / "Attapulgite999__prove" / "axolotl_training__config__qwen_axolotl.yaml"
+
+
+@pytest.mark.parametrize("line, fires", [
+    ("chat_template: qwen2_5", "did you mean 'qwen3_5' or 'qwen_25'?"),  # ChatTemplate.qwen_25; qwen3_5 is one edit too
+    ("chat_template: qwen_25", None),
+    ("chat_template: tokenizer_default_fallback_qwen_25", None),  # taken by the field's pattern, not the Enum
+    ("chat_template: qwen2_5\nrl: dpo", "did you mean"),
+    ("chat_template: qwen_25\nrl: dpo_pair", "'rl: dpo_pair' is not a value axolotl 0.19 takes"),
+])
+def test_an_axolotl_value_its_enum_refuses(tmp_path, line, fires):
+    """Attapulgite999/prove writes `chat_template: qwen2_5`; axolotl types the field by its ChatTemplate Enum (or a
+    tokenizer_default_fallback_ string), whose member is qwen_25 (schemas/enums.py, every release 0.5-0.19), so
+    pydantic refuses the config before training. The members per release are keys/key_history.json's "values"."""
+    text = PROVE.read_text()
+    assert text.count("chat_template: qwen2_5") == 1
+    (tmp_path / ".git").mkdir()
+    config = tmp_path / "qwen_axolotl.yaml"
+    config.write_text(text.replace("chat_template: qwen2_5", line))
+    found = [f.message for f in lint_paths([config], LintOptions(select=("SP406",))).findings]
+    assert (fires is not None and any(fires in m for m in found)) or (fires is None and found == [])

@@ -42,6 +42,7 @@ from seqprof.config.dialects.common import (
     as_bool,
     as_number,
     check_keys,
+    levenshtein,
     link_deepspeed,
     load_keys_file,
     positive_or_missing,
@@ -192,6 +193,46 @@ REFUSED_DEPRECATIONS: Mapping[str, tuple[str, str, str]] = {
 }
 
 
+def _values_the_schema_refuses(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
+    """A `chat_template:` or `rl:` string that no axolotl release the pins allow has among the members of the Enum
+    the field is typed by (keys/key_history.json "values"): pydantic refuses the config before training
+    (`chat_template: qwen2_5` for ChatTemplate.qwen_25). A commit pin, a fork, or pins before the history say
+    nothing; chat_template's `tokenizer_default_fallback_*` strings are taken by pattern."""
+    from seqprof.config.project_fields import framework_fork
+
+    allowed = history.allowed("axolotl", pins)
+    if allowed is None:
+        allowed = None if pins.vcs("axolotl") is not None else [history.newest("axolotl")]
+    if not allowed or framework_fork(cfg.path) is not None:
+        return []
+    order = history.versions("axolotl")
+    out = []
+    for key, spans in history.data["axolotl"].get("values", {}).items():
+        value = cfg.data.get(key)
+        if not isinstance(value, str) or key == "chat_template" and value.startswith("tokenizer_default_fallback_"):
+            continue
+        taken = {v: [order[order.index(a):order.index(b) if b else len(order)] for a, b in s]
+                 for v, s in spans["fields"].items()}
+        if any(release in versions for versions in taken.get(value, ()) for release in allowed):
+            continue
+        newest = max(allowed, key=order.index)
+        choices = sorted(v for v, s in taken.items() if any(newest in versions for versions in s))
+        near = sorted((levenshtein(value.lower(), c, 2), c) for c in choices)
+        near = [c for d, c in near if d <= 2 and d == near[0][0]] if near else []
+        guess = near[0] if len(near) == 1 else None
+        hint = f"; did you mean {guess!r}?" if guess else \
+            f"; did you mean {' or '.join(map(repr, near))}?" if near else ""
+        where = f"axolotl {history.release('axolotl', newest).split()[-1]}"
+        out.append(ConfigDiagnostic(
+            kind="invalid_value", key=key, file=cfg.path, line=cfg.line(key) or 1,
+            message=f"'{key}: {value}' is not a value {where} takes ({key} is typed by an Enum of "
+                    f"{len(choices)} values{': ' + ', '.join(choices) if len(choices) <= 12 else ''}; "
+                    f"{'' if pins.of('axolotl') else 'no axolotl pin found, the newest assumed; '}its schema "
+                    f"refuses the config before training){hint}",
+            suggestion=f"{key}: {guess}" if guess else None))
+    return out
+
+
 def _sharegpt_types(datasets: Any) -> list[str]:
     """'datasets[0].type: sharegpt' for each entry whose type axolotl refuses."""
     if not isinstance(datasets, list):
@@ -333,6 +374,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     b.stated("tensor_parallel_size", "tensor_parallel_size", as_number)
     b.stated("datasets", "datasets", _datasets)
     b.stated("datasets", "pretraining_dataset", _datasets)
+    b.diagnostics.extend(_values_the_schema_refuses(cfg, pins, history))
     refused = _sharegpt_types(b.raw("datasets"))
     if refused and not _allows_before(pins, "axolotl", SHAREGPT_REFUSED_FROM):
         b.derived("sharegpt_datasets", refused, "datasets")
