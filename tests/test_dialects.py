@@ -1017,3 +1017,28 @@ def test_a_hydra_config_group_is_the_project_s_own_schema(tmp_path: Path) -> Non
     group = merged / "config" / "loss" / "kto.yaml"
     group.write_text("# @package _global_\n" + group.read_text())
     assert read_plan(group).dialect == "trl"
+
+
+def test_a_hydra_group_handed_whole_to_hfargumentparser_is_read_as_its_classes(tmp_path: Path) -> None:
+    """thiomajid/distil_xlstm composes configs/ with Hydra, then hands the whole `trainer` group to
+    `HfArgumentParser(KDArguments).parse_dict(OmegaConf.to_container(cfg["trainer"]))` (KDArguments subclasses
+    TrainingArguments): configs/trainer/base.yaml is that parser's file, not the project's own schema."""
+    root = _corpus_repo(tmp_path / "kd", "thiomajid__distil_xlstm")
+    script = (root / "train_distil_xlstm.py").read_text()
+    assert 'parse_dict(OmegaConf.to_container(cfg["trainer"]' in script
+    assert read_plan(root / "configs" / "trainer" / "base.yaml").dialect == "hf"
+    other = _corpus_repo(tmp_path / "own", "thiomajid__distil_xlstm")
+    (other / "train_distil_xlstm.py").write_text(script.replace('cfg["trainer"]', 'cfg["trainer_args"]'))
+    assert read_plan(other / "configs" / "trainer" / "base.yaml").dialect == "unknown"
+
+
+def test_a_llama_board_evaluate_form_is_a_prediction_run(tmp_path: Path) -> None:
+    """AnthonyTang7/LLM-Assisted-RL keeps LLaMA Board's Evaluate & Predict form (eval.* and top.* ids, eval.predict:
+    true): webui/runner.py _parse_eval_args starts an SFT-stage do_predict run on eval.dataset, which trains nothing."""
+    text = (REPO / "tests" / "data" / "corpus" / "AnthonyTang7__LLM-Assisted-RL" / "llamaboard_config.yaml").read_text()
+    (tmp_path / ".git").mkdir()
+    config = tmp_path / "llamaboard_config.yaml"
+    config.write_text(text)
+    plan = read_plan(config)
+    assert (plan.dialect, plan.get("task"), plan.setting("trainer")) == ("llamafactory", "eval", None)
+    assert plan.setting("max_seq_length").value == yaml.safe_load(text)["eval.cutoff_len"]

@@ -806,3 +806,13 @@ def test_setup_py_extras_pin_nothing(tmp_path):
     assert '"transformers==4.51.1"' in setup
     config = project(tmp_path, {"setup.py": setup, "requirements.txt": (repo / "requirements.txt").read_text()})
     assert {p.source.split(":")[0] for p in find_pins(config).of("transformers")} == {"requirements.txt"}
+
+
+def test_a_range_that_names_one_patch_is_that_minor_release(tmp_path):
+    """huggingface/parler-tts' setup.py pins `transformers>=4.46.1,<=4.46.1`: 4.46.1 is a release, judged as the
+    4.46 the key history lists (4.46.3), not as "matches no release" and the newest assumed."""
+    setup = (CORPUS_DIR / "huggingface__parler-tts" / "setup.py").read_text()
+    assert '"transformers>=4.46.1,<=4.46.1"' in setup
+    config = project(tmp_path, {"setup.py": setup})
+    history = KeyHistory.load()
+    assert history.allowed("transformers", find_pins(config)) == ["4.46.3"]

@@ -1126,7 +1126,9 @@ def _allows_minor(pin: Pin, version: str) -> bool:
     exact = re.fullmatch(r"===?\s*(\d+\.\d+)(?:\.[\w.*]+)?", pin.specifier)
     if exact:
         return exact.group(1) == minor(version)
-    return pin.allows(version) or pin.allows(minor(version) + ".0")
+    # a patch the specifier itself names (`>=4.46.1,<=4.46.1`, parler-tts' exact pin written as a range)
+    named = [v for v in re.findall(r"\d+\.\d+\.\d+", pin.specifier) if minor(v) == minor(version)]
+    return pin.allows(version) or pin.allows(minor(version) + ".0") or any(pin.allows(v) for v in named)
 
 
 def assumed(packages: Iterable[str], pins: Pins, history: KeyHistory) -> str | None:

@@ -166,6 +166,11 @@ def _datasets(value: Any) -> Any:
     return [d.get("path", d) if isinstance(d, Mapping) else d for d in value]
 
 
+# the pydantic schema (config/models/input/v0_4_1, first released in 0.4.1) gives val_set_size its 0.0 default; before
+# it an unset val_set_size was None, and the trainer builder's `val_set_size == 0` test (no eval set: eval_strategy
+# "no") did not hold. Judged by minor release: pins that allow any 0.4 or older say nothing
+PYDANTIC_SCHEMA_FROM = "0.5.0"
+
 # axolotl's AxolotlInputConfig.deprecate_sharegpt_datasets raises on `type: sharegpt*` from 0.5 on (utils/schemas/
 # validation.py in 0.19.0; config/models/input/v0_4_1 in 0.5.2, the oldest release the key history holds)
 SHAREGPT_REFUSED_FROM = "0.5.0"
@@ -375,6 +380,8 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     b.stated("datasets", "datasets", _datasets)
     b.stated("datasets", "pretraining_dataset", _datasets)
     b.diagnostics.extend(_values_the_schema_refuses(cfg, pins, history))
+    if not _allows_before(pins, "axolotl", PYDANTIC_SCHEMA_FROM):  # val_set_size defaults to 0.0 (SP446)
+        b.default("val_set_size", 0.0, SCHEMA.format("config.py: val_set_size=0.0"))
     refused = _sharegpt_types(b.raw("datasets"))
     if refused and not _allows_before(pins, "axolotl", SHAREGPT_REFUSED_FROM):
         b.derived("sharegpt_datasets", refused, "datasets")

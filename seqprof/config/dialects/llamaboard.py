@@ -2,7 +2,8 @@
 
 Its keys are the web UI's element ids (``top.model_name``, ``train.cutoff_len``, ``train.training_stage:
 Supervised Fine-Tuning``), not the training arguments: the UI loads the file back into its form and builds the
-arguments from the form when training starts (webui/runner.py ``Runner._parse_train_args``, llamafactory 0.9.5).
+arguments from the form when a run starts (webui/runner.py ``Runner._parse_train_args``, and for the Evaluate &
+Predict tab's form ``_parse_eval_args``: an SFT-stage do_predict / do_eval run; llamafactory 0.9.5).
 That mapping is replayed here, so the file is read as the LLaMA-Factory run it starts, with each argument located at
 the line of the element it came from. The element ids themselves are the UI's to check, not the user's to fix.
 """
@@ -29,6 +30,11 @@ SAME_VALUE = {
     "train.logging_steps": "logging_steps", "train.save_steps": "save_steps", "train.warmup_steps": "warmup_steps",
     "train.neat_packing": "neat_packing", "train.train_on_prompt": "train_on_prompt",
 }
+EVAL_SAME_VALUE = {
+    "top.model_path": "model_name_or_path", "top.finetuning_type": "finetuning_type", "top.template": "template",
+    "eval.dataset_dir": "dataset_dir", "eval.cutoff_len": "cutoff_len", "eval.batch_size": "per_device_eval_batch_size",
+    "eval.max_new_tokens": "max_new_tokens", "eval.top_p": "top_p", "eval.temperature": "temperature",
+}
 LORA = {"train.lora_rank": "lora_rank", "train.lora_alpha": "lora_alpha", "train.lora_dropout": "lora_dropout",
         "train.lora_target": "lora_target"}
 PREFERENCE = {"train.pref_beta": "pref_beta", "train.pref_ftx": "pref_ftx", "train.pref_loss": "pref_loss"}
@@ -36,13 +42,15 @@ PREFIXES = ("top.", "train.", "eval.", "infer.", "export.")
 
 
 def is_board(data: Mapping[str, Any]) -> bool:
-    """The file is LLaMA Board's saved form: element ids only, with the training stage the UI offers."""
-    return bool(data) and str(data.get("train.training_stage")) in TRAINING_STAGES and \
-        all(isinstance(k, str) and k.startswith(PREFIXES) for k in data)
+    """The file is LLaMA Board's saved form: element ids only, from its Train tab (with a training stage the UI
+    offers) or its Evaluate & Predict tab (eval.* elements)."""
+    return bool(data) and all(isinstance(k, str) and k.startswith(PREFIXES) for k in data) and \
+        (str(data.get("train.training_stage")) in TRAINING_STAGES or
+         any(k.startswith("eval.") for k in data) and not any(k.startswith("train.") for k in data))
 
 
 def board_arguments(cfg: LoadedConfig) -> LoadedConfig:
-    """The training arguments the web UI builds from the saved form in *cfg*, each at its element's line."""
+    """The arguments the web UI builds from the saved form in *cfg*, each at its element's line."""
     data = cfg.data
     args: dict[str, Any] = {}
     lines: dict[str, int] = {}
@@ -51,6 +59,19 @@ def board_arguments(cfg: LoadedConfig) -> LoadedConfig:
         args[arg] = value
         lines[arg] = cfg.line(element) or 1
 
+    if "train.training_stage" not in data:  # Runner._parse_eval_args: an SFT-stage prediction or evaluation run
+        first = next(iter(data))
+        put("stage", "sft", first)
+        put("do_predict" if data.get("eval.predict") else "do_eval", True, "eval.predict" if "eval.predict" in data
+            else first)
+        put("predict_with_generate", True, first)
+        for element, arg in EVAL_SAME_VALUE.items():
+            if element in data:
+                put(arg, data[element], element)
+        if isinstance(data.get("eval.dataset"), list):
+            put("eval_dataset", ",".join(map(str, data["eval.dataset"])), "eval.dataset")
+        return LoadedConfig(path=cfg.path, data=args, key_lines=lines, diagnostics=cfg.diagnostics,
+                            format=cfg.format)
     put("stage", TRAINING_STAGES[data["train.training_stage"]], "train.training_stage")
     put("do_train", True, "train.training_stage")
     for element, arg in SAME_VALUE.items():

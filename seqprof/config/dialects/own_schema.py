@@ -143,6 +143,18 @@ def hydra_config(config_path: str) -> str | None:
         for match in HYDRA_CONFIG_DIR.finditer(text):
             folder = (file.parent / match.group(1)).resolve()
             if folder != root and folder in path.parents and path.parent != folder and \
-                    not re.match(r"\s*#\s*@package\s+_global_", source_text(path)):
+                    not re.match(r"\s*#\s*@package\s+_global_", source_text(path)) and \
+                    not _parsed_whole(path.relative_to(folder).parts[0], root):
                 return f"{file.relative_to(root).as_posix()}:{text.count(chr(10), 0, match.start()) + 1}"
     return None
+
+
+def _parsed_whole(group: str, root: Path) -> bool:
+    """The project hands the group's whole section to an argument parser (thiomajid/distil_xlstm's
+    `HfArgumentParser(KDArguments).parse_dict(OmegaConf.to_container(cfg["trainer"]))`): its keys are that parser's,
+    read as a framework's would be."""
+    from seqprof.config.project_fields import python_files, source_text
+
+    section = rf"""(?:\[\s*["']{re.escape(group)}["']\s*\]|\.{re.escape(group)}\b)"""
+    pattern = re.compile(rf"parse_dict\([^\n]*{section}")
+    return any(pattern.search(source_text(f)) for f in python_files(root))
