@@ -380,7 +380,8 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     b.stated("datasets", "datasets", _datasets)
     b.stated("datasets", "pretraining_dataset", _datasets)
     b.diagnostics.extend(_values_the_schema_refuses(cfg, pins, history))
-    if not _allows_before(pins, "axolotl", PYDANTIC_SCHEMA_FROM):  # val_set_size defaults to 0.0 (SP446)
+    b.stated("val_set_size", "val_set_size", as_number)
+    if not _allows_before(pins, "axolotl", PYDANTIC_SCHEMA_FROM):  # an unset one is 0.0 (SP446)
         b.default("val_set_size", 0.0, SCHEMA.format("config.py: val_set_size=0.0"))
     refused = _sharegpt_types(b.raw("datasets"))
     if refused and not _allows_before(pins, "axolotl", SHAREGPT_REFUSED_FROM):

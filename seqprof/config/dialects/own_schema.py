@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from seqprof.config.launches import command_lines
-from seqprof.config.project_fields import IDENTIFIER
+from seqprof.config.project_fields import IDENTIFIER, project_root, python_files, source_text
 from seqprof.config.versions import KeyHistory
 
 # a project's own names for what TrainingArguments / ModelConfig call otherwise: a file that writes two of them (and
@@ -130,8 +130,6 @@ def hydra_config(config_path: str) -> str | None:
     (`loss.desirable_weight`) into the project's own DictConfig, so whatever framework's keys it shares, none is
     read at the top level where a framework's parser would; else None. A primary config directly in that folder
     is left to the other signs (its sections may be spread into a framework class)."""
-    from seqprof.config.project_fields import project_root, python_files, source_text
-
     path = Path(config_path).resolve()
     if not path.is_file():
         return None
@@ -153,8 +151,6 @@ def _parsed_whole(group: str, root: Path) -> bool:
     """The project hands the group's whole section to an argument parser (thiomajid/distil_xlstm's
     `HfArgumentParser(KDArguments).parse_dict(OmegaConf.to_container(cfg["trainer"]))`): its keys are that parser's,
     read as a framework's would be."""
-    from seqprof.config.project_fields import python_files, source_text
-
     section = rf"""(?:\[\s*["']{re.escape(group)}["']\s*\]|\.{re.escape(group)}\b)"""
     pattern = re.compile(rf"parse_dict\([^\n]*{section}")
     return any(pattern.search(source_text(f)) for f in python_files(root))
