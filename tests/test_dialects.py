@@ -1042,3 +1042,35 @@ def test_a_llama_board_evaluate_form_is_a_prediction_run(tmp_path: Path) -> None
     plan = read_plan(config)
     assert (plan.dialect, plan.get("task"), plan.setting("trainer")) == ("llamafactory", "eval", None)
     assert plan.setting("max_seq_length").value == yaml.safe_load(text)["eval.cutoff_len"]
+
+
+def test_an_axolotl_checkout_older_than_every_known_release_is_judged_as_itself(tmp_path: Path) -> None:
+    """unknown-submitter-000/axolotl_softprompt carries axolotl itself at setup.py version="0.3.0-dev", older than
+    the key history's oldest release: lint once crashed there (an empty list of allowed releases). Its
+    flash_attention is a plain field of that copy, so the rename is a note for the upgrade, not a warning."""
+    root = _corpus_repo(tmp_path, "unknown-submitter-000__axolotl_softprompt")
+    assert 'version="0.3.0-dev"' in (root / "setup.py").read_text()
+    plan = read_plan(root / "examples" / "llama-2" / "lp-soft.yml")
+    assert (plan.dialect, plan.get("trainer")) == ("axolotl", "sft")
+    assert [d.kind for d in plan.diagnostics if d.key == "flash_attention"] == ["upcoming_deprecation"]
+
+
+def test_an_empty_placeholder_filled_later_loses_nothing(tmp_path: Path) -> None:
+    """Mikeriess/Synth_data's 8-GPU axolotl config leaves `fsdp:` and `fsdp_config:` empty in its template block and
+    sets them further down: YAML keeps the last, so nothing is lost (a note, not SP433's warning); an unknown key
+    left empty sets nothing either (adithya-s-k's eval_table_max_new_tokens:)."""
+    corpus = REPO / "tests" / "data" / "corpus"
+    (tmp_path / ".git").mkdir()
+    config = tmp_path / "train_config_8gpu.yml"
+    config.write_text((corpus / "Mikeriess__Synth_data" / "train_config_8gpu.yml").read_text())
+    kinds = {d.key: d.kind for d in read_plan(config).diagnostics
+             if d.key in ("fsdp", "fsdp_config") and d.kind in ("repeated_key", "duplicate_key")}
+    assert kinds == {"fsdp": "repeated_key", "fsdp_config": "repeated_key"}
+    dolphin = tmp_path / "dolphin.yml"
+    text = (corpus / "adithya-s-k__AI-Engineering.academy" /
+            "archives__Finetuning__Archives__Axolotl__dolphin-mistral-7b.yml").read_text()
+    assert re.search(r"^eval_table_max_new_tokens:\s*$", text, re.M)
+    dolphin.write_text(text)
+    assert [d for d in read_plan(dolphin).diagnostics if d.key == "eval_table_max_new_tokens"] == []
+    dolphin.write_text(re.sub(r"^eval_table_max_new_tokens:\s*$", "eval_table_max_new_tokens: 128", text, flags=re.M))
+    assert [d.kind for d in read_plan(dolphin).diagnostics if d.key == "eval_table_max_new_tokens"] == ["unknown_key"]

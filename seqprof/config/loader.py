@@ -297,10 +297,12 @@ class _Builder:
                 # the same value twice loses nothing where the last one wins (PyYAML), but OmegaConf refuses
                 # any duplicate: which matters is the dialect's (SP404)
                 same = earlier == out[key]
+                empty = earlier is None and out[key] is not None  # a template's empty placeholder, filled later
                 self.diagnostics.append(ConfigDiagnostic(
-                    kind="repeated_key" if same else "duplicate_key", key=dotted, file=self.path, line=line,
+                    kind="repeated_key" if same or empty else "duplicate_key", key=dotted, file=self.path,
+                    line=line,
                     message=(f"key '{dotted}' is set twice (first on line {first_line[key]})"
-                             + (", to the same value" if same else
+                             + (", to the same value" if same else ", left empty there" if empty else
                                 f"; YAML loaders keep the last value, so line {first_line[key]} is ignored")),
                     suggestion=None, other_line=first_line[key]))
             else:

@@ -29,6 +29,7 @@ eval_strategy; noisy_embedding_alpha -> neftune_noise_alpha; and options removed
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from functools import cache
@@ -392,7 +393,9 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
                        arrival=lambda replacement, since=None: history.arrival("axolotl", replacement, SCHEMA_CLASSES,
                                                                                pins, since),
                        assumption=assumed(PACKAGES, pins, history))
-    found = _attention_flag_fixes(_only_false(found, cfg), cfg, history.allowed("axolotl", pins))
+    # pydantic drops a key the schema lacks; one left empty set nothing either (a template's leftover)
+    found = [d for d in found if not (d.kind == "unknown_key" and cfg.has(d.key) and cfg.get(d.key) is None)]
+    found = _attention_flag_fixes(_only_false(found, cfg), cfg, _releases_run(pins, history))
     found = _special_tokens_home(found)
     found = _refused_deprecations(found, cfg, pins, history) + _fsdp_prefixed_keys(cfg, pins, history)
     # a fork's own plugin arguments (pydantic models beside the config) are read by its axolotl
@@ -504,6 +507,22 @@ def _assumed_newest(pins: Pins, newest: str) -> str:
     return f"no axolotl pin found: axolotl {newest} assumed"
 
 
+def _releases_run(pins: Pins, history: KeyHistory) -> list[str] | None:
+    """The axolotl releases the pins allow (None: unpinned); a checkout's own version older than every release the
+    history holds (unknown-submitter-000's fork, setup.py version="0.3.0-dev") stands for itself."""
+    from packaging.version import InvalidVersion, Version
+
+    allowed = history.allowed("axolotl", pins)
+    if allowed == []:
+        own = [re.sub(r"^==", "", p.specifier) for p in pins.of("axolotl") if p.own]
+        try:
+            if own and all(Version(v) < Version(history.versions("axolotl")[0]) for v in own):
+                return own
+        except InvalidVersion:
+            pass
+    return allowed
+
+
 def _pinned(allowed: list[str]) -> str:
     return "axolotl " + (minor(allowed[0]) if len(allowed) == 1 else f"{minor(allowed[0])}-{minor(allowed[-1])}")
 
@@ -522,7 +541,8 @@ def _attention_flag_fixes(diagnostics: list[ConfigDiagnostic], cfg: LoadedConfig
 
     impls = dict(LEGACY_ATTN)
     explicit = cfg.get("attn_implementation") is not None
-    before = allowed is not None and all(Version(v) < Version(ATTN_FLAGS_DEPRECATED_FROM) for v in allowed)
+    before = bool(allowed) and all(Version(v) < Version(ATTN_FLAGS_DEPRECATED_FROM) for v in allowed)  # [] (a
+    # pin no release meets, a fork's `0.3.0-dev`) says nothing
     out = []
     for d in diagnostics:
         if d.key in impls and d.kind in ("renamed_key", "deprecated_key", "upcoming_deprecation") and before:

@@ -1,0 +1,1 @@
+accelerate launch -m axolotl.cli.train examples/llama-2/lp-soft.yml >& vicuna-10000-soft-lp.out
