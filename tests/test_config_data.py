@@ -405,3 +405,26 @@ def test_a_name_a_registry_at_another_working_directory_defines_is_no_error(tmp_
     config.write_text(config.read_text().replace("student_sft", "student_sf"))
     found = lint_paths([config], LintOptions(select=("SP435",)), warn=lambda line: None).findings
     assert [f.code for f in found] == ["SP435"]
+
+
+def test_a_fork_that_renames_its_dataset_registry_is_read_there(tmp_path, monkeypatch):
+    """codeshuttler/LLaMA-Factory-Cangjie's own LLaMA-Factory sets DATA_CONFIG = "custom_dataset_info.json"
+    (src/llamafactory/extras/constants.py), which its data/parser.py opens: kto_cangjie_full is registered there,
+    not in the upstream dataset_info.json it also keeps, so SP435 says nothing; with the upstream name it would."""
+    corpus = Path(__file__).parent / "data" / "corpus"
+    sources = json.loads((corpus / "SOURCES.json").read_text())
+    (tmp_path / ".git").mkdir()
+    for name, source in sources.items():
+        if name.startswith("codeshuttler__LLaMA-Factory-Cangjie/"):
+            (tmp_path / source["path"]).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(corpus / name, tmp_path / source["path"])
+    constants = tmp_path / "src" / "llamafactory" / "extras" / "constants.py"
+    assert 'DATA_CONFIG = "custom_dataset_info.json"' in constants.read_text()
+    assert "kto_cangjie_full" not in (tmp_path / "data" / "dataset_info.json").read_text()
+    monkeypatch.chdir(tmp_path)
+    config = "hparams/cangjie/cangjie-qwen2-7b/cangjie_lora_kto.yaml"
+    assert [f for f in lint_paths([config], LintOptions(select=("SP435",))).findings] == []
+    other = tmp_path / "elsewhere"  # the same config in a checkout without the fork's constants
+    shutil.copytree(tmp_path, other, ignore=shutil.ignore_patterns("elsewhere", "src"))
+    monkeypatch.chdir(other)
+    assert [f.code for f in lint_paths([config], LintOptions(select=("SP435",))).findings] == ["SP435"]

@@ -390,15 +390,36 @@ def _llamafactory_info(plan: Plan, cwd: Path) -> tuple[Path | None, str | None]:
     folder = plan.raw.get("dataset_dir") or "data"
     if not isinstance(folder, str) or folder == "ONLINE" or folder.startswith("REMOTE:"):
         return None, None
+    name = _info_name(plan)
     if Path(folder).is_absolute():
-        return Path(folder) / "dataset_info.json", None
-    if (cwd / folder / "dataset_info.json").exists():  # what the run opens, a FIFO too (refused, not waited on)
-        return cwd / folder / "dataset_info.json", None
+        return Path(folder) / name, None
+    if (cwd / folder / name).exists():  # what the run opens, a FIFO too (refused, not waited on)
+        return cwd / folder / name, None
     for parent in _working_directories(plan, cwd)[1:]:
-        if (parent / folder / "dataset_info.json").is_file():
-            return parent / folder / "dataset_info.json", (
+        if (parent / folder / name).is_file():
+            return parent / folder / name, (
                 "the config's project's; LLaMA-Factory reads dataset_dir from the working directory, so run it there")
-    return cwd / folder / "dataset_info.json", None
+    return cwd / folder / name, None
+
+
+_DATA_CONFIG = re.compile(r"^DATA_CONFIG\s*=\s*[\"']([^\"'/\\]+)[\"']", re.M)
+
+
+def _info_name(plan: Plan) -> str:
+    """The registry's file name: "dataset_info.json" (extras/constants.py DATA_CONFIG), or the one a copy of
+    LLaMA-Factory the config's repository carries renames it to (codeshuttler's fork: custom_dataset_info.json)."""
+    from seqprof.config.project_fields import project_root, python_files, source_text
+
+    path = Path(plan.path)
+    if path.is_file():
+        for file in python_files(project_root(path)):
+            if file.name == "constants.py" and file.parent.name == "extras":
+                found = _DATA_CONFIG.search(source_text(file))
+                if found:
+                    return found.group(1)
+    return "dataset_info.json"
+
+
 
 
 def _working_directories(plan: Plan, cwd: Path) -> list[Path]:
@@ -413,10 +434,10 @@ def _registered_elsewhere(plan: Plan, cwd: Path, chosen: Path) -> frozenset[str]
     """The names the registries at the config's other possible working directories define: `dataset_dir: ../data` in
     SFT/examples/x.yaml is the repository's data/ when the README runs it from SFT/, and SFT/data/ from SFT/examples/.
     A name one of them registers is no sure error."""
-    folder = plan.raw.get("dataset_dir") or "data"
+    folder, name = plan.raw.get("dataset_dir") or "data", _info_name(plan)
     names: set[str] = set()
     for parent in _working_directories(plan, cwd):
-        other = (parent / folder / "dataset_info.json").resolve()
+        other = (parent / folder / name).resolve()
         if other != chosen.resolve() and other.is_file():
             names |= set(map(str, _registry(other) or {}))
     return frozenset(names)
