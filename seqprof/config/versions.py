@@ -5,7 +5,8 @@ Whether a key is an error or a warning depends on the version that will run it: 
 The pins come from the files a project installs from, found in the config's folder and each parent up to the
 repository root (a folder holding .git) or MAX_LEVELS folders up:
 
-- requirements*.txt and any other *requirement*.txt (pip's format: ``-r``/``-c`` includes, extras, markers, ``==``/``>=,<``/``~=``);
+- requirements*.txt, and any other *requirement*.txt (pip's format: ``-r``/``-c`` includes, extras, markers,
+  ``==``/``>=,<``/``~=``);
 - pyproject.toml ([project] dependencies and optional-dependencies, [dependency-groups],
   [tool.poetry.dependencies] with poetry's ``^``/``~``);
 - uv.lock / poetry.lock ([[package]] name/version: an exact version, which wins over every range);
