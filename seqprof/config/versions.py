@@ -756,13 +756,14 @@ class KeyHistory:
     def newest(self, package: str) -> str:
         return self.versions(package)[-1]
 
-    def having(self, package: str, key: str, classes: Iterable[str]) -> set[str]:
-        """The versions (of the generated list) in which one of *classes* has field *key*."""
+    def having(self, package: str, key: str, classes: Iterable[str], table: str = "classes") -> set[str]:
+        """The versions (of the generated list) in which one of *classes* has field *key*; with *table* "values",
+        in which the Enum typing field *classes* has member *key* (axolotl's chat_template: qwen_25)."""
         order = self.versions(package)
         index = {v: i for i, v in enumerate(order)}
         out: set[str] = set()
         for cls in classes:
-            for since, until in self.data[package]["classes"].get(cls, {}).get("fields", {}).get(key, ()):
+            for since, until in self.data[package].get(table, {}).get(cls, {}).get("fields", {}).get(key, ()):
                 out.update(order[index[since]:index[until] if until else len(order)])
         return out
 

@@ -420,8 +420,6 @@ def _info_name(plan: Plan) -> str:
     return "dataset_info.json"
 
 
-
-
 def _working_directories(plan: Plan, cwd: Path) -> list[Path]:
     """Where a LLaMA-Factory run of the config may start: here, else the config's folder or a parent up to the
     repository root (`llamafactory-cli train examples/x.yaml` from the checkout's root, or from SFT/)."""
@@ -434,10 +432,10 @@ def _registered_elsewhere(plan: Plan, cwd: Path, chosen: Path) -> frozenset[str]
     """The names the registries at the config's other possible working directories define: `dataset_dir: ../data` in
     SFT/examples/x.yaml is the repository's data/ when the README runs it from SFT/, and SFT/data/ from SFT/examples/.
     A name one of them registers is no sure error."""
-    folder, name = plan.raw.get("dataset_dir") or "data", _info_name(plan)
+    folder = plan.raw.get("dataset_dir") or "data"
     names: set[str] = set()
     for parent in _working_directories(plan, cwd):
-        other = (parent / folder / name).resolve()
+        other = (parent / folder / chosen.name).resolve()  # the registry's own name (_info_name), not found again
         if other != chosen.resolve() and other.is_file():
             names |= set(map(str, _registry(other) or {}))
     return frozenset(names)

@@ -217,12 +217,10 @@ def _values_the_schema_refuses(cfg: LoadedConfig, pins: Pins, history: KeyHistor
         value = cfg.data.get(key)
         if not isinstance(value, str) or key == "chat_template" and value.startswith("tokenizer_default_fallback_"):
             continue
-        taken = {v: [order[order.index(a):order.index(b) if b else len(order)] for a, b in s]
-                 for v, s in spans["fields"].items()}
-        if any(release in versions for versions in taken.get(value, ()) for release in allowed):
+        if history.having("axolotl", value, [key], table="values") & set(allowed):
             continue
         newest = max(allowed, key=order.index)
-        choices = sorted(v for v, s in taken.items() if any(newest in versions for versions in s))
+        choices = sorted(v for v in spans["fields"] if newest in history.having("axolotl", v, [key], table="values"))
         near = sorted((levenshtein(value.lower(), c, 2), c) for c in choices)
         near = [c for d, c in near if d <= 2 and d == near[0][0]] if near else []
         guess = near[0] if len(near) == 1 else None

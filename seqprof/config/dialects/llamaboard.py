@@ -19,9 +19,11 @@ from seqprof.config.loader import LoadedConfig
 # extras/constants.py TRAINING_STAGES
 TRAINING_STAGES = {"Supervised Fine-Tuning": "sft", "Reward Modeling": "rm", "PPO": "ppo", "DPO": "dpo",
                    "KTO": "kto", "Pre-Training": "pt"}
-# element id -> the argument Runner._parse_train_args sets from it unchanged
+# element id -> the argument Runner._parse_train_args / _parse_eval_args set from it unchanged
+TOP_SAME_VALUE = {"top.model_path": "model_name_or_path", "top.finetuning_type": "finetuning_type",
+                  "top.template": "template"}
 SAME_VALUE = {
-    "top.model_path": "model_name_or_path", "top.finetuning_type": "finetuning_type", "top.template": "template",
+    **TOP_SAME_VALUE,
     "train.dataset_dir": "dataset_dir", "train.cutoff_len": "cutoff_len", "train.learning_rate": "learning_rate",
     "train.num_train_epochs": "num_train_epochs", "train.max_samples": "max_samples",
     "train.batch_size": "per_device_train_batch_size",
@@ -31,7 +33,7 @@ SAME_VALUE = {
     "train.neat_packing": "neat_packing", "train.train_on_prompt": "train_on_prompt",
 }
 EVAL_SAME_VALUE = {
-    "top.model_path": "model_name_or_path", "top.finetuning_type": "finetuning_type", "top.template": "template",
+    **TOP_SAME_VALUE,
     "eval.dataset_dir": "dataset_dir", "eval.cutoff_len": "cutoff_len", "eval.batch_size": "per_device_eval_batch_size",
     "eval.max_new_tokens": "max_new_tokens", "eval.top_p": "top_p", "eval.temperature": "temperature",
 }

@@ -362,10 +362,10 @@ def _evaluation_without_data(cfg: LoadedConfig, pins: Pins) -> tuple[str, str] |
     if pins.vcs("llamafactory") is not None:
         return None
     allowed = history.allowed("llamafactory", pins) or [history.newest("llamafactory")]
-    if not allowed or min(Version(v) for v in allowed) < Version(EVAL_DATA_REQUIRED_FROM):
+    oldest = min(Version(v) for v in allowed)
+    if oldest < Version(EVAL_DATA_REQUIRED_FROM):
         return None
-    keys = [k for k in asks if k != "predict_with_generate" or
-            min(Version(v) for v in allowed) >= Version(PREDICT_WITH_GENERATE_FROM)]
+    keys = [k for k in asks if k != "predict_with_generate" or oldest >= Version(PREDICT_WITH_GENERATE_FROM)]
     which = f"{pins.describe('llamafactory')}" if pins.of("llamafactory") else \
         f"llamafactory {allowed[-1]}, which a fresh install gets (no llamafactory pin found),"
     return (keys[0], which) if keys else None

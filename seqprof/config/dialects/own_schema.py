@@ -124,6 +124,7 @@ HYDRA_CONFIG_DIR = re.compile(r"(?:hydra\.main|initialize|initialize_config_dir)
                               r"\bconfig_(?:path|dir)\s*=\s*[\"']([^\"']+)[\"']", re.S)
 
 
+@cache  # asked by read_plan when it chooses the dialect, and again by lint when it says why none was claimed
 def hydra_config(config_path: str) -> str | None:
     """'launch.py:332' when the file is a config group option of the project's Hydra entry point (ContextualAI/
     HALOs' config/loss/kto.yaml under `@hydra.main(config_path="config")`): Hydra composes it under its group's key
