@@ -18,6 +18,7 @@ never imported, so one environment covers every version:
   YAML names (a ``Field(alias=...)`` is the key), from src/axolotl/utils/config/models/input/v0_4_1/__init__.py
   up to 0.7 and src/axolotl/utils/schemas/*.py from 0.8 (the last patch of each minor release, sdists where
   PyPI has no wheel); the plugins' arguments are not in the schema and stay as keys/axolotl.json lists them;
+  and the keys of ``FSDPConfig``, which validates fsdp_config from 0.13 (pydantic drops any other key);
 - llamafactory: the dataclasses of src/llamafactory/hparams/*.py that HfArgumentParser reads (LLAMAFACTORY_CLASSES,
   with their LLaMA-Factory bases; TrainingArguments' own fields, not transformers' Seq2SeqTrainingArguments it
   derives from, which are TrainingArguments keys judged by the transformers history), every release (its
@@ -223,9 +224,12 @@ def _model_keys(node: ast.ClassDef) -> list[str]:
             continue
         if "ClassVar" in ast.unparse(stmt.annotation) or stmt.target.id.startswith("_"):
             continue
-        alias = [k.value.value for k in getattr(stmt.value, "keywords", ())
-                 if k.arg == "alias" and isinstance(k.value, ast.Constant)]
+        keywords = getattr(stmt.value, "keywords", ())
+        alias = [k.value.value for k in keywords if k.arg == "alias" and isinstance(k.value, ast.Constant)]
         out.append(alias[0] if alias else stmt.target.id)
+        for k in keywords:  # validation_alias=AliasChoices("fsdp_version", "version"): each name is read
+            if k.arg == "validation_alias" and isinstance(k.value, ast.Call):
+                out.extend(a.value for a in k.value.args if isinstance(a, ast.Constant) and isinstance(a.value, str))
     return out
 
 
@@ -264,6 +268,12 @@ def axolotl_fields(archive: Path) -> set[str]:
         if found:
             return found["AxolotlInputConfig"]
     raise SystemExit(f"{archive.name}: no AxolotlInputConfig under {' or '.join(AXOLOTL_SCHEMA_DIRS)}")
+
+
+def axolotl_fsdp_fields(archive: Path) -> dict[str, set[str]]:
+    """{"FSDPConfig": its keys} in a release that validates fsdp_config with that pydantic model (0.13 on; before,
+    fsdp_config was a free dict handed to accelerate); {} in older ones."""
+    return class_fields(package_files(archive, AXOLOTL_SCHEMA_DIRS[-1]), ["FSDPConfig"], pydantic=True)
 
 
 # axolotl fields typed by a str Enum, which pydantic refuses any other value of: field -> the Enum class
@@ -319,7 +329,8 @@ def build(wheels: Path) -> dict:
     trl = {v: wheel("trl", v, wheels) for v in TRL_VERSIONS}
     trl_by_version = {v: trl_class_fields(whl, newest_ta) for v, whl in trl.items()}
     axolotl = {v: wheel("axolotl", v, wheels, sdist=True) for v in AXOLOTL_VERSIONS}
-    axolotl_by_version = {v: {"AxolotlInputConfig": axolotl_fields(archive)} for v, archive in axolotl.items()}
+    axolotl_by_version = {v: {"AxolotlInputConfig": axolotl_fields(archive), **axolotl_fsdp_fields(archive)}
+                          for v, archive in axolotl.items()}
     axolotl_values = {v: axolotl_enum_values(archive) for v, archive in axolotl.items()}
     llamafactory = {v: wheel("llamafactory", v, wheels) for v in LLAMAFACTORY_VERSIONS}
     lf_by_version = {v: class_fields(package_files(whl, "llamafactory/hparams/"), LLAMAFACTORY_CLASSES,
@@ -339,6 +350,7 @@ def build(wheels: Path) -> dict:
                     "values": history(AXOLOTL_VERSIONS, axolotl_values),
                     "note": "AxolotlInputConfig and its mixins (src/axolotl/utils/config/models/input/v0_4_1/ to "
                             "0.7, src/axolotl/utils/schemas/ from 0.8; sdists where PyPI has no wheel), alias names; "
+                            "FSDPConfig: the keys of fsdp_config (a pydantic model from 0.13, a free dict before); "
                             "values: the members of the str Enum each field in AXOLOTL_ENUM_FIELDS is typed by"},
         "llamafactory": {"versions": list(LLAMAFACTORY_VERSIONS), "step": "patch",
                          "classes": history(LLAMAFACTORY_VERSIONS, lf_by_version),

@@ -428,3 +428,25 @@ def test_a_fork_that_renames_its_dataset_registry_is_read_there(tmp_path, monkey
     shutil.copytree(tmp_path, other, ignore=shutil.ignore_patterns("elsewhere", "src"))
     monkeypatch.chdir(other)
     assert [f.code for f in lint_paths([config], LintOptions(select=("SP435",))).findings] == ["SP435"]
+
+
+def test_a_name_a_project_script_writes_into_the_registry_is_no_error(tmp_path, monkeypatch):
+    """Clive718/codealign_shixun commits dpo/data/dataset_info.json before its data step: dpo/scripts/
+    prepare_kto_data.py loads it, sets `registry["code_kto_train"] = {...}` and writes it back, so the config's
+    dataset is registered when the run starts. Without that script (or where the script only compares the name)
+    the name is SP435."""
+    corpus = Path(__file__).parent / "data" / "corpus"
+    sources = json.loads((corpus / "SOURCES.json").read_text())
+    (tmp_path / ".git").mkdir()
+    for name, source in sources.items():
+        if name.startswith("Clive718__codealign_shixun/"):
+            (tmp_path / source["path"]).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(corpus / name, tmp_path / source["path"])
+    script = tmp_path / "dpo" / "scripts" / "prepare_kto_data.py"
+    assert 'registry["code_kto_train"] = {' in script.read_text()
+    assert "code_kto_train" not in (tmp_path / "dpo" / "data" / "dataset_info.json").read_text()
+    monkeypatch.chdir(tmp_path)
+    config = "dpo/configs/qwen3_code_lora_kto_debug.yaml"
+    assert lint_paths([config], LintOptions(select=("SP435",))).findings == ()
+    script.write_text(script.read_text().replace('registry["code_kto_train"] = {', 'if registry["code_kto_train"] == {'))
+    assert [f.code for f in lint_paths([config], LintOptions(select=("SP435",))).findings] == ["SP435"]

@@ -762,6 +762,65 @@ def test_fsdp_prefixed_keys_inside_fsdp_config_are_deprecated_from_axolotl_0_12(
     assert not [d for d in plan.diagnostics if d.key == "fsdp_config.fsdp_version"]  # the one prefix it keeps
 
 
+@pytest.mark.parametrize("requirements, reported", [
+    ("axolotl>=0.13\n", True),  # FSDPConfig (utils/schemas/fsdp.py) validates the section from 0.13
+    ("", True),  # unpinned: the newest release
+    ("axolotl==0.12.2\n", False),  # 0.12: fsdp_config is a free dict handed on as written
+])
+def test_a_fsdp_config_key_fsdpconfig_lacks_is_dropped_from_axolotl_0_13(tmp_path, requirements, reported):
+    """pydantic ignores a key FSDPConfig lacks, stripped of `fsdp_` or not: its value never reaches accelerate, so
+    the prefix deprecation's fix (drop the prefix) would leave it ignored."""
+    config = _axolotl_checkout(tmp_path, {"requirements.txt": requirements} if requirements else {})
+    config.write_text(config.read_text() + "fsdp_config:\n  fsdp_sharding_strategy: FULL_SHARD\n"
+                      "  backward_prefetch: BACKWARD_PRE\n  offload_param: true\n  reshard_after_forward: true\n")
+    plan = read_plan(config)
+    keys = ["fsdp_config.fsdp_sharding_strategy", "fsdp_config.backward_prefetch", "fsdp_config.offload_param"]
+    found = {d.key: d for d in plan.diagnostics if d.key in keys}
+    assert not [d for d in plan.diagnostics if d.key == "fsdp_config.reshard_after_forward"]
+    if not reported:
+        assert [d.kind for d in found.values()] in ([], ["upcoming_deprecation"], ["deprecated_key"])
+        return
+    assert {k: d.kind for k, d in found.items()} == dict.fromkeys(keys, "unknown_key")
+    assert "'sharding_strategy'" in found[keys[0]].message and found[keys[0]].suggestion is None
+    assert found[keys[2]].suggestion == "fsdp_config.offload_params"  # a typo of a field FSDPConfig has
+
+
+@pytest.mark.parametrize("requirements, value, expected", [
+    ("trl==0.11.4\ntransformers==4.45.2\n", "0.1", "is refused"),  # 4.42-4.57 __post_init__: not an int
+    ("trl==0.11.4\ntransformers==4.45.2\n", "100.0", "is refused"),
+    ("trl==0.11.4\ntransformers==4.41.2\n", "0.1", "of a step"),  # no check yet: warmup over 0.1 steps
+    ("trl==0.11.4\ntransformers==4.41.2\n", "100.0", None),  # 100 steps either way
+    ("trl==0.11.4\ntransformers==4.45.2\n", "10", None),  # an int step count
+    ("transformers>=5.0\n", "0.1", None),  # 5.0: a float below 1 is the ratio
+    ("", "0.1", None),  # unpinned: a fresh install gets 5.x
+])
+def test_a_float_warmup_steps_is_judged_by_the_transformers_the_pins_install(tmp_path, requirements, value, expected):
+    """transformers 5.0 made warmup_steps a float (below 1: the ratio); the 4.x releases read a step count."""
+    config = project(tmp_path, {"requirements.txt": requirements}, extra_key=f"warmup_steps: {value}\n")
+    found = [d for d in read_plan(config).diagnostics if d.key == "warmup_steps"]
+    if expected is None:
+        assert not found
+        return
+    assert [d.kind for d in found] == ["invalid_value"] and expected in found[0].message
+    assert found[0].line == config.read_text().splitlines().index(f"warmup_steps: {value}") + 1
+    assert (found[0].suggestion == "warmup_ratio") == (value == "0.1")
+
+
+def test_a_readmes_install_lines_pin_what_no_project_file_pins(tmp_path):
+    """NV-Reason-CXR pins nothing in a file; its README's training steps run `uv pip install trl==0.22.2
+    transformers==4.56.1` in a code block. Those are its pins, unless a project file pins the package, the line is
+    prose rather than a code block, or the README installs two different versions of it."""
+    readme = ("# X\n\nRun `pip install trl==0.9.0` in prose: not a step.\n\n```shell\nuv pip install vllm==0.10.1.1\n"
+              "uv pip install trl==0.22.2 transformers==4.56.1\n```\n\n```bash\npip install torchtune==0.5.0\n"
+              "pip install torchtune==0.6.1\n```\n")
+    pins = find_pins(project(tmp_path / "readme", {"README.md": readme}))
+    assert [(p.specifier, p.source) for p in pins.of("trl")] == [("==0.22.2", "README.md:7")]
+    assert [p.specifier for p in pins.of("transformers")] == ["==4.56.1"]
+    assert pins.of("torchtune") == ()  # two versions: which one runs is unknown
+    filed = find_pins(project(tmp_path / "filed", {"README.md": readme, "requirements.txt": "trl>=0.19\n"}))
+    assert [(p.specifier, p.source) for p in filed.of("trl")] == [(">=0.19", "requirements.txt:1")]
+
+
 def test_a_development_build_is_placed_between_the_release_before_it_and_its_own():
     """LLaMA-Factory's checkouts name themselves 0.9.3.dev0 (extras/env.py): the code after 0.9.2 on the way to
     0.9.3. A key 0.9.2 removed is then neither certainly there nor certainly gone: a warning that says so, not

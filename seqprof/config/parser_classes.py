@@ -75,7 +75,7 @@ def undeclared_keys(config_path: str | Path, data: Mapping, pins: Pins, history:
     fallback = not scripts
     calls, declared, frameworks = [], set(), set()
     for script in sorted(parser_files(root)) if fallback else scripts:
-        call = _parser_call(root / script, root)
+        call = _parser_call(root / script, root, Path(config_path))
         fields, reached = _declared(call, root, pins, history) if call is not None else (None, set())
         if fallback and (call is None or expected not in reached):
             continue  # a script for another trainer, or none this file could reach
@@ -142,7 +142,7 @@ def classes_parsed_into(config_path: str | Path, keys: list[str]) -> frozenset[s
     table = project_dataclasses(root)
     reached: set[str] = set()
     for script in scripts:
-        call = _parser_call(root / script, root)
+        call = _parser_call(root / script, root, Path(config_path))
         if call is None:
             return None
         todo = []
@@ -164,9 +164,10 @@ def classes_parsed_into(config_path: str | Path, keys: list[str]) -> frozenset[s
     return frozenset(reached)
 
 
-def _parser_call(file: Path, root: Path) -> ParserCall | None:
-    """The one parser call of *file* whose classes are plain names; None when there is none, several with other
-    classes, or one over a variable (`TrlParser(dataclass_types)`)."""
+def _parser_call(file: Path, root: Path, config: Path | None = None) -> ParserCall | None:
+    """The one parser call of *file* whose classes are plain names (a variable set to classes in branches stands for
+    the branch the launch line of *config* takes); None when there is none, several with other classes, or one over
+    a variable set to something else (`TrlParser(dataclass_types)`)."""
     tree = parsed_module(file)
     if tree is None:
         return None
@@ -185,7 +186,8 @@ def _parser_call(file: Path, root: Path) -> ParserCall | None:
         items = given.elts if isinstance(given, (ast.Tuple, ast.List)) else [given]
         if not all(isinstance(i, (ast.Name, ast.Attribute)) for i in items):
             return None
-        found.append((name, node.lineno, tuple(ast.unparse(i) for i in items), own))
+        written = tuple(c for i in items for c in _chosen_classes(tree, i, imported, root, config))
+        found.append((name, node.lineno, written, own))
     if not found or len({(name, classes) for name, _, classes, _ in found}) != 1:
         return None
     name, line, classes, own = found[0]
@@ -197,6 +199,71 @@ def _parser_call(file: Path, root: Path) -> ParserCall | None:
         if fate is None:
             return None  # parse_args_into_dataclasses: the file reaches it some other way
     return ParserCall(file.relative_to(root).as_posix(), line, name, classes, fate)
+
+
+def _chosen_classes(tree: ast.Module, item: ast.expr, imported: Mapping[str, str], root: Path,
+                    config: Path | None) -> list[str]:
+    """The classes a parser call's item may be: itself, or for a variable the script sets in branches, the classes
+    of the branch the config's launch line takes. xzy-bit's run_dpo.py sets `config_cls = SimPOConfig` when
+    `pre_args.trainer == "simpo"` (else DPOConfig), and run_simpo_1b.sh runs the simpo recipe with `--trainer
+    simpo`. With no such flag on the launch line, every class the variable is set to (a key any declares is
+    declared). A name the script imports or defines is itself."""
+    if not isinstance(item, ast.Name) or item.id in imported or any(
+            isinstance(n, ast.ClassDef) and n.name == item.id for n in tree.body):
+        return [ast.unparse(item)]
+    branches = list(_assignments(tree.body, item.id, None))
+    if not branches:
+        return [item.id]
+    flags = _launch_flags(root, config, {attr for _, (attr, _) in branches if attr}) if config else {}
+    chosen = [cls for cls, (attr, values) in branches if attr in flags and flags[attr] in values]
+    if not chosen and flags:  # the flag names no tested value: the branches no test guards (the final else)
+        chosen = [cls for cls, (attr, _) in branches if attr is None]
+    return list(dict.fromkeys(chosen or [cls for cls, _ in branches]))
+
+
+def _assignments(body: list[ast.stmt], name: str, guard: tuple[str | None, frozenset[str]] | None
+                 ) -> Iterable[tuple[str, tuple[str | None, frozenset[str]]]]:
+    """(class, (attribute tested, values)) for each `name = SomeClass` in *body*: the test of the `if` / `elif` it
+    sits under (`args.trainer == "simpo"`, `args.trainer in {"a", "b"}`), (None, ()) where no such test guards it."""
+    for node in body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Name, ast.Attribute)) and any(
+                isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            yield ast.unparse(node.value), guard or (None, frozenset())
+        elif isinstance(node, ast.If):
+            yield from _assignments(node.body, name, _tested(node.test) or guard)
+            yield from _assignments(node.orelse, name, None if not node.orelse or not isinstance(
+                node.orelse[0], ast.If) or len(node.orelse) > 1 else guard)
+        elif isinstance(node, (ast.FunctionDef, ast.With, ast.Try, ast.For, ast.While)):
+            for inner in ([node.body] + [getattr(node, f, []) for f in ("orelse", "finalbody")] +
+                          [h.body for h in getattr(node, "handlers", [])]):
+                yield from _assignments(inner, name, guard)
+
+
+def _tested(test: ast.expr) -> tuple[str, frozenset[str]] | None:
+    """('trainer', {'simpo'}) for `x.trainer == "simpo"` or `x.trainer in {"simpo", ...}`; None for another test."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, (ast.Attribute, ast.Name))):
+        return None
+    attr = test.left.attr if isinstance(test.left, ast.Attribute) else test.left.id
+    right = test.comparators[0]
+    if isinstance(test.ops[0], ast.Eq) and isinstance(right, ast.Constant) and isinstance(right.value, str):
+        return attr, frozenset({right.value})
+    if isinstance(test.ops[0], ast.In) and isinstance(right, (ast.Set, ast.List, ast.Tuple)) and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in right.elts):
+        return attr, frozenset(e.value for e in right.elts)
+    return None
+
+
+def _launch_flags(root: Path, config: Path, attributes: set[str]) -> dict[str, str]:
+    """attribute -> the value the config's launch lines give its flag (`--trainer simpo`); only where they agree."""
+    from seqprof.config.launches import command_lines
+
+    seen: dict[str, set[str]] = {}
+    for _, _, line in command_lines(root, config.resolve())[0]:
+        for attr in attributes:
+            flag = "|".join(re.escape(f"--{a}") for a in {attr, attr.replace("_", "-")})
+            for value in re.findall(rf"(?:{flag})(?:=|\s+)[\"']?([\w.-]+)", line):
+                seen.setdefault(attr, set()).add(value)
+    return {attr: next(iter(values)) for attr, values in seen.items() if len(values) == 1}
 
 
 def own_parser_fate(config_path: str | Path, keys: list[str]) -> str | None:

@@ -58,6 +58,9 @@ class ConfigDiagnostic:
     # a key the project's code hands on to a framework class (seqprof.config.dialects.forwarded): where, since the
     # fix is in that code ('models/sft_trainer.py:181')
     handed_on: str | None = None
+    # unknown_key: why the framework drops it, where more is known than that no class has it (axolotl's FSDPConfig
+    # drops a fsdp_config key it lacks)
+    reason: str | None = None
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ repository root (a folder holding .git) or MAX_LEVELS folders up:
 - environment.yml (conda dependencies, ``trl=0.19`` meaning 0.19.*, and its ``pip:`` list);
 - setup.py (``install_requires=[...]`` when it is a literal list);
 - shell scripts and Dockerfiles (their ``pip install`` lines), and .gitmodules (a framework vendored as a submodule:
-  a commit, like ``-e ../torchtune``, a local checkout).
+  a commit, like ``-e ../torchtune``, a local checkout);
+- a README's ``pip install`` lines in its code blocks, for a package no file above pins, where they agree.
 
 A project that *is* one of the frameworks (a checkout or fork of axolotl, installed with ``pip install -e .``)
 runs at its own version: setup(name="axolotl", version="0.4.0") written literally, or pyproject.toml's
@@ -165,7 +166,29 @@ def find_pins(config_path: str | Path) -> Pins:
         for pin in _environment_pins(root, notes):
             if pin.package in PACKAGES and pin.package not in pinned:
                 pins.setdefault(pin.package, []).append(pin)
+    for pin in _readme_pins(folders, notes):  # the README's install steps, for what no project file pins
+        if pin.package not in pins:
+            pins[pin.package] = [pin]
     return Pins({k: tuple(v) for k, v in pins.items()}, tuple(notes))
+
+
+def _readme_pins(folders: Sequence[Path], notes: list[str]) -> list[Pin]:
+    """One pin per package the READMEs of *folders* install with a version, the nearest README first; a package
+    they give two different versions (one for inference, another for training) is left out."""
+    per_package: dict[str, list[Pin]] = {}
+    for folder in folders:
+        for path in sorted(folder.iterdir()) if folder.is_dir() else ():
+            if not README.match(path.name) or not path.is_file():
+                continue
+            try:
+                found = read_readme(path)
+            except (OSError, UnicodeDecodeError, ValueError) as exc:
+                notes.append(f"{path}: not read for version pins ({type(exc).__name__})")
+                continue
+            for pin in found:
+                if pin.package in PACKAGES and pin.specifier:
+                    per_package.setdefault(pin.package, []).append(pin)
+    return [found[0] for found in per_package.values() if len({p.specifier for p in found}) == 1]
 
 
 def _pins_of_folder(folder: Path, notes: list[str]) -> list[Pin]:
@@ -333,10 +356,31 @@ _PIP_INSTALL = re.compile(r"(?:^|[\s;&|(])(?:uv\s+)?(?:python[\d.]*\s+-m\s+)?pip
 def read_install_script(path: Path) -> list[Pin]:
     """`pip install ...` lines of a shell script or Dockerfile (setup.sh, install.sh, `RUN pip install`): the
     requirements they name and the local checkouts they install editable (`pip install -e ../torchtune`)."""
+    return _install_lines(_text(path).splitlines(), path.name)
+
+
+README = re.compile(r"^readme(\.(md|rst|txt|markdown))?$", re.I)
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def read_readme(path: Path) -> list[Pin]:
+    """The `pip install` lines of a README's code blocks (```shell ... ```): NV-Reason-CXR installs for training
+    with `uv pip install trl==0.22.2 transformers==4.56.1` and pins nothing in a file. Prose and inline code are
+    left out; find_pins uses these only for packages no project file pins, and only where the README agrees with
+    itself."""
+    lines = _text(path).splitlines()
+    inside, kept = False, []
+    for line in lines:
+        fence = bool(_FENCE.match(line))
+        kept.append(line if inside and not fence else "")
+        inside = inside != fence
+    return [pin for pin in _install_lines(kept, path.name) if not pin.vcs and not pin.own]
+
+
+def _install_lines(lines: list[str], name: str) -> list[Pin]:
     import shlex
 
     out: list[Pin] = []
-    lines = _text(path).splitlines()
     i = 0
     while i < len(lines):
         start, line = i, lines[i]
@@ -353,7 +397,7 @@ def read_install_script(path: Path) -> list[Pin]:
                 words = shlex.split(found.group(1))
             except ValueError:
                 continue
-            source = f"{path.name}:{start + 1}"
+            source = f"{name}:{start + 1}"
             editable = False
             for word in words:
                 if word in ("-e", "--editable"):

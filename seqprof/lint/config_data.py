@@ -23,7 +23,7 @@ import heapq
 import json
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -441,6 +441,27 @@ def _registered_elsewhere(plan: Plan, cwd: Path, chosen: Path) -> frozenset[str]
     return frozenset(names)
 
 
+def _registered_by_project_code(plan: Plan, registry_name: str, names: Iterable[str]) -> frozenset[str]:
+    """The names a script of the config's project writes into the registry before the run: Clive718's
+    dpo/scripts/prepare_kto_data.py loads dpo/data/dataset_info.json, sets `registry["code_kto_train"] = {...}`
+    and writes it back, so the committed file lacks the name the config uses. A script that names the registry's
+    file and assigns the name as a key (`["name"] =` or `"name": {`) counts."""
+    from seqprof.config.project_fields import project_root, python_files, source_text
+
+    path = Path(plan.path)
+    names = [n for n in names if n]
+    if not names or not path.is_file():
+        return frozenset()
+    found: set[str] = set()
+    for file in python_files(project_root(path)):
+        text = source_text(file)
+        if registry_name not in text:
+            continue
+        found.update(n for n in names if re.search(
+            rf"""\[\s*["']{re.escape(n)}["']\s*\]\s*=(?!=)|["']{re.escape(n)}["']\s*:\s*\{{""", text))
+    return frozenset(found)
+
+
 def _registry(info_path: Path) -> dict | None:
     """A dataset_info.json's mapping of names, or None when it is unreadable or not a mapping."""
     try:
@@ -470,6 +491,9 @@ def dataset_registry(plan: Plan, *, cwd: Path | None = None) -> DatasetRegistry 
 
     registered = tuple(map(str, info))
     elsewhere = _registered_elsewhere(plan, cwd, info_path)
+    unlisted = [n for key in ("dataset", "eval_dataset") for n in _llamafactory_names(plan.raw.get(key))
+                if n not in info and n not in elsewhere]
+    elsewhere |= _registered_by_project_code(plan, info_path.name, unlisted)
     undefined = []
     for key in ("dataset", "eval_dataset"):
         missing = tuple(n for n in _llamafactory_names(plan.raw.get(key)) if n not in info and n not in elsewhere)

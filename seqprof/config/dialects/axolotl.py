@@ -395,7 +395,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     found = [d for d in found if not (d.kind == "unknown_key" and cfg.has(d.key) and cfg.get(d.key) is None)]
     found = _attention_flag_fixes(_only_false(found, cfg), cfg, _releases_run(pins, history))
     found = _special_tokens_home(found)
-    found = _refused_deprecations(found, cfg, pins, history) + _fsdp_prefixed_keys(cfg, pins, history)
+    found = _refused_deprecations(found, cfg, pins, history) + _fsdp_config_keys(cfg, pins, history)
     # a fork's own plugin arguments (pydantic models beside the config) are read by its axolotl
     b.diagnostics.extend(read_by_project_code(read_by_own_copy(found, cfg.path, NAME, LABEL), cfg.path, LABEL))
     return b.result()
@@ -460,13 +460,20 @@ def _refused_deprecations(diagnostics: list[ConfigDiagnostic], cfg: LoadedConfig
 
 
 FSDP_PREFIX_DEPRECATED_FROM = "0.12.0"  # validation.py check_fsdp_config_kwargs_prefix first appears in 0.12.0
+FSDP_MODEL_FROM = "0.13.0"  # utils/schemas/fsdp.py FSDPConfig validates fsdp_config (0.12: dict[str, Any])
+FSDP_VERSION_KEYS = frozenset({"fsdp_version", "version"})  # moved to the top-level fsdp_version by a validator
 
 
-def _fsdp_prefixed_keys(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
-    """`fsdp_config: {fsdp_offload_params: true}`: from 0.12 axolotl logs that the `fsdp_` prefix inside fsdp_config
-    is deprecated and strips it (utils/schemas/validation.py check_fsdp_config_kwargs_prefix; fsdp_version keeps
-    it); releases before 0.12 read the prefixed names (0.11 loaders read fsdp_config.fsdp_* keys), so under those
-    pins it is a note for the upgrade (SP429)."""
+def _fsdp_config_keys(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
+    """fsdp_config's keys as the axolotl the pins allow reads them.
+
+    From 0.12 axolotl logs that the `fsdp_` prefix inside fsdp_config is deprecated and strips it
+    (utils/schemas/validation.py check_fsdp_config_kwargs_prefix); releases before 0.12 read the prefixed names, so
+    under those pins the prefix is a note for the upgrade (SP429). From 0.13 the section is the pydantic model
+    FSDPConfig, which drops a key it lacks, stripped or not: `fsdp_sharding_strategy` and `backward_prefetch` never
+    reach accelerate (omid511's config), so dropping the prefix is no fix for them (SP401)."""
+    from difflib import get_close_matches
+
     from packaging.version import Version
 
     section = cfg.get("fsdp_config")
@@ -475,27 +482,58 @@ def _fsdp_prefixed_keys(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> l
     allowed = history.allowed("axolotl", pins)
     if allowed is None and pins.vcs("axolotl") is not None:
         return []
-    before = bool(allowed) and all(Version(v) < Version(FSDP_PREFIX_DEPRECATED_FROM) for v in allowed)
+    runs = allowed or [history.newest("axolotl")]  # unpinned, or a pin no release meets: the newest is assumed
+    installed = max(runs, key=Version)
+    before_prefix = all(Version(v) < Version(FSDP_PREFIX_DEPRECATED_FROM) for v in runs)
+    fields = history.fields_in("axolotl", installed, ["FSDPConfig"])
     out = []
     for key in section:
-        if not isinstance(key, str) or not key.startswith("fsdp_") or key == "fsdp_version":
+        if not isinstance(key, str) or key in FSDP_VERSION_KEYS:
             continue
-        dotted, bare = f"fsdp_config.{key}", f"fsdp_config.{key.removeprefix('fsdp_')}"
-        if before:
+        dotted = f"fsdp_config.{key}"
+        line = cfg.line(dotted) or 1
+        bare = key.removeprefix("fsdp_")
+        if fields and bare not in fields:
+            out.append(_fsdp_key_dropped(dotted, bare, line, cfg.path, allowed, pins, history,
+                                         get_close_matches(bare, sorted(fields), n=1, cutoff=0.8)))
+        elif bare == key:
+            continue
+        elif before_prefix:
             out.append(ConfigDiagnostic(
-                kind="upcoming_deprecation", key=dotted, file=cfg.path, line=cfg.line(dotted) or 1,
-                suggestion=bare, message=(
+                kind="upcoming_deprecation", key=dotted, file=cfg.path, line=line,
+                suggestion=f"fsdp_config.{bare}", message=(
                     f"'{dotted}' is read by the pinned axolotl ({_pinned(allowed)}); axolotl 0.12 and newer deprecate "
                     "the `fsdp_` prefix inside fsdp_config (utils/schemas/validation.py "
                     f"check_fsdp_config_kwargs_prefix): drop it on that upgrade, not before")))
-            continue
-        how = f"{pins.describe('axolotl')} allows it" if allowed else _assumed_newest(pins, history.newest("axolotl"))
-        out.append(ConfigDiagnostic(
-            kind="deprecated_key", key=dotted, file=cfg.path, line=cfg.line(dotted) or 1, suggestion=bare,
-            message=(f"'{dotted}' is deprecated: axolotl 0.12 and newer warn \"Configuring FSDP fields with the "
-                     "`fsdp_` prefix is deprecated\" and strip the prefix (utils/schemas/validation.py "
-                     f"check_fsdp_config_kwargs_prefix); {how}")))
+        else:
+            how = f"{pins.describe('axolotl')} allows it" if allowed else _assumed_newest(pins, installed)
+            out.append(ConfigDiagnostic(
+                kind="deprecated_key", key=dotted, file=cfg.path, line=line, suggestion=f"fsdp_config.{bare}",
+                message=(f"'{dotted}' is deprecated: axolotl 0.12 and newer warn \"Configuring FSDP fields with the "
+                         "`fsdp_` prefix is deprecated\" and strip the prefix (utils/schemas/validation.py "
+                         f"check_fsdp_config_kwargs_prefix); {how}")))
     return out
+
+
+def _fsdp_key_dropped(dotted: str, bare: str, line: int, path: str, allowed: list[str] | None, pins: Pins,
+                      history: KeyHistory, close: list[str]) -> ConfigDiagnostic:
+    """A fsdp_config key the FSDPConfig of the axolotl that pip installs lacks: pydantic drops it."""
+    from packaging.version import Version
+
+    installed = max(allowed, key=Version) if allowed else history.newest("axolotl")
+    if not allowed:
+        how = _assumed_newest(pins, installed)
+    elif all(Version(v) >= Version(FSDP_MODEL_FROM) for v in allowed):
+        how = f"every release {pins.describe('axolotl')} allows drops it"
+    else:
+        how = f"{pins.describe('axolotl')} allows it: pip installs {minor(installed)}, which drops it (releases " \
+              "before 0.13 hand fsdp_config to accelerate as written)"
+    stripped = " (the `fsdp_` prefix stripped)" if bare != dotted.split(".", 1)[1] else ""
+    reason = (f"From 0.13 axolotl validates fsdp_config as FSDPConfig (utils/schemas/fsdp.py), which has no field "
+              f"'{bare}'{stripped}: pydantic drops it, and its value never reaches accelerate; {how}")
+    return ConfigDiagnostic(
+        kind="unknown_key", key=dotted, file=path, line=line, suggestion=f"fsdp_config.{close[0]}" if close else None,
+        message=f"'{dotted}' is ignored: {reason[0].lower()}{reason[1:]}", reason=reason)
 
 
 def _assumed_newest(pins: Pins, newest: str) -> str:

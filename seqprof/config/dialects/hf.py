@@ -46,9 +46,11 @@ from seqprof.config.dialects.common import (
     precision_from_flags,
 )
 from seqprof.config.loader import LoadedConfig
+from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_fields import project_fields, read_by_project
 from seqprof.config.values import value_problem
-from seqprof.config.versions import KeyHistory, Pins, assumed, describe_versions, pins_beside, with_companions
+from seqprof.config.versions import (KeyHistory, Pins, assumed, describe_versions, minor, pins_beside,
+                                     with_companions)
 
 NAME = "hf"
 USES_PINS = True  # read_plan hands build() the version pins (--versions, else the files beside the config)
@@ -130,6 +132,44 @@ def arrival_judge(pins: Pins, history: KeyHistory):
     """replacement -> Removal('later') when no release *pins* allow has TrainingArguments.<replacement> yet."""
     return lambda replacement, since=None: history.arrival("transformers", replacement, ["TrainingArguments"], pins,
                                                            since)
+
+
+WARMUP_STEPS_INT_CHECKED_FROM = "4.42.0"  # TrainingArguments.__post_init__ raises on a warmup_steps that is no int
+WARMUP_STEPS_FLOAT_FROM = "5.0.0"  # warmup_steps: float, a value below 1 is the ratio (get_warmup_steps)
+
+
+def warmup_steps_refused(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
+    """`warmup_steps: 0.1` is transformers 5's warmup ratio; the 4.x that pins cap transformers at read an int.
+
+    4.42-4.57 refuse a float before anything loads (training_args.py __post_init__: "warmup_steps must be either
+    0 or > 1", from 4.44 "must be of type int and must be 0 or a positive integer"); 4.36-4.41 take it as a step
+    count, so get_warmup_steps returns 0.1 and the run has no warmup. Judged by the release pip installs (the
+    newest the pins allow), as key removals are; none when it is 5.0 or newer."""
+    from packaging.version import Version
+
+    value = cfg.get("warmup_steps")
+    if not isinstance(value, float) or not 0 <= value:
+        return []
+    allowed = history.allowed("transformers", pins)
+    if not allowed:  # unpinned (a fresh install gets 5.x) or a pin no release meets
+        return []
+    installed = max(allowed, key=Version)
+    if Version(installed) >= Version(WARMUP_STEPS_FLOAT_FROM):
+        return []
+    fix = f"; a ratio goes in warmup_ratio ({value} of the steps) under 4.x" if value < 1 else ""
+    if Version(installed) >= Version(WARMUP_STEPS_INT_CHECKED_FROM):
+        message = (f"'warmup_steps: {value}' is refused: transformers {WARMUP_STEPS_INT_CHECKED_FROM.rsplit('.', 1)[0]}"
+                   "-4.57 raise ValueError in TrainingArguments.__post_init__ on a warmup_steps that is not an int "
+                   f"(5.0 made it a float), and {pins.describe('transformers')} installs {minor(installed)}{fix}")
+    elif value < 1:
+        message = (f"'warmup_steps: {value}' warms up over {value} of a step: transformers before 5.0 read "
+                   f"warmup_steps as a step count (get_warmup_steps), and {pins.describe('transformers')} installs "
+                   f"{minor(installed)}, so the run has no warmup{fix}")
+    else:
+        return []
+    return [ConfigDiagnostic(kind="invalid_value", key="warmup_steps", file=cfg.path,
+                             line=cfg.line("warmup_steps") or 1, message=message,
+                             suggestion="warmup_ratio" if value < 1 else None)]
 
 
 # ChatGLM3 / GLM-4's finetune_hf.py: `Seq2SeqTrainingArguments(**config["training_args"])`, the rest of the file
@@ -217,6 +257,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     b.stated("attn_implementation", "attn_implementation")
     b.first("datasets", ["dataset_name", "train_file"], lambda v: v if isinstance(v, list) else [v])
     apply_training_arguments(b)
+    b.diagnostics.extend(warmup_steps_refused(cfg, pins, history))
     b.default("padding", "longest", "the Trainer's default collator (DataCollatorWithPadding) pads each "
                                     "batch to its longest row")
     b.default("framework_versions", describe_versions(["transformers"], pins, history),

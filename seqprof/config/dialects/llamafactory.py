@@ -325,6 +325,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     hf.apply_training_arguments(b)
     if not board:
         b.diagnostics.extend(_checked_keys(cfg, pins))
+        b.diagnostics.extend(hf.warmup_steps_refused(cfg, pins, KeyHistory.load()))
     b.default("framework_versions", describe_versions(PACKAGES, pins, KeyHistory.load()),
               "the llamafactory/transformers versions keys were judged against (seqprof.config.versions)")
     refused, why = _duplicate_keys_refused(cfg, pins)

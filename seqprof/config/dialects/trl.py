@@ -518,6 +518,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     b.default("learning_rate", 2e-5 if trainer == "sft" else 1e-6,
               SOURCE_SFT if trainer == "sft" else SOURCE_DPO)
     hf.apply_training_arguments(b, source=SOURCE_SFT if trainer == "sft" else SOURCE_DPO)
+    b.diagnostics.extend(hf.warmup_steps_refused(cfg, pins, history))
     if trainer == "kto" and as_bool(b.raw("use_liger_loss")) is True:
         b.derived("fused_loss", "liger", "use_liger_loss")
     b.default("framework_versions", describe_versions(PACKAGES, pins, history),

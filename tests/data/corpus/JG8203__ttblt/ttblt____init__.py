@@ -1,0 +1,4 @@
+from .bltqwen import (
+    qwen2_5_blt,
+    blt_tokenizer
+)
