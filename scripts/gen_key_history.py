@@ -296,6 +296,29 @@ def axolotl_enum_values(archive: Path) -> dict[str, set[str]]:
     return {field: members[enum] for field, enum in AXOLOTL_ENUM_FIELDS.items() if enum in members}
 
 
+# the name the "values" table gives the bare `type:` words of a `datasets:` entry
+AXOLOTL_DATASET_TYPE = "datasets.type"
+_BASE_TYPE = re.compile(r"""\b(?:d_base_type|dataset_base_type)\s*==\s*["']([\w-]+)["']""")
+_HANDLERS = re.compile(r"DATASET_HANDLERS\s*=\s*\{(.*?)\}", re.S)
+
+
+def axolotl_dataset_types(archive: Path) -> set[str]:
+    """The bare `type:` words a datasets entry may have in one axolotl release: the modules of
+    axolotl/prompt_strategies/ (prompt_strategies/__init__.py load() imports `.<type>`) and the base types
+    utils/data/ handles itself (alpaca, explainchoice, ... : the `d_base_type == "x"` chain, DATASET_HANDLERS from
+    0.10); anything else ends in "unhandled prompt tokenization strategy"."""
+    modules = {name.split("/")[2].removesuffix(".py") for name in package_files(archive, "axolotl/prompt_strategies/")
+               if name.count("/") >= 2 and name.endswith(".py")}
+    handled: set[str] = set()
+    for name, text in package_files(archive, "axolotl/utils/data/").items():
+        if name.endswith(".py"):
+            source = text.decode()
+            handled |= set(_BASE_TYPE.findall(source))
+            for block in _HANDLERS.findall(source):
+                handled |= set(re.findall(r"""["']([\w-]+)["']\s*:""", block))
+    return (modules - {"__init__"}) | handled
+
+
 def history(versions: Iterable[str], by_version: Mapping[str, Mapping[str, set[str]]]) -> dict[str, dict]:
     """class -> {"versions": spans of the class, "fields": spans per field} over *versions*."""
     versions = list(versions)
@@ -331,7 +354,8 @@ def build(wheels: Path) -> dict:
     axolotl = {v: wheel("axolotl", v, wheels, sdist=True) for v in AXOLOTL_VERSIONS}
     axolotl_by_version = {v: {"AxolotlInputConfig": axolotl_fields(archive), **axolotl_fsdp_fields(archive)}
                           for v, archive in axolotl.items()}
-    axolotl_values = {v: axolotl_enum_values(archive) for v, archive in axolotl.items()}
+    axolotl_values = {v: {**axolotl_enum_values(archive), AXOLOTL_DATASET_TYPE: axolotl_dataset_types(archive)}
+                      for v, archive in axolotl.items()}
     llamafactory = {v: wheel("llamafactory", v, wheels) for v in LLAMAFACTORY_VERSIONS}
     lf_by_version = {v: class_fields(package_files(whl, "llamafactory/hparams/"), LLAMAFACTORY_CLASSES,
                                      pydantic=False) for v, whl in llamafactory.items()}
@@ -351,7 +375,8 @@ def build(wheels: Path) -> dict:
                     "note": "AxolotlInputConfig and its mixins (src/axolotl/utils/config/models/input/v0_4_1/ to "
                             "0.7, src/axolotl/utils/schemas/ from 0.8; sdists where PyPI has no wheel), alias names; "
                             "FSDPConfig: the keys of fsdp_config (a pydantic model from 0.13, a free dict before); "
-                            "values: the members of the str Enum each field in AXOLOTL_ENUM_FIELDS is typed by"},
+                            "values: the members of the str Enum each field in AXOLOTL_ENUM_FIELDS is typed by, and "
+                            "under datasets.type the bare dataset type words the release handles"},
         "llamafactory": {"versions": list(LLAMAFACTORY_VERSIONS), "step": "patch",
                          "classes": history(LLAMAFACTORY_VERSIONS, lf_by_version),
                          "requires": {v: {"transformers": required_range(whl, "transformers")}

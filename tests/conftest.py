@@ -14,6 +14,8 @@ from seqprof.dataset.tokenizers import _otc_data_dir
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
+# tests/data holds copies of other projects' files (the lint corpus keeps their test_*.py scripts): never collected
+collect_ignore_glob = ["data/*"]
 
 
 @pytest.fixture(autouse=True)

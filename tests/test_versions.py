@@ -530,6 +530,47 @@ def test_a_checkout_of_the_framework_runs_at_its_own_version(tmp_path, files, ve
     assert found.suggestion == "attn_implementation: flash_attention_2"
 
 
+def test_a_llamafactory_checkout_built_by_hatchling_runs_at_the_version_its_pattern_reads(tmp_path):
+    """LLaMA-Factory from 0.9.4 builds with hatchling: [tool.hatch.version] reads VERSION = "0.9.4.dev0" out of
+    src/llamafactory/extras/env.py by its pattern (JonOlsenCa's fork). That development build sits between 0.9.3 and
+    0.9.4, both of which call the bitsandbytes method 'bnb', so `quantization_method: bitsandbytes` loads the model
+    unquantized (SP406)."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "llamafactory"\ndynamic = ["version"]\n\n[tool.hatch.version]\n'
+        'path = "src/llamafactory/extras/env.py"\npattern = "VERSION = \\"(?P<version>[^\\"]+)\\""\n')
+    env = tmp_path / "src" / "llamafactory" / "extras" / "env.py"
+    env.parent.mkdir(parents=True)
+    env.write_text('import platform\n\nVERSION = "0.9.4.dev0"\n')
+    config = tmp_path / "examples" / "qlora.yaml"
+    config.parent.mkdir()
+    config.write_text("model_name_or_path: Qwen/Qwen3-4B\nstage: sft\ndo_train: true\nquantization_bit: 4\n"
+                      "quantization_method: bitsandbytes\n")
+    pins = find_pins(config)
+    assert [(p.specifier, p.source.split(" (")[0]) for p in pins.of("llamafactory")] == [
+        ("==0.9.4.dev0", "src/llamafactory/extras/env.py")]
+    found = diagnostic(read_plan(config), "quantization_method")
+    assert found.kind == "invalid_value" and found.suggestion == "quantization_method: bnb"
+
+
+@pytest.mark.parametrize("kind, reported", [
+    ("chat", True),  # RamakrishnaReddyPalle/large-pdf-agent: no prompt_strategies/chat module, no base type
+    ("alpacca", True),  # a typo of a base type
+    ("alpaca", False), ("chat_template", False), ("completion", False), ("messages", False),
+    ("chat_template.default", False),  # a strategy's loader (or a module of the project's own): not judged
+    ("alpaca:chat", False),  # a base type with its prompt style
+])
+def test_an_axolotl_dataset_type_no_release_handles_is_refused(tmp_path, kind, reported):
+    """axolotl 0.19 utils/data/wrappers.py: a `type:` that load() finds no prompt_strategies module for and no
+    base type handler takes stops data loading ("unhandled prompt tokenization strategy")."""
+    config = _axolotl_checkout(tmp_path, {"requirements.txt": "axolotl>=0.15\n"})
+    config.write_text(config.read_text().replace("datasets:", f"datasets:\n  - path: my/data\n    type: {kind}", 1))
+    found = [d for d in read_plan(config).diagnostics if d.key == "datasets.0.type"]
+    assert [d.kind for d in found] == (["invalid_value"] if reported else [])
+    if kind == "alpacca":
+        assert found[0].suggestion == "type: alpaca"
+
+
 def test_the_attention_flags_are_deprecated_from_axolotl_0_17(tmp_path):
     config = _axolotl_checkout(tmp_path, {"requirements.txt": "axolotl>=0.17\n"})
     found = diagnostic(read_plan(config), "flash_attention")
@@ -639,6 +680,24 @@ def test_a_huggingface_hub_pin_caps_transformers_where_its_requirement_stops_mee
     assert found.kind == "upcoming_deprecation" or "still has it" in found.message
     # no hub pin: the newest transformers, which lacks warmup_ratio
     assert history.allowed("transformers", with_companions(find_pins(_install(tmp_path / "b", "")), history)) is None
+
+
+@pytest.mark.parametrize("transformers, capped", [
+    ("transformers @ git+https://github.com/huggingface/transformers.git\n", True),  # main: installed while it met
+    ("transformers @ git+https://github.com/huggingface/transformers.git@336dc69\n", False),  # a commit: unplaced
+])
+def test_a_huggingface_hub_pin_caps_a_transformers_main_branch_pin(tmp_path, transformers, capped):
+    """iezhuozhuo/openr1's setup.py installs transformers from git main beside huggingface-hub<1.0: main has needed
+    hub>=1.3 since 5.0, so the install that resolves is a 4.x, as for a range."""
+    from seqprof.config.versions import with_companions
+
+    history = KeyHistory.load()
+    pins = with_companions(find_pins(_install(tmp_path, "huggingface-hub>=0.19.2,<1.0\n" + transformers)), history)
+    allowed = history.allowed("transformers", pins)
+    if capped:
+        assert allowed[-1].startswith("4.57") and "huggingface-hub" in pins.describe("transformers")
+    else:
+        assert allowed is None and pins.vcs("transformers") is not None
 
 
 def test_a_transformers_pin_caps_trl_at_the_newest_release_whose_floor_it_meets(tmp_path):
@@ -819,6 +878,22 @@ def test_a_readmes_install_lines_pin_what_no_project_file_pins(tmp_path):
     assert pins.of("torchtune") == ()  # two versions: which one runs is unknown
     filed = find_pins(project(tmp_path / "filed", {"README.md": readme, "requirements.txt": "trl>=0.19\n"}))
     assert [(p.specifier, p.source) for p in filed.of("trl")] == [(">=0.19", "requirements.txt:1")]
+
+
+@pytest.mark.parametrize("checkout, expected", [
+    ("git checkout 55cc214c767741e83ee7b346e5e13e6c03b7b9fa\n", ("", True, False)),  # a commit: not placed
+    ("git checkout v0.4.1\n", ("==0.4.1", False, False)),  # a release tag is that release
+    ("", ("", True, True)),  # the main branch: newer than every release
+])
+def test_a_framework_cloned_and_installed_from_a_checkout_is_pinned_there(tmp_path, checkout, expected):
+    """RLHFlow's pair-pm README: `git clone .../axolotl`, `cd axolotl`, `git checkout 55cc214c...`, `pip install -e
+    .`. A clone that is never installed pins nothing."""
+    steps = f"git clone https://github.com/OpenAccess-AI-Collective/axolotl\ncd axolotl\n{checkout}pip install -e .\n"
+    readme = f"# X\n\n```shell\n{steps}git clone https://github.com/huggingface/trl.git\n```\n"
+    pins = find_pins(project(tmp_path, {"README.md": readme}))
+    found = pins.pins["axolotl"]
+    assert [(p.specifier, p.vcs, p.head, p.source) for p in found] == [(*expected, "README.md:4")]
+    assert "trl" not in pins.pins
 
 
 def test_a_development_build_is_placed_between_the_release_before_it_and_its_own():

@@ -3,7 +3,7 @@
 Whether a key is an error or a warning depends on the version that will run it: TRL removed SFTConfig's
 ``max_seq_length`` in 0.20, so a config pinned to trl==0.19 still works and one pinned to trl>=0.20 does not.
 The pins come from the files a project installs from, found in the config's folder and each parent up to the
-repository root (a folder holding .git) or MAX_LEVELS folders up:
+repository root (a folder holding .git, however deep the config sits) or MAX_LEVELS folders up:
 
 - requirements*.txt, and any other *requirement*.txt (pip's format: ``-r``/``-c`` includes, extras, markers,
   ``==``/``>=,<``/``~=``);
@@ -48,6 +48,8 @@ PACKAGES = FRAMEWORKS + SHARED_LIBRARIES  # the packages whose pins are read
 COMPANIONS = ("vllm", "unsloth", "unsloth-zoo")
 ALIASES = {"llama-factory": "llamafactory"}
 MAX_LEVELS = 4  # parent folders searched above the config's own when no .git marks the root
+MAX_GIT_LEVELS = 24  # how far up a .git marking the repository root is looked for
+SEQPROF_CHECKOUT = Path(__file__).resolve().parents[2]  # a source checkout of seqprof itself (tests/data lies in it)
 MAX_PIN_FILE_BYTES = 4 * 1024 * 1024
 _REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*\(?\s*([^;()@]*?)\s*\)?\s*(?:;.*)?$")
 _URL_REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*@\s*\S+")
@@ -186,9 +188,9 @@ def _readme_pins(folders: Sequence[Path], notes: list[str]) -> list[Pin]:
                 notes.append(f"{path}: not read for version pins ({type(exc).__name__})")
                 continue
             for pin in found:
-                if pin.package in PACKAGES and pin.specifier:
+                if pin.package in PACKAGES and (pin.specifier or pin.vcs):
                     per_package.setdefault(pin.package, []).append(pin)
-    return [found[0] for found in per_package.values() if len({p.specifier for p in found}) == 1]
+    return [found[0] for found in per_package.values() if len({(p.specifier, p.vcs, p.head) for p in found}) == 1]
 
 
 def _pins_of_folder(folder: Path, notes: list[str]) -> list[Pin]:
@@ -232,13 +234,14 @@ def _environment_pins(root: Path, notes: list[str]) -> list[Pin]:
 
 
 def project_folders(start: Path) -> Iterable[Path]:
-    """*start* and its parents up to the folder holding .git (at most MAX_LEVELS above when none does)."""
-    folder = start
-    for _ in range(MAX_LEVELS + 1):
-        yield folder
-        if (folder / ".git").exists() or folder.parent == folder:
-            return
-        folder = folder.parent
+    """*start* and its parents up to the folder holding .git, however deep the config sits below it
+    (BradleyWang0416's fork keeps configs twelve folders down); at most MAX_LEVELS above when no .git is within
+    MAX_GIT_LEVELS."""
+    chain = [start, *start.parents][:MAX_GIT_LEVELS + 1]
+    root = next((i for i, folder in enumerate(chain) if (folder / ".git").exists()), None)
+    if root is not None and root > MAX_LEVELS and chain[root] == SEQPROF_CHECKOUT:
+        root = None  # seqprof's own test data: its pyproject pins seqprof's dependencies, not the configs'
+    yield from chain[:root + 1] if root is not None else chain[:MAX_LEVELS + 1]
 
 
 def _reader(name: str):
@@ -365,16 +368,16 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 
 def read_readme(path: Path) -> list[Pin]:
     """The `pip install` lines of a README's code blocks (```shell ... ```): NV-Reason-CXR installs for training
-    with `uv pip install trl==0.22.2 transformers==4.56.1` and pins nothing in a file. Prose and inline code are
-    left out; find_pins uses these only for packages no project file pins, and only where the README agrees with
-    itself."""
+    with `uv pip install trl==0.22.2 transformers==4.56.1` and pins nothing in a file; RLHFlow's pair-pm clones
+    axolotl and checks out a commit. Prose and inline code are left out; find_pins uses these only for packages no
+    project file pins, and only where the README agrees with itself."""
     lines = _text(path).splitlines()
     inside, kept = False, []
     for line in lines:
         fence = bool(_FENCE.match(line))
         kept.append(line if inside and not fence else "")
         inside = inside != fence
-    return [pin for pin in _install_lines(kept, path.name) if not pin.vcs and not pin.own]
+    return [pin for pin in _install_lines(kept, path.name) if not pin.own]
 
 
 def _install_lines(lines: list[str], name: str) -> list[Pin]:
@@ -415,6 +418,37 @@ def _install_lines(lines: list[str], name: str) -> list[Pin]:
                 editable = False
                 if pin is not None:
                     out.append(pin)
+    return out + _cloned_checkouts(lines, name)
+
+
+_GIT_CLONE = re.compile(r"\bgit\s+clone\s+(?:-\S+\s+)*(?:https?://|git@)\S*?[/:][\w.-]+/([\w.-]+?)(?:\.git)?/?(?:\s|$)")
+_GIT_CHECKOUT = re.compile(r"\bgit\s+(?:checkout|switch)\s+(?:-\S+\s+)*([\w./-]+)")
+_INSTALL_HERE = re.compile(r"\bpip[\d.]*\s+install\s+(?:-\S+\s+)*(?:-e\s+|--editable\s+)?\.(?:\[[^\]]*\])?(?:\s|$)")
+_RELEASE_TAG = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?)$")
+
+
+def _cloned_checkouts(lines: list[str], name: str) -> list[Pin]:
+    """`git clone .../axolotl`, `cd axolotl`, `git checkout 55cc214c...`, `pip install -e .` (RLHFlow's pair-pm
+    README): the framework installed from that checkout. A commit is a pin seqprof cannot place among releases, a
+    release tag (`v0.4.1`) that release, and no checkout the main branch (newer than every release)."""
+    out: list[Pin] = []
+    clone: tuple[str, int] | None = None
+    ref = ""
+    for number, line in enumerate(lines, 1):
+        cloned = _GIT_CLONE.search(line)
+        if cloned:
+            package = normalize(cloned.group(1))
+            clone, ref = ((package, number) if package in FRAMEWORKS else None), ""
+            continue
+        checkout = _GIT_CHECKOUT.search(line)
+        if clone and checkout:
+            ref = checkout.group(1)
+        elif clone and _INSTALL_HERE.search(line):
+            source = f"{name}:{clone[1]}"
+            tag = _RELEASE_TAG.match(ref)
+            out.append(Pin(clone[0], f"=={tag.group(1)}", source) if tag else
+                       Pin(clone[0], "", source, vcs=True, head=ref in ("", "main", "master")))
+            clone = None
     return out
 
 
@@ -718,7 +752,8 @@ def _own_version(name: str, version: str, source: str) -> Pin | None:
 
 def _pyproject_own_version(data: Mapping, text: str, path: Path) -> Pin | None:
     """[project] name + version, or a dynamic version setuptools reads from a file (axolotl: VERSION), or from an
-    attribute the build generates out of version.txt (torchtune)."""
+    attribute the build generates out of version.txt (torchtune), or hatchling from a file by a pattern
+    (LLaMA-Factory)."""
     project = data.get("project", {})
     name = project.get("name")
     if not isinstance(name, str):
@@ -726,6 +761,9 @@ def _pyproject_own_version(data: Mapping, text: str, path: Path) -> Pin | None:
     version = project.get("version")
     if isinstance(version, str):
         return _own_version(name, version, f"{path.name}:{_line_of(text, 'version')}")
+    hatch = data.get("tool", {}).get("hatch", {}).get("version", {})
+    if isinstance(hatch, Mapping) and isinstance(hatch.get("path"), str):  # LLaMA-Factory from 0.9.4: hatchling
+        return _hatch_version(name, hatch, path)
     dynamic = data.get("tool", {}).get("setuptools", {}).get("dynamic", {}).get("version", {})
     file = dynamic.get("file") if isinstance(dynamic, Mapping) else None
     if isinstance(file, list):
@@ -742,6 +780,26 @@ def _pyproject_own_version(data: Mapping, text: str, path: Path) -> Pin | None:
     if not version_file.is_file():
         return None
     return _own_version(name, _text(version_file).strip(), f"{version_file.name} ({path.name}'s dynamic version)")
+
+
+# hatchling's default version pattern (hatchling/version/source/regex.py)
+HATCH_PATTERN = r"""(?i)^(__version__|VERSION) *= *([\'"])v?(?P<version>.+?)\2"""
+
+
+def _hatch_version(name: str, hatch: Mapping, path: Path) -> Pin | None:
+    """`[tool.hatch.version] path = "src/llamafactory/extras/env.py"`: the version hatchling reads there with the
+    table's `pattern` (its own default when none is given)."""
+    file = hatch["path"]
+    if Path(file).is_absolute() or ".." in Path(file).parts or not (path.parent / file).is_file():
+        return None
+    pattern = hatch.get("pattern") if isinstance(hatch.get("pattern"), str) else HATCH_PATTERN
+    try:
+        found = re.search(pattern, _text(path.parent / file), re.M)
+    except re.error:
+        return None
+    if found is None or "version" not in found.groupdict():
+        return None
+    return _own_version(name, found.group("version"), f"{file} ({path.name}'s dynamic version)")
 
 
 def _version_attribute(root: Path, attr: str) -> tuple[str, str] | None:
@@ -1052,12 +1110,14 @@ def with_shared_dependencies(pins: Pins, history: KeyHistory) -> Pins:
     transformers whose own huggingface-hub range misses the project's (huggingface-hub<1.0 meets no transformers
     from 5.0 on, which requires >=1.3), so the newest transformers that meets it is what runs. Only a cap is added
     (pip takes the newest release it can); a framework pinned exactly or to a commit, or a library pin no release
-    meets, changes nothing."""
+    meets, changes nothing. A framework installed from its main branch is capped too: iezhuozhuo/openr1's
+    transformers @ git+...main beside huggingface-hub<1.0 installed while main still met that pin, a 4.x."""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
     shared = history.data.get("shared") or {}
     for framework, table in shared.get("requires", {}).items():
-        if any(p.exact for p in pins.pins.get(framework, ())) or pins.vcs(framework) is not None:
+        checkout = pins.vcs(framework)
+        if any(p.exact for p in pins.pins.get(framework, ())) or checkout is not None and not checkout.head:
             continue
         order = history.versions(framework)
         for library in SHARED_LIBRARIES:
@@ -1076,8 +1136,11 @@ def with_shared_dependencies(pins: Pins, history: KeyHistory) -> Pins:
 
             first_out = _first_missed(allowed, meets, order)
             if first_out is not None:
+                branch = f"; the main branch {checkout.source} names needs it too, so pip resolves a release " \
+                         "before it" if checkout is not None else ""
                 pins = _capped(pins, framework, first_out, f"{library}{own[0].specifier} ({own[0].source}); "
-                               f"{framework} {minor(first_out)} requires {library}{table[first_out][library]}")
+                               f"{framework} {minor(first_out)} requires {library}{table[first_out][library]}"
+                               f"{branch}")
     return pins
 
 

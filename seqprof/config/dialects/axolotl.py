@@ -33,6 +33,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import replace
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from seqprof.config.dialects.common import (
@@ -214,6 +215,8 @@ def _values_the_schema_refuses(cfg: LoadedConfig, pins: Pins, history: KeyHistor
     order = history.versions("axolotl")
     out = []
     for key, spans in history.data["axolotl"].get("values", {}).items():
+        if key == DATASET_TYPE:  # not a top-level key: _dataset_types_unhandled
+            continue
         value = cfg.data.get(key)
         if not isinstance(value, str) or key == "chat_template" and value.startswith("tokenizer_default_fallback_"):
             continue
@@ -237,6 +240,61 @@ def _values_the_schema_refuses(cfg: LoadedConfig, pins: Pins, history: KeyHistor
     return out
 
 
+DATASET_TYPE = "datasets.type"  # key_history.json "values": the bare `type:` words each release handles
+
+
+def _dataset_types_unhandled(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
+    """A `datasets:` / `test_datasets:` entry whose `type:` is a bare word no axolotl release the pins allow handles
+    (RamakrishnaReddyPalle's `type: chat`): load() finds no module axolotl.prompt_strategies.<type>, no base type
+    handler takes it, and data loading stops with "unhandled prompt tokenization strategy" (utils/data/wrappers.py).
+    A dotted type (a strategy's loader, or a module of the project's own), a `type: alpaca:chat` style, a mapping
+    (user-defined), sharegpt (SP431), an `rl:` config (its own loaders), a fork, a commit pin, and a type the
+    project ships a module of that name for (MangyMango's customgemma2.py, copied into prompt_strategies/): not
+    judged."""
+    from seqprof.config.project_fields import framework_fork, project_root, python_files
+
+    if cfg.data.get("rl") or framework_fork(cfg.path) is not None:
+        return []
+    allowed = history.allowed("axolotl", pins)
+    if allowed is None:
+        allowed = None if pins.vcs("axolotl") is not None else [history.newest("axolotl")]
+    spans = history.data["axolotl"].get("values", {}).get(DATASET_TYPE)
+    if not allowed or not spans:
+        return []
+    order = history.versions("axolotl")
+    newest = max(allowed, key=order.index)
+    shipped: set[str] | None = None  # the project's module names, read once an unknown type needs them
+    out = []
+    for key in ("datasets", "test_datasets"):
+        entries = cfg.data.get(key)
+        for index, entry in enumerate(entries if isinstance(entries, list) else []):
+            kind = entry.get("type") if isinstance(entry, Mapping) else None
+            if not isinstance(kind, str) or not kind or any(c in kind for c in ".:/") or kind.startswith("sharegpt"):
+                continue
+            if history.having("axolotl", kind, [DATASET_TYPE], table="values") & set(allowed):
+                continue
+            if shipped is None:
+                shipped = {f.stem for f in python_files(project_root(cfg.path))} if Path(cfg.path).is_file() else set()
+            if kind in shipped:
+                continue
+            choices = sorted(v for v in spans["fields"]
+                             if newest in history.having("axolotl", v, [DATASET_TYPE], table="values"))
+            near = sorted((levenshtein(kind.lower(), c, 2), c) for c in choices)
+            near = [c for d, c in near if d <= 2 and d == near[0][0]] if near else []
+            guess = near[0] if len(near) == 1 else None
+            where = f"axolotl {history.release('axolotl', newest).split()[-1]}" + (
+                "" if pins.of("axolotl") else " (no axolotl pin found, the newest assumed)")
+            dotted = f"{key}.{index}.type"
+            out.append(ConfigDiagnostic(
+                kind="invalid_value", key=dotted, file=cfg.path, line=cfg.line(dotted) or cfg.line(key) or 1,
+                message=f"'type: {kind}' in {key}[{index}] is no dataset type {where} handles: there is no "
+                        f"prompt_strategies/{kind} module and no built-in base type of that name, so data loading "
+                        "stops with \"unhandled prompt tokenization strategy\" (utils/data/wrappers.py)"
+                        + (f"; did you mean {guess!r}?" if guess else ""),
+                suggestion=f"type: {guess}" if guess else None))
+    return out
+
+
 def _sharegpt_types(datasets: Any) -> list[str]:
     """'datasets[0].type: sharegpt' for each entry whose type axolotl refuses."""
     if not isinstance(datasets, list):
@@ -246,9 +304,14 @@ def _sharegpt_types(datasets: Any) -> list[str]:
 
 
 def _allows_before(pins: Pins, package: str, version: str) -> bool:
-    """Whether the pins on *package* allow a release older than *version* (unpinned: no, the newest is assumed)."""
+    """Whether the pins on *package* allow a release older than *version* (unpinned: no, the newest is assumed; a
+    commit seqprof cannot place among releases, RLHFlow's README checkout of axolotl 55cc214c: it may)."""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
     from packaging.version import Version
+
+    commit = pins.vcs(package)
+    if commit is not None and not commit.head:
+        return True
 
     older = [f"0.{m}.{p}" for m in range(Version(version).minor) for p in range(0, 6)]
     for pin in pins.of(package):
@@ -379,6 +442,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     b.stated("datasets", "datasets", _datasets)
     b.stated("datasets", "pretraining_dataset", _datasets)
     b.diagnostics.extend(_values_the_schema_refuses(cfg, pins, history))
+    b.diagnostics.extend(_dataset_types_unhandled(cfg, pins, history))
     b.stated("val_set_size", "val_set_size", as_number)
     if not _allows_before(pins, "axolotl", PYDANTIC_SCHEMA_FROM):  # an unset one is 0.0 (SP446)
         b.default("val_set_size", 0.0, SCHEMA.format("config.py: val_set_size=0.0"))

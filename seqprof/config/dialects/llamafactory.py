@@ -25,6 +25,7 @@ Defaults (hparams/*.py @ hiyouga/LLaMA-Factory):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -265,6 +266,9 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     refusal = None if board else _evaluation_without_data(cfg, pins)
     if refusal is not None:
         b.derived("evaluation_without_data", refusal[1], refusal[0])
+    if task_key == "stage" and str(b.raw("stage")).lower() in STAGES and not board and \
+            not _launched_with(cfg.path, "do_train"):  # (an unknown stage is SP406's)
+        b.derived("training_not_requested", _what_runs_instead(cfg.data), "stage")
     if task != "train":
         b.diagnostics.extend(_checked_keys(cfg, pins))
         return b.result()
@@ -338,6 +342,31 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
 # and from 0.9.4 predict_with_generate too ("Please make sure eval_dataset be provided or val_size >1e-6")
 EVAL_DATA_REQUIRED_FROM = "0.8.3"
 PREDICT_WITH_GENERATE_FROM = "0.9.4"
+
+
+def _launched_with(config_path: str, key: str) -> bool:
+    """Whether a launch line naming the config sets *key* itself (`llamafactory-cli train x.yaml do_train=true`:
+    the CLI's key=value overrides, hparams/parser.py read_args)."""
+    from seqprof.config.launches import command_lines
+
+    path = Path(config_path)
+    if not path.is_file():
+        return False
+    return any(re.search(rf"(?<![\w-]){key}=", line) for _, _, line in command_lines(project_root(path),
+                                                                                     path.resolve())[0])
+
+
+def _what_runs_instead(data: Mapping[str, Any]) -> str:
+    """What `llamafactory-cli train` does with a stage and no do_train: TrainingArguments' do_train defaults to
+    false and every stage's workflow trains only under it (train/sft/workflow.py `if training_args.do_train:`); an
+    eval_strategy other than "no" turns do_eval on (transformers' __post_init__), so the run only evaluates; PPO
+    refuses to start (hparams/parser.py: "PPO training does not support evaluation")."""
+    if str(data.get("stage", "")).lower() == "ppo":
+        return "refuses to start (PPO without do_train: \"PPO training does not support evaluation\")"
+    strategy = data.get("eval_strategy", data.get("evaluation_strategy"))
+    if strategy not in (None, "no", False) and str(strategy).lower() != "no":
+        return f"only evaluates the untrained model (eval_strategy: {strategy} turns do_eval on)"
+    return "loads the model and data, trains nothing and saves no weights"
 
 
 def _evaluation_without_data(cfg: LoadedConfig, pins: Pins) -> tuple[str, str] | None:
