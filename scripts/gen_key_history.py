@@ -18,7 +18,8 @@ never imported, so one environment covers every version:
   YAML names (a ``Field(alias=...)`` is the key), from src/axolotl/utils/config/models/input/v0_4_1/__init__.py
   up to 0.7 and src/axolotl/utils/schemas/*.py from 0.8 (the last patch of each minor release, sdists where
   PyPI has no wheel); the plugins' arguments are not in the schema and stay as keys/axolotl.json lists them;
-  and the keys of ``FSDPConfig``, which validates fsdp_config from 0.13 (pydantic drops any other key);
+  and the keys of ``FSDPConfig`` (fsdp_config, from 0.13) and ``SpecialTokensConfig`` (special_tokens), whose
+  pydantic models drop any other key;
 - llamafactory: the dataclasses of src/llamafactory/hparams/*.py that HfArgumentParser reads (LLAMAFACTORY_CLASSES,
   with their LLaMA-Factory bases; TrainingArguments' own fields, not transformers' Seq2SeqTrainingArguments it
   derives from, which are TrainingArguments keys judged by the transformers history), every release (its
@@ -270,10 +271,17 @@ def axolotl_fields(archive: Path) -> set[str]:
     raise SystemExit(f"{archive.name}: no AxolotlInputConfig under {' or '.join(AXOLOTL_SCHEMA_DIRS)}")
 
 
-def axolotl_fsdp_fields(archive: Path) -> dict[str, set[str]]:
-    """{"FSDPConfig": its keys} in a release that validates fsdp_config with that pydantic model (0.13 on; before,
-    fsdp_config was a free dict handed to accelerate); {} in older ones."""
-    return class_fields(package_files(archive, AXOLOTL_SCHEMA_DIRS[-1]), ["FSDPConfig"], pydantic=True)
+# sections of an axolotl config that a pydantic model of their own validates (it drops any key it lacks)
+AXOLOTL_SECTION_MODELS = {"fsdp_config": "FSDPConfig", "special_tokens": "SpecialTokensConfig"}
+
+
+def axolotl_section_fields(archive: Path) -> dict[str, set[str]]:
+    """{model: its keys} for each AXOLOTL_SECTION_MODELS model one release defines (FSDPConfig from 0.13: before,
+    fsdp_config was a free dict handed to accelerate)."""
+    found: dict[str, set[str]] = {}
+    for prefix in AXOLOTL_SCHEMA_DIRS:
+        found.update(class_fields(package_files(archive, prefix), AXOLOTL_SECTION_MODELS.values(), pydantic=True))
+    return found
 
 
 # axolotl fields typed by a str Enum, which pydantic refuses any other value of: field -> the Enum class
@@ -352,7 +360,7 @@ def build(wheels: Path) -> dict:
     trl = {v: wheel("trl", v, wheels) for v in TRL_VERSIONS}
     trl_by_version = {v: trl_class_fields(whl, newest_ta) for v, whl in trl.items()}
     axolotl = {v: wheel("axolotl", v, wheels, sdist=True) for v in AXOLOTL_VERSIONS}
-    axolotl_by_version = {v: {"AxolotlInputConfig": axolotl_fields(archive), **axolotl_fsdp_fields(archive)}
+    axolotl_by_version = {v: {"AxolotlInputConfig": axolotl_fields(archive), **axolotl_section_fields(archive)}
                           for v, archive in axolotl.items()}
     axolotl_values = {v: {**axolotl_enum_values(archive), AXOLOTL_DATASET_TYPE: axolotl_dataset_types(archive)}
                       for v, archive in axolotl.items()}
@@ -374,7 +382,8 @@ def build(wheels: Path) -> dict:
                     "values": history(AXOLOTL_VERSIONS, axolotl_values),
                     "note": "AxolotlInputConfig and its mixins (src/axolotl/utils/config/models/input/v0_4_1/ to "
                             "0.7, src/axolotl/utils/schemas/ from 0.8; sdists where PyPI has no wheel), alias names; "
-                            "FSDPConfig: the keys of fsdp_config (a pydantic model from 0.13, a free dict before); "
+                            "FSDPConfig / SpecialTokensConfig: the keys of fsdp_config (a pydantic model from 0.13, a "
+                            "free dict before) and special_tokens; "
                             "values: the members of the str Enum each field in AXOLOTL_ENUM_FIELDS is typed by, and "
                             "under datasets.type the bare dataset type words the release handles"},
         "llamafactory": {"versions": list(LLAMAFACTORY_VERSIONS), "step": "patch",

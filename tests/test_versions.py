@@ -571,6 +571,18 @@ def test_an_axolotl_dataset_type_no_release_handles_is_refused(tmp_path, kind, r
         assert found[0].suggestion == "type: alpaca"
 
 
+def test_a_special_tokens_key_specialtokensconfig_lacks_is_dropped(tmp_path):
+    """AbeerMostafa/Novelty-Reviewer (axolotl==0.12.2) writes `special_tokens: {ad_token: ...}`: SpecialTokensConfig
+    has bos/eos/pad/unk_token and additional_special_tokens, pydantic drops the rest, and the pad token is never
+    set. The fields it has are silent."""
+    config = _axolotl_checkout(tmp_path, {"requirements.txt": "axolotl==0.12.2\n"})
+    config.write_text(config.read_text() + "special_tokens:\n  ad_token: <pad>\n  eos_token: <eos>\n")
+    found = [d for d in read_plan(config).diagnostics if d.key.startswith("special_tokens.")]
+    assert [(d.key, d.kind, d.suggestion) for d in found] == [
+        ("special_tokens.ad_token", "unknown_key", "special_tokens.pad_token")]
+    assert "axolotl==0.12.2" in found[0].reason
+
+
 def test_the_attention_flags_are_deprecated_from_axolotl_0_17(tmp_path):
     config = _axolotl_checkout(tmp_path, {"requirements.txt": "axolotl>=0.17\n"})
     found = diagnostic(read_plan(config), "flash_attention")

@@ -44,6 +44,7 @@ from seqprof.config.dialects.common import (
     as_bool,
     as_number,
     check_keys,
+    did_you_mean,
     levenshtein,
     link_deepspeed,
     load_keys_file,
@@ -459,7 +460,8 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     found = [d for d in found if not (d.kind == "unknown_key" and cfg.has(d.key) and cfg.get(d.key) is None)]
     found = _attention_flag_fixes(_only_false(found, cfg), cfg, _releases_run(pins, history))
     found = _special_tokens_home(found)
-    found = _refused_deprecations(found, cfg, pins, history) + _fsdp_config_keys(cfg, pins, history)
+    found = _refused_deprecations(found, cfg, pins, history) + _fsdp_config_keys(cfg, pins, history) + \
+        _special_tokens_keys(cfg, pins, history)
     # a fork's own plugin arguments (pydantic models beside the config) are read by its axolotl
     b.diagnostics.extend(read_by_project_code(read_by_own_copy(found, cfg.path, NAME, LABEL), cfg.path, LABEL))
     return b.result()
@@ -598,6 +600,38 @@ def _fsdp_key_dropped(dotted: str, bare: str, line: int, path: str, allowed: lis
     return ConfigDiagnostic(
         kind="unknown_key", key=dotted, file=path, line=line, suggestion=f"fsdp_config.{close[0]}" if close else None,
         message=f"'{dotted}' is ignored: {reason[0].lower()}{reason[1:]}", reason=reason)
+
+
+def _special_tokens_keys(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
+    """A `special_tokens:` key SpecialTokensConfig lacks (AbeerMostafa's `ad_token`, a typo of pad_token): pydantic
+    drops it, so the token is never set (utils/schemas/model.py; v0_4_1/__init__.py before 0.8). A commit pin or a
+    fork says nothing."""
+    from seqprof.config.project_fields import framework_fork
+
+    section = cfg.get("special_tokens")
+    if not isinstance(section, Mapping) or framework_fork(cfg.path) is not None:
+        return []
+    allowed = history.allowed("axolotl", pins)
+    if allowed is None and pins.vcs("axolotl") is not None:
+        return []
+    order = history.versions("axolotl")
+    installed = max(allowed, key=order.index) if allowed else history.newest("axolotl")
+    fields = history.fields_in("axolotl", installed, ["SpecialTokensConfig"])
+    where = f"{pins.describe('axolotl')} installs {minor(installed)}" if allowed else _assumed_newest(pins, installed)
+    out = []
+    for key in section:
+        if not isinstance(key, str) or not fields or key in fields or section.get(key) is None:
+            continue
+        dotted = f"special_tokens.{key}"
+        top_level = key in history.fields_in("axolotl", installed, ["AxolotlInputConfig"])  # ikedachin's eot_tokens
+        guess = key if top_level else did_you_mean(key, fields)
+        reason = (f"SpecialTokensConfig (utils/schemas/model.py) has no field '{key}': pydantic drops it, so "
+                  + ("axolotl reads it only as a top-level key" if top_level else "no such token is set")
+                  + f"; {where}")
+        out.append(ConfigDiagnostic(kind="unknown_key", key=dotted, file=cfg.path, line=cfg.line(dotted) or 1,
+                                    message=f"'{dotted}' is ignored: {reason}", reason=reason,
+                                    suggestion=guess if top_level else f"special_tokens.{guess}" if guess else None))
+    return out
 
 
 def _assumed_newest(pins: Pins, newest: str) -> str:
