@@ -18,8 +18,8 @@ never imported, so one environment covers every version:
   YAML names (a ``Field(alias=...)`` is the key), from src/axolotl/utils/config/models/input/v0_4_1/__init__.py
   up to 0.7 and src/axolotl/utils/schemas/*.py from 0.8 (the last patch of each minor release, sdists where
   PyPI has no wheel); the plugins' arguments are not in the schema and stay as keys/axolotl.json lists them;
-  and the keys of ``FSDPConfig`` (fsdp_config, from 0.13) and ``SpecialTokensConfig`` (special_tokens), whose
-  pydantic models drop any other key;
+  and the keys of the sections a pydantic model of their own validates (AXOLOTL_SECTION_MODELS: fsdp_config from
+  0.13, special_tokens, trl, vllm), which drop any other key;
 - llamafactory: the dataclasses of src/llamafactory/hparams/*.py that HfArgumentParser reads (LLAMAFACTORY_CLASSES,
   with their LLaMA-Factory bases; TrainingArguments' own fields, not transformers' Seq2SeqTrainingArguments it
   derives from, which are TrainingArguments keys judged by the transformers history), every release (its
@@ -272,7 +272,8 @@ def axolotl_fields(archive: Path) -> set[str]:
 
 
 # sections of an axolotl config that a pydantic model of their own validates (it drops any key it lacks)
-AXOLOTL_SECTION_MODELS = {"fsdp_config": "FSDPConfig", "special_tokens": "SpecialTokensConfig"}
+AXOLOTL_SECTION_MODELS = {"fsdp_config": "FSDPConfig", "special_tokens": "SpecialTokensConfig", "trl": "TRLConfig",
+                          "vllm": "VllmConfig"}
 
 
 def axolotl_section_fields(archive: Path) -> dict[str, set[str]]:
@@ -382,8 +383,8 @@ def build(wheels: Path) -> dict:
                     "values": history(AXOLOTL_VERSIONS, axolotl_values),
                     "note": "AxolotlInputConfig and its mixins (src/axolotl/utils/config/models/input/v0_4_1/ to "
                             "0.7, src/axolotl/utils/schemas/ from 0.8; sdists where PyPI has no wheel), alias names; "
-                            "FSDPConfig / SpecialTokensConfig: the keys of fsdp_config (a pydantic model from 0.13, a "
-                            "free dict before) and special_tokens; "
+                            "FSDPConfig / SpecialTokensConfig / TRLConfig / VllmConfig: the keys of fsdp_config (a "
+                            "pydantic model from 0.13, a free dict before), special_tokens, trl and vllm; "
                             "values: the members of the str Enum each field in AXOLOTL_ENUM_FIELDS is typed by, and "
                             "under datasets.type the bare dataset type words the release handles"},
         "llamafactory": {"versions": list(LLAMAFACTORY_VERSIONS), "step": "patch",

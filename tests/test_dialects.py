@@ -134,6 +134,8 @@ KNOWN_UNKNOWN = {
     ("axolotl/examples/qwen3/8b-qat-fsdp2.yml", "fsdp_config.fsdp_sharding_strategy", None),
     ("axolotl/examples/qwen3/qlora-fsdp.yaml", "fsdp_config.fsdp_limit_all_gathers", None),
     ("axolotl/examples/qwen3/qlora-fsdp.yaml", "fsdp_config.fsdp_sharding_strategy", None),
+    # no schema field: normalize_config sets the dtype from bf16 / fp16 (here `bf16: auto`, so no flag to suggest)
+    ("axolotl/examples/ebft/llama-3b-ebft-strided-fft.yaml", "torch_dtype", None),
     # DeepSpeedConfig attribute names, not JSON keys it reads (those are comms_logger, tensorboard/wandb/...)
     ("llamafactory/examples/deepspeed/ds_z3_fp8_config.json", "comms_config", None),
     ("llamafactory/examples/deepspeed/ds_z3_fp8_config.json", "monitor_config", None),

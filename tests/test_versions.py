@@ -581,6 +581,26 @@ def test_a_special_tokens_key_specialtokensconfig_lacks_is_dropped(tmp_path):
     assert [(d.key, d.kind, d.suggestion) for d in found] == [
         ("special_tokens.ad_token", "unknown_key", "special_tokens.pad_token")]
     assert "axolotl==0.12.2" in found[0].reason
+    # tcapelle/triton_eval: vLLM's settings written inside trl:, which TRLConfig drops; vllm: is a top-level section
+    config.write_text(config.read_text() + "trl:\n  beta: 0.1\n  vllm:\n    gpu_memory_utilization: 0.9\n")
+    moved = [d for d in read_plan(config).diagnostics if d.key == "trl.vllm"]
+    assert [(d.kind, d.suggestion) for d in moved] == [("unknown_key", "vllm")]
+
+
+@pytest.mark.parametrize("extra, key, suggestion", [
+    ("torch_dtype: float16\n", "torch_dtype", "fp16: true"),  # anselmlong/almost-anselm
+    ("torch_dtype: bfloat16\nbf16: true\n", "torch_dtype", None),  # D-Katt/llm_tuning: the flag is there already
+    ("tokenizer: mistralai/mistral-7b-v0.1\n", "tokenizer", "tokenizer_config"),  # not tokenizer_type, a class
+    ("tokenizer:\n  padding_side: left\n", "tokenizer", None),
+])
+def test_an_unknown_axolotl_key_suggests_what_takes_its_value(tmp_path, extra, key, suggestion):
+    """axolotl has no torch_dtype (normalize_config sets the dtype from bf16 / fp16) and no tokenizer (the repo goes
+    in tokenizer_config; the nearest name, tokenizer_type, takes a transformers class and would break the run)."""
+    config = _axolotl_checkout(tmp_path, {"requirements.txt": "axolotl>=0.15\n"})
+    text = "\n".join(line for line in config.read_text().splitlines() if not line.startswith(("bf16", "fp16")))
+    config.write_text(text + "\n" + extra)
+    found = diagnostic(read_plan(config), key)
+    assert (found.kind, found.suggestion) == ("unknown_key", suggestion)
 
 
 def test_the_attention_flags_are_deprecated_from_axolotl_0_17(tmp_path):

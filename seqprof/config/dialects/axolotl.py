@@ -463,9 +463,9 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     # pydantic drops a key the schema lacks; one left empty set nothing either (a template's leftover)
     found = [d for d in found if not (d.kind == "unknown_key" and cfg.has(d.key) and cfg.get(d.key) is None)]
     found = _attention_flag_fixes(_only_false(found, cfg), cfg, _releases_run(pins, history))
-    found = _special_tokens_home(found)
+    found = _meant_keys(_special_tokens_home(found), cfg)
     found = _refused_deprecations(found, cfg, pins, history) + _fsdp_config_keys(cfg, pins, history) + \
-        _special_tokens_keys(cfg, pins, history)
+        _section_keys(cfg, pins, history)
     # a fork's own plugin arguments (pydantic models beside the config) are read by its axolotl
     b.diagnostics.extend(read_by_project_code(read_by_own_copy(found, cfg.path, NAME, LABEL), cfg.path, LABEL))
     return b.result()
@@ -482,6 +482,34 @@ def _special_tokens_home(diagnostics: list[ConfigDiagnostic]) -> list[ConfigDiag
                     message=f"'{d.key}' is not a top-level key axolotl reads: SpecialTokensConfig reads it under "
                             "special_tokens: (utils/schemas/model.py)")
             if d.kind == "unknown_key" and d.key in SPECIAL_TOKENS else d for d in diagnostics]
+
+
+# unknown keys whose nearest name is not what they mean: `tokenizer: Qwen/Qwen3-8B` is the tokenizer's repo, which
+# axolotl reads from tokenizer_config (tokenizer_type names a transformers class: the typo fix would break the run)
+MEANT = {"tokenizer": "tokenizer_config"}
+
+
+# `torch_dtype: float16` (in some of axolotl's own examples too): no schema field, so validation drops it, and
+# normalize_config sets cfg.torch_dtype from bf16 / fp16 (utils/config/__init__.py) whatever the file said
+DTYPE_FLAGS = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "half": "fp16"}
+
+
+def _meant_keys(diagnostics: list[ConfigDiagnostic], cfg: LoadedConfig) -> list[ConfigDiagnostic]:
+    """An unknown key in MEANT suggests the key that takes its value when that value is a name or path (a string);
+    otherwise nothing (anselmlong's `tokenizer:` mapping fits no axolotl key). An unknown `torch_dtype` says that
+    axolotl derives the dtype from bf16 / fp16, and suggests the flag its value names."""
+    out = []
+    for d in diagnostics:
+        if d.kind == "unknown_key" and d.key in MEANT:
+            d = replace(d, suggestion=MEANT[d.key] if isinstance(cfg.get(d.key), str) else None)
+        elif d.kind == "unknown_key" and d.key == "torch_dtype":
+            flag = DTYPE_FLAGS.get(str(cfg.get("torch_dtype")).removeprefix("torch."))
+            flag = None if flag and cfg.get(flag) is not None else flag  # the flag is set already: just remove
+            d = replace(d, suggestion=f"{flag}: true" if flag else None, reason=(
+                "axolotl's schema has no torch_dtype: validation drops it, and normalize_config sets the dtype from "
+                "bf16 / fp16 (float32 when neither is set; utils/config/__init__.py)"))
+        out.append(d)
+    return out
 
 
 def _only_false(diagnostics: list[ConfigDiagnostic], cfg: LoadedConfig) -> list[ConfigDiagnostic]:
@@ -606,35 +634,47 @@ def _fsdp_key_dropped(dotted: str, bare: str, line: int, path: str, allowed: lis
         message=f"'{dotted}' is ignored: {reason[0].lower()}{reason[1:]}", reason=reason)
 
 
-def _special_tokens_keys(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
-    """A `special_tokens:` key SpecialTokensConfig lacks (AbeerMostafa's `ad_token`, a typo of pad_token): pydantic
-    drops it, so the token is never set (utils/schemas/model.py; v0_4_1/__init__.py before 0.8). A commit pin or a
-    fork says nothing."""
+# sections a pydantic model of their own validates, dropping any key it lacks (key_history.json classes), and where
+SECTION_MODELS = {"special_tokens": ("SpecialTokensConfig", "utils/schemas/model.py"),
+                  "trl": ("TRLConfig", "utils/schemas/trl.py"), "vllm": ("VllmConfig", "utils/schemas/vllm.py")}
+
+
+def _section_keys(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
+    """A key of `special_tokens:`, `trl:` or `vllm:` that the section's model lacks: pydantic drops it (AbeerMostafa's
+    `special_tokens: {ad_token: ...}`, a typo of pad_token; tcapelle's `trl: {vllm: {...}}`, a top-level section
+    written inside another). A key the top level reads is told to move there. A commit pin or a fork says nothing;
+    a release without the model (trl: before 0.8) neither."""
     from seqprof.config.project_fields import framework_fork
 
-    section = cfg.get("special_tokens")
-    if not isinstance(section, Mapping) or framework_fork(cfg.path) is not None:
+    if framework_fork(cfg.path) is not None:
         return []
     allowed = history.allowed("axolotl", pins)
     if allowed is None and pins.vcs("axolotl") is not None:
         return []
     order = history.versions("axolotl")
     installed = max(allowed, key=order.index) if allowed else history.newest("axolotl")
-    fields = history.fields_in("axolotl", installed, ["SpecialTokensConfig"])
     where = f"{pins.describe('axolotl')} installs {minor(installed)}" if allowed else _assumed_newest(pins, installed)
+    top = history.fields_in("axolotl", installed, ["AxolotlInputConfig"])
     out = []
-    for key in section:
-        if not isinstance(key, str) or not fields or key in fields or section.get(key) is None:
+    for name, (model, source) in SECTION_MODELS.items():
+        section = cfg.get(name)
+        fields = history.fields_in("axolotl", installed, [model])
+        if not isinstance(section, Mapping) or not fields:
             continue
-        dotted = f"special_tokens.{key}"
-        top_level = key in history.fields_in("axolotl", installed, ["AxolotlInputConfig"])  # ikedachin's eot_tokens
-        guess = key if top_level else did_you_mean(key, fields)
-        reason = (f"SpecialTokensConfig (utils/schemas/model.py) has no field '{key}': pydantic drops it, so "
-                  + ("axolotl reads it only as a top-level key" if top_level else "no such token is set")
-                  + f"; {where}")
-        out.append(ConfigDiagnostic(kind="unknown_key", key=dotted, file=cfg.path, line=cfg.line(dotted) or 1,
-                                    message=f"'{dotted}' is ignored: {reason}", reason=reason,
-                                    suggestion=guess if top_level else f"special_tokens.{guess}" if guess else None))
+        for key in section:
+            if not isinstance(key, str) or key in fields or section.get(key) is None:
+                continue
+            dotted = f"{name}.{key}"
+            top_level = key in top  # ikedachin's special_tokens.eot_tokens, tcapelle's trl.vllm
+            guess = key if top_level else did_you_mean(key, fields)
+            had = history.having("axolotl", key, [model])  # trl.vllm_device: TRLConfig's up to 0.7
+            since = f" (it had one up to {minor(max(had, key=order.index))})" if had else ""
+            reason = (f"{model} ({source}) has no field '{key}'{since}: pydantic drops it, so "
+                      + ("axolotl reads it only as a top-level key" if top_level else "its value is never used")
+                      + f"; {where}")
+            out.append(ConfigDiagnostic(kind="unknown_key", key=dotted, file=cfg.path, line=cfg.line(dotted) or 1,
+                                        message=f"'{dotted}' is ignored: {reason}", reason=reason,
+                                        suggestion=guess if top_level else f"{name}.{guess}" if guess else None))
     return out
 
 

@@ -224,9 +224,18 @@ def _task(b: Builder) -> tuple[str, str | None]:
         return "eval", "do_predict" if b.present("do_predict") else "do_eval"
     if as_bool(b.raw("do_train")) is False:  # the stage's workflow runs, but trains only under do_train
         return "no_training", "do_train"
-    if b.present("infer_backend") or not b.present("stage"):
-        return "inference", "infer_backend" if b.present("infer_backend") else None
+    if b.present("infer_backend"):
+        return "inference", "infer_backend"
+    if not b.present("stage"):  # stage defaults to sft: a file of training keys is a training file without it
+        trains = next((k for k in TRAINING_KEYS if b.present(k)), None)
+        return ("train", trains) if trains else ("inference", None)
     return "train", "stage"
+
+
+# keys only a training run reads (AIChat_QingZhou's train_qwen_lora.yaml names no stage: finetuning_args.py's
+# default, sft, runs it); an inference or export file has none of them
+TRAINING_KEYS = ("num_train_epochs", "max_steps", "learning_rate", "per_device_train_batch_size",
+                 "gradient_accumulation_steps")
 
 
 def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = None) -> DialectResult:
@@ -266,9 +275,9 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     refusal = None if board else _evaluation_without_data(cfg, pins)
     if refusal is not None:
         b.derived("evaluation_without_data", refusal[1], refusal[0])
-    if task_key == "stage" and str(b.raw("stage")).lower() in STAGES and not board and \
-            not _launched_with(cfg.path, "do_train"):  # (an unknown stage is SP406's)
-        b.derived("training_not_requested", _what_runs_instead(cfg.data), "stage")
+    if task == "train" and task_key != "do_train" and str(b.raw("stage", "sft")).lower() in STAGES and not board \
+            and not _launched_with(cfg.path, "do_train"):  # (an unknown stage is SP406's)
+        b.derived("training_not_requested", _what_runs_instead(cfg.data), task_key)
     if task != "train":
         b.diagnostics.extend(_checked_keys(cfg, pins))
         return b.result()

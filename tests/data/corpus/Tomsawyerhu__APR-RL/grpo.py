@@ -1,7 +1,7 @@
 # 1. pip install -U huggingface_hub
 # 2. export HF_ENDPOINT=https://hf-mirror.com
-# 3. 下载数据集 huggingface-cli download --token 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 --repo-type dataset --resume-download openai/gsm8k --local-dir gsm8k
-# 4. 下载模型 huggingface-cli download --token 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 --resume-download Qwen/Qwen3-4B --local-dir Qwen3-4B
+# 3. 下载数据集 huggingface-cli download --token hf_REDACTED --repo-type dataset --resume-download openai/gsm8k --local-dir gsm8k
+# 4. 下载模型 huggingface-cli download --token hf_REDACTED --resume-download Qwen/Qwen3-4B --local-dir Qwen3-4B
 # 5. ACCELERATE_LOG_LEVEL=info CUDA_VISIBLE_DEVICES=0 accelerate launch --config_file zero3.yaml  grpo.py --config config_full.yaml (单卡，多卡指定--num_processes)
 # 5. ACCELERATE_LOG_LEVEL=info CUDA_VISIBLE_DEVICES=1 accelerate launch grpo.py --config config_full.yaml (单卡，多卡指定--num_processes)
 # 启动vllm在第一块显卡: CUDA_VISIBLE_DEVICES=0 trl vllm-serve --model /root/autodl-tmp/apr-rl/Qwen2.5-Coder-3B-Instruct --enforce-eager true

@@ -6,7 +6,7 @@ PROJECT_NAME="RDPO"
 #make all gpus avaiable for training
 export CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7
 
-export WANDB_API_KEY=f318ffd0dcf5d31701fd33aee12e57e9cf15444f
+export WANDB_API_KEY=REDACTED
 export WANDB_PROJECT=$PROJECT_NAME
 #disable WANDB
 export WANDB_MODE=disabled

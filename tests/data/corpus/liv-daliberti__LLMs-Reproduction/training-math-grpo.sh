@@ -36,7 +36,7 @@ export NLTK_DATA="$(pwd)/.cache/nltk_data"
 
 
 # provide the new token
-export HUGGING_FACE_HUB_TOKEN="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"
+export HUGGING_FACE_HUB_TOKEN="hf_REDACTED"
 export TORCH_LOAD_WEIGHTS_ONLY=0
 
 
@@ -133,7 +133,7 @@ echo "→ Set accelerate num_processes to $NUM_TRAINING (total GPUs: $NUM_TOTAL)
 # ─── (Optional) Second Hugging Face Authentication ─────────────────────
 # If you need to switch to a different HF token later, unset HF_TOKEN again:
 # unset HF_TOKEN
-# export HUGGING_FACE_HUB_TOKEN="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"
+# export HUGGING_FACE_HUB_TOKEN="hf_REDACTED"
 # huggingface-cli login --token "$HUGGING_FACE_HUB_TOKEN" --add-to-git-credential
 # echo "✅ Logged into Hugging Face (step 2)"
 

@@ -72,7 +72,7 @@ export VLLM_ATTENTION_BACKEND="xformers"
 export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
 
 # Hugging Face Authentication
-export HUGGING_FACE_HUB_TOKEN="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"
+export HUGGING_FACE_HUB_TOKEN="hf_REDACTED"
 huggingface-cli login --token "$HUGGING_FACE_HUB_TOKEN"
 echo "✅ Logged into Hugging Face"
 

@@ -85,7 +85,7 @@ class SimPOConfig(TrainingArguments):
     use_entity_weighting: bool = True
     entity_weight_chosen: float = 0.5
     entity_weight_rejected: float = 1.5
-    moonshot_api_key: Optional[str] = "sk-yAx4wtCUkyDakfury04dmMDtiCTT07tC2UypQMz7E2rkDVQj"
+    moonshot_api_key: Optional[str] = "sk-REDACTED"
     apply_entity_weighting_during_eval: bool = False
     save_mask_records: bool = False
 

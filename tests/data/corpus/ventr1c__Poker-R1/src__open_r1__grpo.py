@@ -124,7 +124,7 @@ class GRPOScriptArguments(ScriptArguments):
 
 def main(script_args, training_args, model_args):
     wandb.login(key="0d8f933b09d18ee04b36efb4c4858e545568f092")
-    # login(token="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", add_to_git_credential=True)
+    # login(token="hf_REDACTED", add_to_git_credential=True)
     # Set seed for reproducibility
     set_seed(training_args.seed)
 
