@@ -1136,8 +1136,8 @@ def with_shared_dependencies(pins: Pins, history: KeyHistory) -> Pins:
 
             first_out = _first_missed(allowed, meets, order)
             if first_out is not None:
-                branch = f"; the main branch {checkout.source} names needs it too, so pip resolves a release " \
-                         "before it" if checkout is not None else ""
+                branch = "" if checkout is None else f"; the main branch {checkout.source} names requires it " \
+                    "too, so pip cannot install both as written, and only a release before it runs with that pin"
                 pins = _capped(pins, framework, first_out, f"{library}{own[0].specifier} ({own[0].source}); "
                                f"{framework} {minor(first_out)} requires {library}{table[first_out][library]}"
                                f"{branch}")
