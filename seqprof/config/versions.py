@@ -1230,6 +1230,12 @@ def _pin_file(pin: Pin) -> str:
     return named[-1] if named else pin.source
 
 
+def range_allows_minor(specifier: str, version: str) -> bool:
+    """Whether a requirement's range (`<=5.6.0,>=4.55.0`, LLaMA-Factory 0.9.5's transformers) allows some patch of
+    generated *version*'s minor release (5.6.2 stands for 5.6, whose 5.6.0 the range takes)."""
+    return _allows_minor(Pin("", specifier, ""), version)
+
+
 def _allows_minor(pin: Pin, version: str) -> bool:
     """Whether *pin* allows some patch of *version*'s minor release (==4.57.1 allows the 4.57 the history lists)."""
     exact = re.fullmatch(r"===?\s*(\d+\.\d+)(?:\.[\w.*]+)?", pin.specifier)

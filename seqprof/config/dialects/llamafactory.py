@@ -144,7 +144,7 @@ def removal_judge(pins: Pins, history: KeyHistory, fork: bool = True):
     of the pins gets take (the newest llamafactory's range when nothing pins it). A field every allowed transformers
     has is no finding: the strict parser takes it until an upgrade those pins forbid. A *fork* (the repository is
     LLaMA-Factory's own copy) runs with its own transformers pin alone."""
-    from packaging.specifiers import SpecifierSet
+    from seqprof.config.versions import range_allows_minor
 
     lf = history.allowed("llamafactory", pins)
     # a checkout's own version (setup.py) names the arguments it has, but its requirements, not the release's
@@ -152,8 +152,8 @@ def removal_judge(pins: Pins, history: KeyHistory, fork: bool = True):
     own_pin = lf is not None and bool(lf) and not any(p.own for p in pins.of("llamafactory"))
     releases = [_installed_release(lf, pins, history)] if own_pin else [history.newest("llamafactory")]
     ranges = {v: history.requires("llamafactory", v, "transformers") or "" for v in releases}
-    runs_with = [t for t in history.versions("transformers")
-                 if any(SpecifierSet(r).contains(t) for r in ranges.values())]
+    runs_with = [t for t in history.versions("transformers")  # a minor whose .0 the range takes: <=5.6.0 is 5.6
+                 if any(range_allows_minor(r, t) for r in ranges.values())]
     named = ", ".join(sorted({f"transformers{r}" if r else "any transformers" for r in ranges.values()}))
     installs = f"llamafactory {releases[0]}" + (f", which {pins.describe('llamafactory')} installs," if own_pin else "")
     why = f"{named} (what {installs} requires)"
