@@ -201,6 +201,15 @@ REFUSED_DEPRECATIONS: Mapping[str, tuple[str, str, str]] = {
 }
 
 
+def _judged_releases(pins: Pins, history: KeyHistory) -> list[str] | None:
+    """The axolotl releases a value check judges by: those the pins allow, the newest when unpinned; None for a
+    commit pin, which seqprof cannot place among releases."""
+    allowed = history.allowed("axolotl", pins)
+    if allowed is None:
+        return None if pins.vcs("axolotl") is not None else [history.newest("axolotl")]
+    return allowed
+
+
 def _values_the_schema_refuses(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
     """A `chat_template:` or `rl:` string that no axolotl release the pins allow has among the members of the Enum
     the field is typed by (keys/key_history.json "values"): pydantic refuses the config before training
@@ -208,9 +217,7 @@ def _values_the_schema_refuses(cfg: LoadedConfig, pins: Pins, history: KeyHistor
     nothing; chat_template's `tokenizer_default_fallback_*` strings are taken by pattern."""
     from seqprof.config.project_fields import framework_fork
 
-    allowed = history.allowed("axolotl", pins)
-    if allowed is None:
-        allowed = None if pins.vcs("axolotl") is not None else [history.newest("axolotl")]
+    allowed = _judged_releases(pins, history)
     if not allowed or framework_fork(cfg.path) is not None:
         return []
     order = history.versions("axolotl")
@@ -261,9 +268,7 @@ def _dataset_types_unhandled(cfg: LoadedConfig, pins: Pins, history: KeyHistory)
 
     if cfg.data.get("rl") or framework_fork(cfg.path) is not None:
         return []
-    allowed = history.allowed("axolotl", pins)
-    if allowed is None:
-        allowed = None if pins.vcs("axolotl") is not None else [history.newest("axolotl")]
+    allowed = _judged_releases(pins, history)
     spans = history.data["axolotl"].get("values", {}).get(DATASET_TYPE)
     if not allowed or not spans:
         return []
@@ -654,16 +659,18 @@ def _section_keys(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[Co
     order = history.versions("axolotl")
     installed = max(allowed, key=order.index) if allowed else history.newest("axolotl")
     where = f"{pins.describe('axolotl')} installs {minor(installed)}" if allowed else _assumed_newest(pins, installed)
-    top = history.fields_in("axolotl", installed, ["AxolotlInputConfig"])
+    top: set[str] | None = None  # the top-level fields, read once a section key needs them
     out = []
     for name, (model, source) in SECTION_MODELS.items():
         section = cfg.get(name)
-        fields = history.fields_in("axolotl", installed, [model])
-        if not isinstance(section, Mapping) or not fields:
+        if not isinstance(section, Mapping):
             continue
+        fields = history.fields_in("axolotl", installed, [model])
         for key in section:
-            if not isinstance(key, str) or key in fields or section.get(key) is None:
+            if not fields or not isinstance(key, str) or key in fields or section.get(key) is None:
                 continue
+            if top is None:
+                top = history.fields_in("axolotl", installed, ["AxolotlInputConfig"])
             dotted = f"{name}.{key}"
             top_level = key in top  # ikedachin's special_tokens.eot_tokens, tcapelle's trl.vllm
             guess = key if top_level else did_you_mean(key, fields)
