@@ -450,3 +450,19 @@ def test_a_name_a_project_script_writes_into_the_registry_is_no_error(tmp_path, 
     assert lint_paths([config], LintOptions(select=("SP435",))).findings == ()
     script.write_text(script.read_text().replace('registry["code_kto_train"] = {', 'if registry["code_kto_train"] == {'))
     assert [f.code for f in lint_paths([config], LintOptions(select=("SP435",))).findings] == ["SP435"]
+
+
+@pytest.mark.parametrize("value, undefined", [("${DATASET}", False), ("$DATASET", False), ("<DATASET>", False),
+                                              ("sat_mix, ${EXTRA}", False), ("sat_mixx", True)])
+def test_a_dataset_name_a_launcher_fills_in_is_not_looked_up(tmp_path, monkeypatch, value, undefined):
+    """joliang17/LlamaFactory's qwen25vl template: `dataset: ${DATASET}`, which run_script_param_7B_full_pipeline.sh
+    fills with envsubst before `llamafactory-cli train`; the literal never reaches data/parser.py's lookup."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "dataset_info.json").write_text(json.dumps({"sat_mix": {"file_name": "s.json"}}))
+    config = tmp_path / "x.yaml"
+    config.write_text(f"model_name_or_path: m\nstage: sft\ndo_train: true\nfinetuning_type: lora\n"
+                      f"dataset: {value}\ndataset_dir: data\n")
+    monkeypatch.chdir(tmp_path)
+    found = lint_paths([config], LintOptions(select=("SP435",)), warn=lambda line: None).findings
+    assert [f.code for f in found] == (["SP435"] if undefined else [])

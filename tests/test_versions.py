@@ -982,3 +982,53 @@ def test_a_range_that_names_one_patch_is_that_minor_release(tmp_path):
     config = project(tmp_path, {"setup.py": setup})
     history = KeyHistory.load()
     assert history.allowed("transformers", find_pins(config)) == ["4.46.3"]
+
+
+def test_a_framework_checkout_in_the_repository_installed_after_cd_runs_at_its_own_version(tmp_path):
+    """ucsb-mlsec/llamafactory's README: `cd LLaMA-Factory`, `pip install -e .`. The vendored copy names itself
+    0.9.3.dev0 and its requirements.txt caps transformers at 4.51.3: those are the project's pins, not a fresh
+    install's 0.9.5 with transformers 5."""
+    lf = tmp_path / "LLaMA-Factory"
+    (lf / "src" / "llamafactory" / "extras").mkdir(parents=True)
+    (lf / "src" / "llamafactory" / "extras" / "env.py").write_text('VERSION = "0.9.3.dev0"\n')
+    (lf / "setup.py").write_text(
+        "import re\nfrom setuptools import setup\n\n\ndef get_version():\n"
+        "    with open('src/llamafactory/extras/env.py') as f:\n"
+        "        return re.search(r'VERSION = \"(.*)\"', f.read()).group(1)\n\n\n"
+        "setup(name='llamafactory', version=get_version(), install_requires=open('requirements.txt').read().split())\n")
+    (lf / "requirements.txt").write_text("transformers>=4.45.0,<=4.51.3\n")
+    readme = "# X\n\n```bash\ncd LLaMA-Factory\npip install -e .\ncd ..\n```\n"
+    pins = find_pins(project(tmp_path, {"README.md": readme}))
+    pin, = pins.of("llamafactory")
+    assert pin.specifier == "==0.9.3.dev0" and pin.own and pin.source.startswith("LLaMA-Factory/")
+    assert [(p.specifier, p.source) for p in pins.of("transformers")] == \
+        [(">=4.45.0,<=4.51.3", "LLaMA-Factory/requirements.txt:1")]
+
+
+@pytest.mark.parametrize("text, head", [
+    # LvBaolu/Mixtral_V2 Dockerfile: a main build whose tag names no day
+    ("FROM winglian/axolotl:main-py3.10-cu118-2.1.1\n", False),
+    # malcolmsharpe/modal-example-llm-finetuning src/common.py: an image pinned by digest
+    ('axolotl_image = modal.Image.from_registry(f"axolotlai/axolotl@sha256:{AXOLOTL_REGISTRY_SHA}")\n', False),
+    ("FROM axolotlai/axolotl:main-latest\n", True),
+])
+def test_an_undated_main_build_or_digest_of_a_framework_image_is_a_commit_pin(tmp_path, text, head):
+    config = _axolotl_checkout(tmp_path, {"Dockerfile": text})
+    pins = find_pins(config)
+    assert pins.of("axolotl") == () and pins.vcs("axolotl") is not None and pins.vcs("axolotl").head is head
+
+
+def test_a_framework_image_named_by_a_launcher_anywhere_in_the_repository_pins_it(tmp_path):
+    """A Modal app keeps its image in src/common.py while the configs sit in config/: the image is the install,
+    when every file that names one names the same."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "common.py").write_text('image = modal.Image.from_registry("axolotlai/axolotl:0.12.1")\n')
+    config = tmp_path / "config" / "x.yml"
+    config.parent.mkdir()
+    config.write_text("base_model: m\n")
+    pin, = find_pins(config).of("axolotl")
+    assert pin.specifier == "==0.12.1" and pin.source.startswith("src/common.py:1")
+    (tmp_path / "deploy").mkdir()  # two images off the config's path: which one runs it is unknown
+    (tmp_path / "deploy" / "app.py").write_text('IMAGE = "axolotlai/axolotl:0.19.0"\n')
+    assert find_pins(config).of("axolotl") == ()

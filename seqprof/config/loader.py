@@ -15,7 +15,8 @@ module builds plain Python values from the nodes itself:
   the last value wins (what PyYAML, and so axolotl/TRL/LLaMA-Factory, do);
 - scalars resolve with YAML 1.1 rules (``yes``/``on`` are booleans, ``017`` is octal), the
   rules of PyYAML that these frameworks load their configs with; ``1e-4`` is a float (PyYAML
-  would keep it a string, but every framework then coerces it to a float);
+  keeps it a string, which argparse, OmegaConf and axolotl's schema coerce; the keys are kept in
+  ``text_numbers`` for the loaders that hand it on as text);
 - a top level that is not a mapping is a SeqprofError.
 
 JSON files are read with ``json`` (what DeepSpeed and model configs are loaded with, so a file
@@ -57,6 +58,9 @@ class LoadedConfig:
     key_lines: Mapping[str, int] = field(default_factory=dict)
     diagnostics: tuple[ConfigDiagnostic, ...] = ()
     format: str = "yaml"  # yaml | json
+    # dotted keys whose plain scalar (`5e-5`: an exponent and no dot) yaml.safe_load keeps as a str, read here as a
+    # float; a loader that hands yaml.safe_load's values on unconverted gives the framework the text
+    text_numbers: frozenset[str] = frozenset()
 
     def line(self, dotted: str) -> int | None:
         """1-based line of a dotted key (``training.batch_size``, ``datasets.0.path``)."""
@@ -169,7 +173,8 @@ def _parse_yaml(text: str, path: str, fmt: str, backend: str | None = None) -> L
     except RecursionError:
         raise SeqprofError(f"{fmt.upper()} is nested too deeply to be a config", path=path) from None
     return LoadedConfig(path=path, data=data, key_lines=builder.lines,
-                        diagnostics=tuple(builder.diagnostics), format=fmt)
+                        diagnostics=tuple(builder.diagnostics), format=fmt,
+                        text_numbers=frozenset(builder.text_numbers))
 
 
 def _parse_json(text: str, path: str) -> tuple[dict[str, Any], tuple[ConfigDiagnostic, ...]]:
@@ -209,6 +214,7 @@ class _Builder:
         self.path = path
         self.lines: dict[str, int] = {}
         self.diagnostics: list[ConfigDiagnostic] = []
+        self.text_numbers: set[str] = set()
 
     def check_size(self, root: Any) -> None:
         """Refuse a graph whose alias expansion exceeds MAX_EXPANDED_NODES (or is cyclic)."""
@@ -254,6 +260,8 @@ class _Builder:
                                path=self.path, line=node.start_mark.line + 1,
                                fix=f"remove the {shown} tag and write the plain value")
         if node.id == "scalar":
+            if node.tag == _TAG + "str" and not node.style and _FLOAT_LIKE.match(node.value):
+                self.text_numbers.add(prefix)
             return _scalar(node)
         if node.id == "sequence":
             out = []

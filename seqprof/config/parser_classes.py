@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from seqprof.config.launches import framework_launches
+from seqprof.config.launches import command_lines, framework_launches, launched_scripts
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_fields import (imported_names, in_project, parsed_module, project_dataclasses,
@@ -289,6 +289,59 @@ def own_parser_fate(config_path: str | Path, keys: list[str]) -> str | None:
     return f"the project's own parser {names} " + (
         "refuses a key no argument class declares" if fates == {"refused"} else
         "drops a key no argument class declares without a word, so the setting has no effect")
+
+
+@dataclass(frozen=True)
+class YamlReading:
+    """How the scripts that parse a YAML config hand its values to the dataclasses."""
+
+    where: str  # 'HfArgumentParser at train.py:42'
+    argparse: bool  # through argparse (TrlParser: top-level values become defaults, converted by each field's type)
+
+
+def yaml_reading(config_path: str | Path, keys: list[str]) -> YamlReading | None:
+    """How the YAML config's values reach the dataclasses: as yaml.safe_load gave them (HfArgumentParser's
+    parse_yaml_file / parse_dict: no field's type is applied), or as argparse defaults (TrlParser, the trl CLI);
+    None for another loader (OmegaConf, ruamel), a JSON file, or a parser call that cannot be read."""
+    path = Path(config_path)
+    if path.suffix.lower() not in (".yaml", ".yml"):
+        return None
+    if any(launch.dialect == "trl" for launch in framework_launches(str(path.resolve()))):
+        return YamlReading("the trl CLI (TrlParser)", argparse=True)
+    root = project_root(path)
+    where, through_argparse = [], set()
+    launched = launched_scripts(path)
+    for script in parser_scripts(path, keys):
+        if script.file not in launched and path.name not in source_text(root / script.file):
+            return None  # a script matched by the fields its classes declare: which loader runs the file is unsure
+        call = _parser_call(root / script.file, root, path)
+        if call is None:
+            return None
+        tree = parsed_module(root / call.file)
+        own = _project_parser(call.parser, imported_names(tree), root) if tree is not None else None
+        text = source_text(root / call.file) + (source_text(own) if own is not None else "")
+        if re.search(r"\bOmegaConf\b|\bruamel\b", text):
+            return None
+        if call.parser == "TrlParser":
+            through_argparse.add(True)
+        elif "parse_yaml_file(" in text or "parse_dict(" in text and re.search(r"\byaml\.(safe_)?load\(", text):
+            through_argparse.add(False)
+        else:
+            return None
+        where.append(f"{call.parser} at {call.file}:{call.line}")
+    if len(through_argparse) != 1:
+        return None
+    return YamlReading("; ".join(where), argparse=through_argparse.pop())
+
+
+def launch_overrides(config_path: str | Path) -> frozenset[str]:
+    """The keys a command line naming the config also passes itself (`--learning_rate=1e-5`, LLaMA-Factory's
+    `learning_rate=1e-5`): the parser takes those from the command line, through argparse or OmegaConf."""
+    path = Path(config_path)
+    lines, _ = command_lines(project_root(path), path.resolve())
+    return frozenset(m.group(1) for _, _, line in lines
+                     for m in re.finditer(r"(?:^|\s)(?:--)?([A-Za-z_][\w.]*)(?:=|\s+(?=[^-\s]))", line)
+                     if "--" + m.group(1) in line or m.group(1) + "=" in line)
 
 
 def _leftover_fate(text: str, copied_trlparser: bool = False) -> str | None:

@@ -10,12 +10,13 @@ on the way. This finds the hand-offs so the keys can be judged as those classes 
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from seqprof.config.project_fields import (imported_names, parsed_module, project_reads_by_file, project_root,
-                                         star_imported_names)
+                                         source_text, star_imported_names)
 
 # the argument classes a script builds by hand: (package, class whose key history judges the keyword)
 ARGUMENT_CLASSES = {
@@ -56,7 +57,8 @@ def project_forwards(config_path: str | Path, keys: list[str]) -> dict[str, Forw
     if not path.is_file() or not keys:
         return {}
     wanted = frozenset(keys)
-    readers = sorted((found for found in project_reads_by_file(path, wanted, attributes=True) if len(found[1]) >= 2),
+    readers = sorted((found for found in project_reads_by_file(path, wanted, attributes=True)
+                      if len(found[1]) >= 2 and not reads_another_config(path, found[0])),
                      key=lambda found: -len(found[1]))
     if not readers:
         return {}
@@ -69,6 +71,34 @@ def project_forwards(config_path: str | Path, keys: list[str]) -> dict[str, Forw
     first, *others = [forwards for forwards in found if forwards] or [{}]  # a helper building no class is no rival
     return {key: forward for key, forward in first.items()
             if all(key in other and other[key].keyword == forward.keyword for other in others)}
+
+
+CONFIG_NAME = re.compile(r"""["']([\w./-]+\.(?:ya?ml|json))["']""")
+
+
+GENERIC_WORDS = frozenset({"config", "configs", "cfg", "train", "training", "default", "base", "example", "demo",
+                           "run", "args", "arguments", "settings", "params", "yaml", "yml", "json"})
+
+
+def _words(name: str) -> set[str]:
+    return {w for w in re.split(r"[^a-z0-9]+", Path(name).stem.lower()) if w and w not in GENERIC_WORDS}
+
+
+def reads_another_config(config_path: Path, script: str) -> bool:
+    """Whether *script* (relative to the project root) is tied to config files other than this one: the paths it
+    writes (`add_argument("--config", default="configs/sft_config.yaml")`) are files of the project, none shares a
+    word with this config's name (train_pretrain.yaml's script also runs train_pretrain_gpu.yaml), nor does the
+    script's own name, and no command line naming this config runs the script. HiepDema's train_sft.py reads the
+    same section keys as configs/grpo_quadratic_eq.yaml, but only configs/sft_config.yaml ever reaches it."""
+    root = project_root(config_path)
+    named = {m.group(1).removeprefix("./") for m in CONFIG_NAME.finditer(source_text(root / script))}
+    named = {name for name in named if (root / name).is_file()}
+    mine = _words(config_path.name)
+    if not named or not mine or any(_words(name) & mine for name in named) or _words(script) & mine:
+        return False
+    from seqprof.config.launches import launched_scripts
+
+    return script not in launched_scripts(config_path)
 
 
 def _first_per_key(forwards: tuple[Forward, ...], trainer: str | None = None) -> dict[str, Forward]:

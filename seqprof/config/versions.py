@@ -31,6 +31,7 @@ What a fresh install of the pins gets is judged too: a trl release caps transfor
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -75,6 +76,7 @@ class Pin:
     head: bool = False  # `trl @ git+https://...` with no ref, or @main/@master: newer than every release
     own: bool = False  # the version a checkout of the framework gives itself: its own requirements, not the
     #                    release's metadata, say what it runs with
+    checkout: str | None = None  # `pip install -e ./LLaMA-Factory`: the folder, as written, relative to the file
 
     def allows(self, version: str) -> bool:
         from packaging.specifiers import SpecifierSet
@@ -156,22 +158,49 @@ def find_pins(config_path: str | Path) -> Pins:
     found: list[Pin] = []
     notes: list[str] = []
     folders = list(project_folders(Path(config_path).resolve().parent))
-    for folder in folders:
-        found.extend(_pins_of_folder(folder, notes))
+    repository = (folders[-1] / ".git").exists()
+    for folder in folders:  # outside a repository, a folder above the config's holds other projects' launchers
+        found.extend(_pins_of_folder(folder, notes, launchers=repository or folder == folders[0]))
+    root = folders[-1]
     pins: dict[str, list[Pin]] = {}
     for pin in found:
         if pin.package in PACKAGES:
             pins.setdefault(pin.package, []).append(pin)
-    root = folders[-1]
-    if (root / ".git").exists():  # the repository's environment folders, for what nothing above the config pins
+    if repository:  # the repository's environment folders, for what nothing above the config pins
         pinned = set(pins)
         for pin in _environment_pins(root, notes):
             if pin.package in PACKAGES and pin.package not in pinned:
                 pins.setdefault(pin.package, []).append(pin)
+        if "axolotl" not in pins:  # an image the project's launcher runs the configs in (Modal's src/common.py)
+            pins.update({pin.package: [pin] for pin in _images_anywhere(root)})
     for pin in _readme_pins(folders, notes):  # the README's install steps, for what no project file pins
         if pin.package not in pins:
             pins[pin.package] = [pin]
+    for package, found_pins in list(pins.items()):
+        checkouts = [p for p in found_pins if p.checkout]
+        if len(found_pins) == 1 and checkouts:
+            _with_checkout(pins, package, checkouts[0], folders, notes)
     return Pins({k: tuple(v) for k, v in pins.items()}, tuple(notes))
+
+
+def _with_checkout(pins: dict[str, list[Pin]], package: str, pin: Pin, folders: Sequence[Path],
+                   notes: list[str]) -> None:
+    """A framework installed from a checkout in the repository (`cd LLaMA-Factory && pip install -e .`) runs at
+    the version that checkout gives itself, with its own requirements: those replace the commit pin, and pin what
+    nothing else pins (ucsb-mlsec's vendored LLaMA-Factory 0.9.3.dev0 caps transformers at 4.51.3)."""
+    file = pin.source.split(":", 1)[0]
+    base = next((f for f in folders if (f / file).is_file()), folders[-1])
+    folder = (base / pin.checkout).resolve()
+    if not folder.is_dir() or not folder.is_relative_to(folders[-1].resolve()):
+        return
+    own = [p for p in _pins_of_folder(folder, notes) if p.package in PACKAGES]
+    if not any(p.own and p.package == package for p in own):
+        return
+    where = folder.relative_to(folders[-1].resolve()).as_posix()
+    pins[package] = [replace(p, source=f"{where}/{p.source}") for p in own if p.package == package and p.own]
+    for p in own:
+        if p.package != package and p.package not in pins and (p.specifier or p.vcs):
+            pins.setdefault(p.package, []).append(replace(p, source=f"{where}/{p.source}"))
 
 
 def _readme_pins(folders: Sequence[Path], notes: list[str]) -> list[Pin]:
@@ -193,14 +222,15 @@ def _readme_pins(folders: Sequence[Path], notes: list[str]) -> list[Pin]:
     return [found[0] for found in per_package.values() if len({(p.specifier, p.vcs, p.head) for p in found}) == 1]
 
 
-def _pins_of_folder(folder: Path, notes: list[str]) -> list[Pin]:
-    """The pins of the project files directly in *folder*; a file that cannot be read is a note."""
+def _pins_of_folder(folder: Path, notes: list[str], launchers: bool = True) -> list[Pin]:
+    """The pins of the project files directly in *folder* (with *launchers*, also the framework images its Python
+    launchers name); a file that cannot be read is a note."""
     import yaml
 
     found: list[Pin] = []
     for path in sorted(folder.iterdir()) if folder.is_dir() else ():
         reader = _reader(path.name)
-        if reader is None or not path.is_file():
+        if reader is None or not path.is_file() or reader is image_pins and not launchers:
             continue
         try:
             found.extend(reader(path))
@@ -231,6 +261,35 @@ def _environment_pins(root: Path, notes: list[str]) -> list[Pin]:
     for pin in found:
         per_package.setdefault(pin.package, set()).add(pin.specifier)
     return [pin for pin in found if len(per_package[pin.package]) == 1]
+
+
+MAX_IMAGE_FILES = 2000  # files looked at for framework images in one repository
+
+
+def _images_anywhere(root: Path) -> list[Pin]:
+    """The framework image the repository's launchers, Dockerfiles and compose files name, wherever they sit, when
+    they all name the same one (image_pins' rule for one file, over the repository)."""
+    from seqprof.config.project_fields import SKIPPED_FOLDERS
+
+    found: list[Pin] = []
+    seen = 0
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_FOLDERS)
+        for name in sorted(names):
+            reader = _reader(name)
+            if reader is None or not (name.endswith((".py", ".sh")) or "docker" in name.lower()
+                                      or name.startswith("compose.")):
+                continue
+            seen += 1
+            if seen > MAX_IMAGE_FILES:
+                return []
+            path = Path(folder) / name
+            try:
+                found.extend(replace(pin, source=f"{path.relative_to(root).parent.as_posix()}/{pin.source}"
+                                     .removeprefix("./")) for pin in image_pins(path))
+            except (OSError, UnicodeDecodeError, ValueError):
+                continue
+    return found if len({(p.package, p.specifier, p.vcs, p.head) for p in found}) == 1 else []
 
 
 def project_folders(start: Path) -> Iterable[Path]:
@@ -307,20 +366,24 @@ def editable_checkout(target: str, source: str) -> Pin | None:
         return None
     folder = re.sub(r"\[[^\]]*\]$", "", target.strip("'\"")).rstrip("/\\")
     name = normalize(re.split(r"[/\\]", folder)[-1]) if folder not in ("", ".") else ""
-    return Pin(name, "", f"{source} (a local checkout)", vcs=True, head=False) if name in PACKAGES else None
+    return Pin(name, "", f"{source} (a local checkout)", vcs=True, head=False, checkout=folder) \
+        if name in PACKAGES else None
 
 
 # a framework's own images: the tag names the release (axolotlai/axolotl:0.12.1-py3.11-cu126-2.7.1), or the day a
 # nightly was built (main-20250812-...); main-latest and the -base images (no axolotl in them) say nothing
-_IMAGE = re.compile(r"\b(?:axolotlai|winglian)/(?P<package>axolotl)(?:-cloud)?:(?P<tag>[\w.+-]+)")
+_IMAGE = re.compile(r"\b(?:axolotlai|winglian)/(?P<package>axolotl)(?:-cloud)?(?::(?P<tag>[\w.+-]+)|@sha256:"
+                    r"(?P<digest>[0-9a-f]{7,64}|\{\w+\}))")
 _IMAGE_RELEASE = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)(?:-|$)")
 _IMAGE_NIGHTLY = re.compile(r"^main-(\d{4})(\d{2})(\d{2})(?:-|$)")
 
 
 def image_pins(path: Path) -> list[Pin]:
     """The framework images a file names (a Dockerfile's FROM, a Modal launcher's from_registry, a compose file's
-    image:): a release tag is that release; a nightly is the last release before the day it was built. Two images
-    of different releases in one file say nothing."""
+    image:): a release tag is that release; a nightly is the last release before the day it was built; a main
+    build with no date in its tag (`main-py3.10-cu118-2.1.1`, `main-latest`) or an image pinned by digest is a
+    build of some commit, which seqprof cannot place among releases. Two images of different releases in one file
+    say nothing."""
     text = _text(path) if path.is_file() and path.stat().st_size <= MAX_IMAGE_FILE_BYTES else ""
     if "axolotl" not in text:
         return []
@@ -329,8 +392,14 @@ def image_pins(path: Path) -> list[Pin]:
         package, tag = match.group("package"), match.group("tag")
         line = text.count("\n", 0, match.start()) + 1
         image = f"{path.name}:{line} (image {match.group(0)}"
-        release = _IMAGE_RELEASE.match(tag)
-        nightly = _IMAGE_NIGHTLY.match(tag)
+        release = _IMAGE_RELEASE.match(tag) if tag else None
+        nightly = _IMAGE_NIGHTLY.match(tag) if tag else None
+        if tag in ("main-latest", "latest"):  # rebuilt from the main branch every night: newer than every release
+            found.append(Pin(package, "", f"{image}, the main branch)", vcs=True, head=True))
+            continue
+        if (match.group("digest") or tag.startswith("main")) and not nightly:
+            found.append(Pin(package, "", f"{image}, a build of a commit seqprof cannot date)", vcs=True))
+            continue
         if release:
             found.append(Pin(package, f"=={release.group(1)}", image + ")", exact=True))
         elif nightly:
@@ -338,7 +407,7 @@ def image_pins(path: Path) -> list[Pin]:
             before = _release_before(package, built)
             if before:
                 found.append(Pin(package, f"=={before}", f"{image}, a nightly built after {before})", exact=True))
-    return found if len({pin.specifier for pin in found}) == 1 else []
+    return found if len({(pin.specifier, pin.vcs, pin.head) for pin in found}) == 1 else []
 
 
 MAX_IMAGE_FILE_BYTES = 256 * 1024
@@ -384,6 +453,8 @@ def _install_lines(lines: list[str], name: str) -> list[Pin]:
     import shlex
 
     out: list[Pin] = []
+    here = ""  # the folder a `cd` moved into, relative to the file's own
+    cloned = {m.group(1) for line in lines for m in _GIT_CLONE.finditer(line)}  # _cloned_checkouts' business
     i = 0
     while i < len(lines):
         start, line = i, lines[i]
@@ -393,6 +464,11 @@ def _install_lines(lines: list[str], name: str) -> list[Pin]:
         i += 1
         line = re.sub(r"(^|\s)#.*$", "", line)
         for command in re.split(r"&&|\|\||;", line):
+            moved = _CD.match(command)
+            if moved is not None:  # `cd LLaMA-Factory` then `pip install -e .`: that checkout
+                here = "" if moved.group(1) in ("..", "-", "~") else \
+                    f"{here}/{moved.group(1)}".strip("/") if not moved.group(1).startswith("/") else ""
+                continue
             found = _PIP_INSTALL.search(command)
             if found is None:
                 continue
@@ -409,7 +485,9 @@ def _install_lines(lines: list[str], name: str) -> list[Pin]:
                 if word.startswith("-"):
                     editable = False
                     continue
-                pin = editable_checkout(word, source) if editable else None
+                if word.rstrip("/") in (".", "./") and here and here.rsplit("/", 1)[-1] not in cloned:
+                    word = here
+                pin = editable_checkout(word, source) if editable or word == here and here else None
                 if pin is None and not editable:
                     try:
                         pin = requirement(word, source)
@@ -421,6 +499,7 @@ def _install_lines(lines: list[str], name: str) -> list[Pin]:
     return out + _cloned_checkouts(lines, name)
 
 
+_CD = re.compile(r"^\s*cd\s+([\w./~-]+)\s*$")
 _GIT_CLONE = re.compile(r"\bgit\s+clone\s+(?:-\S+\s+)*(?:https?://|git@)\S*?[/:][\w.-]+/([\w.-]+?)(?:\.git)?/?(?:\s|$)")
 _GIT_CHECKOUT = re.compile(r"\bgit\s+(?:checkout|switch)\s+(?:-\S+\s+)*([\w./-]+)")
 _INSTALL_HERE = re.compile(r"\bpip[\d.]*\s+install\s+(?:-\S+\s+)*(?:-e\s+|--editable\s+)?\.(?:\[[^\]]*\])?(?:\s|$)")

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from seqprof.config.plan import Plan
+from seqprof.config.values import placeholder
 from seqprof.dataset.profile import DatasetInfo, Profile
 from seqprof.errors import SeqprofError
 from seqprof.inputs import MiB, read_input_text
@@ -496,7 +497,9 @@ def dataset_registry(plan: Plan, *, cwd: Path | None = None) -> DatasetRegistry 
     elsewhere |= _registered_by_project_code(plan, info_path.name, unlisted)
     undefined = []
     for key in ("dataset", "eval_dataset"):
-        missing = tuple(n for n in _llamafactory_names(plan.raw.get(key)) if n not in info and n not in elsewhere)
+        # `dataset: ${DATASET}`: a stand-in a launcher fills before LLaMA-Factory reads the file (envsubst, sed)
+        missing = tuple(n for n in _llamafactory_names(plan.raw.get(key))
+                        if n not in info and n not in elsewhere and placeholder(n) is None)
         if missing:
             near = [difflib.get_close_matches(n, registered, n=2, cutoff=0.8) for n in missing]
             close = tuple(dict.fromkeys(m[0] for m in near if len(m) == 1))  # only where one name is near

@@ -206,8 +206,47 @@ def _judged_releases(pins: Pins, history: KeyHistory) -> list[str] | None:
     commit pin, which seqprof cannot place among releases."""
     allowed = history.allowed("axolotl", pins)
     if allowed is None:
-        return None if pins.vcs("axolotl") is not None else [history.newest("axolotl")]
+        commit = pins.vcs("axolotl")  # the main branch (an image's main-latest) is past the newest release
+        return None if commit is not None and not commit.head else [history.newest("axolotl")]
     return allowed
+
+
+# check_eval_packing refuses eval_table_size with sample packing unless eval_sample_packing is false, in every
+# release the key history holds (0.5.2 on); an axolotl of 2023 (rohanbalkondekar's 0.3.0 fork) had no such check
+EVAL_PACKING_REFUSED_FROM = "0.5.0"
+
+# TrainingValidationMixin.check_batch_size_fields (utils/schemas/validation.py; config/models/input/v0_4_1 before
+# 0.8): 0.5.2-0.18.0 refuse a config with fewer than two of micro_batch_size, gradient_accumulation_steps and
+# batch_size set; 0.19.0 refuses only batch_size alone (the schema defaults the other two to 1).
+# check_gas_bsz refuses gradient_accumulation_steps with batch_size in every release the history holds.
+TOO_FEW_BATCH_KEYS_TAKEN_FROM = "0.19.0"
+
+
+def _batch_size_refusal(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> dict[str, str] | None:
+    """Which of axolotl's batch-key checks refuses the config at the release pip installs (the newest the pins
+    allow; the newest release unpinned), and that release; None when none does or a commit pin cannot be placed."""
+    from packaging.version import Version
+
+    given = [k for k in ("micro_batch_size", "gradient_accumulation_steps", "batch_size") if cfg.data.get(k)]
+    if "gradient_accumulation_steps" in given and "batch_size" in given:
+        kind = "both"
+    elif len(given) >= 2:
+        return None
+    else:
+        kind = "too_few"
+    releases = _judged_releases(pins, history)
+    if releases is None:
+        return None
+    # a checkout's own old version, else (a pin no release meets, axolotl==1.1.4) what a fresh install gets
+    releases = releases or _releases_run(pins, history) or [history.newest("axolotl")]
+    installed = max(releases, key=Version)
+    where = (f"no axolotl pin found: {installed} assumed" if not pins.of("axolotl") else
+             f"{pins.describe('axolotl')} installs {installed}" if history.allowed("axolotl", pins) else
+             f"{pins.describe('axolotl')} matches no release: {installed}, the newest, assumed")
+    if kind == "too_few" and Version(installed) >= Version(TOO_FEW_BATCH_KEYS_TAKEN_FROM) and given != ["batch_size"]:
+        return None
+    return {"kind": kind, "release": installed, "where": where,
+            "taken_later": kind == "too_few" and Version(installed) < Version(TOO_FEW_BATCH_KEYS_TAKEN_FROM)}
 
 
 def _values_the_schema_refuses(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
@@ -456,6 +495,12 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     b.stated("val_set_size", "val_set_size", as_number)
     if not _allows_before(pins, "axolotl", PYDANTIC_SCHEMA_FROM):  # an unset one is 0.0 (SP446)
         b.default("val_set_size", 0.0, SCHEMA.format("config.py: val_set_size=0.0"))
+    if b.raw("sample_packing") and b.raw("eval_table_size") and b.raw("eval_sample_packing") is not False and \
+            not _allows_before(pins, "axolotl", EVAL_PACKING_REFUSED_FROM):
+        b.derived("eval_table_with_packing_refused", True, "eval_table_size")
+    refusal = _batch_size_refusal(cfg, pins, history)
+    if refusal is not None:
+        b.derived("batch_size_refusal", refusal, "micro_batch_size")
     refused = _sharegpt_types(b.raw("datasets"))
     if refused and not _allows_before(pins, "axolotl", SHAREGPT_REFUSED_FROM):
         b.derived("sharegpt_datasets", refused, "datasets")
@@ -533,7 +578,7 @@ def _refused_deprecations(diagnostics: list[ConfigDiagnostic], cfg: LoadedConfig
     from packaging.version import Version
 
     allowed = history.allowed("axolotl", pins) or None
-    if allowed is None and pins.vcs("axolotl") is not None:
+    if allowed is None and pins.vcs("axolotl") is not None and not pins.vcs("axolotl").head:
         return diagnostics
     newest = max(allowed or [history.newest("axolotl")], key=Version)
     out = []
@@ -583,7 +628,7 @@ def _fsdp_config_keys(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> lis
     if not isinstance(section, Mapping):
         return []
     allowed = history.allowed("axolotl", pins)
-    if allowed is None and pins.vcs("axolotl") is not None:
+    if allowed is None and pins.vcs("axolotl") is not None and not pins.vcs("axolotl").head:
         return []
     runs = allowed or [history.newest("axolotl")]  # unpinned, or a pin no release meets: the newest is assumed
     installed = max(runs, key=Version)
@@ -654,7 +699,7 @@ def _section_keys(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[Co
     if framework_fork(cfg.path) is not None:
         return []
     allowed = history.allowed("axolotl", pins)
-    if allowed is None and pins.vcs("axolotl") is not None:
+    if allowed is None and pins.vcs("axolotl") is not None and not pins.vcs("axolotl").head:
         return []
     order = history.versions("axolotl")
     installed = max(allowed, key=order.index) if allowed else history.newest("axolotl")

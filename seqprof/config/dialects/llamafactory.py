@@ -341,8 +341,10 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
         b.diagnostics.extend(hf.warmup_steps_refused(cfg, pins, KeyHistory.load()))
     b.default("framework_versions", describe_versions(PACKAGES, pins, KeyHistory.load()),
               "the llamafactory/transformers versions keys were judged against (seqprof.config.versions)")
-    refused, why = _duplicate_keys_refused(cfg, pins)
-    b.default("duplicate_keys_refused", refused, why)
+    omegaconf, why = _loaded_with_omegaconf(cfg, pins)
+    b.default("duplicate_keys_refused", omegaconf, why)
+    if not omegaconf and not board and Path(cfg.path).suffix.lower() in (".yaml", ".yml"):
+        b.diagnostics.extend(hf.numbers_left_as_text(cfg, f"LLaMA-Factory ({why}) hands its values on as they are"))
     return b.result()
 
 
@@ -422,10 +424,11 @@ def _own_parser_text(config_path: str) -> str | None:
 OMEGACONF_LOAD_FROM = "0.9.4"  # hparams/parser.py read_args: yaml.safe_load before it, OmegaConf.load from it
 
 
-def _duplicate_keys_refused(cfg: LoadedConfig, pins: Pins) -> tuple[bool, str]:
-    """Whether the LLaMA-Factory that runs loads the file with OmegaConf (which refuses a duplicate key) or with
-    yaml.safe_load (which keeps the last value): a checkout's own hparams/parser.py says, else the pinned releases
-    (all before 0.9.4: safe_load), else a fresh install (OmegaConf)."""
+def _loaded_with_omegaconf(cfg: LoadedConfig, pins: Pins) -> tuple[bool, str]:
+    """Whether the LLaMA-Factory that runs loads the file with OmegaConf (which refuses a duplicate key and reads
+    `5e-5` as a float) or with yaml.safe_load (which keeps a duplicate's last value and `5e-5` as text): a
+    checkout's own hparams/parser.py says, else the pinned releases (all before 0.9.4: safe_load), else a fresh
+    install (OmegaConf)."""
     from packaging.version import Version
 
     from seqprof.config.project_fields import project_root

@@ -519,6 +519,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
               SOURCE_SFT if trainer == "sft" else SOURCE_DPO)
     hf.apply_training_arguments(b, source=SOURCE_SFT if trainer == "sft" else SOURCE_DPO)
     b.diagnostics.extend(hf.warmup_steps_refused(cfg, pins, history))
+    b.diagnostics.extend(hf.numbers_read_as_text(cfg, trlparser_assumed=True))
     if trainer == "kto" and as_bool(b.raw("use_liger_loss")) is True:
         b.derived("fused_loss", "liger", "use_liger_loss")
     b.default("framework_versions", describe_versions(PACKAGES, pins, history),
