@@ -19,7 +19,7 @@ never imported, so one environment covers every version:
   up to 0.7 and src/axolotl/utils/schemas/*.py from 0.8 (the last patch of each minor release, sdists where
   PyPI has no wheel); the plugins' arguments are not in the schema and stay as keys/axolotl.json lists them;
   and the keys of the sections a pydantic model of their own validates (AXOLOTL_SECTION_MODELS: fsdp_config from
-  0.13, special_tokens, trl, vllm), which drop any other key;
+  0.13, special_tokens, trl, vllm; AXOLOTL_DATASET_MODELS for each `datasets:` entry), which drop any other key;
 - llamafactory: the dataclasses of src/llamafactory/hparams/*.py that HfArgumentParser reads (LLAMAFACTORY_CLASSES,
   with their LLaMA-Factory bases; TrainingArguments' own fields, not transformers' Seq2SeqTrainingArguments it
   derives from, which are TrainingArguments keys judged by the transformers history), every release (its
@@ -274,6 +274,10 @@ def axolotl_fields(archive: Path) -> set[str]:
 # sections of an axolotl config that a pydantic model of their own validates (it drops any key it lacks)
 AXOLOTL_SECTION_MODELS = {"fsdp_config": "FSDPConfig", "special_tokens": "SpecialTokensConfig", "trl": "TRLConfig",
                           "vllm": "VllmConfig"}
+# the models a `datasets:` / `test_datasets:` / `pretraining_dataset:` entry is validated as (each drops any key it
+# lacks; validate_config picks DPODataset for rl: dpo, KTODataset for kto, SFTDataset otherwise)
+AXOLOTL_DATASET_MODELS = ("SFTDataset", "DPODataset", "KTODataset", "StepwiseSupervisedDataset", "SyntheticDataset",
+                          "PretrainingDataset")
 
 
 def axolotl_section_fields(archive: Path) -> dict[str, set[str]]:
@@ -281,7 +285,8 @@ def axolotl_section_fields(archive: Path) -> dict[str, set[str]]:
     fsdp_config was a free dict handed to accelerate)."""
     found: dict[str, set[str]] = {}
     for prefix in AXOLOTL_SCHEMA_DIRS:
-        found.update(class_fields(package_files(archive, prefix), AXOLOTL_SECTION_MODELS.values(), pydantic=True))
+        found.update(class_fields(package_files(archive, prefix), [*AXOLOTL_SECTION_MODELS.values(),
+                                                                   *AXOLOTL_DATASET_MODELS], pydantic=True))
     return found
 
 

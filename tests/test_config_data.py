@@ -466,3 +466,28 @@ def test_a_dataset_name_a_launcher_fills_in_is_not_looked_up(tmp_path, monkeypat
     monkeypatch.chdir(tmp_path)
     found = lint_paths([config], LintOptions(select=("SP435",)), warn=lambda line: None).findings
     assert [f.code for f in found] == (["SP435"] if undefined else [])
+
+
+@pytest.mark.parametrize("speakers, read", [(("user", "assistant"), True), (("human", "gpt"), True),
+                                            (("USER", "model"), True), (("client", "agent"), False)])
+def test_llamafactory_sharegpt_speaker_tags_the_reader_maps_are_read(llamafactory_dir, speakers, read):
+    """ucsb-mlsec/llamafactory's Sky-T1 data: from/value messages whose speakers are user/assistant
+    (`tags: {role_tag: from, content_tag: value, user_tag: user, assistant_tag: assistant}`). The reader maps those
+    speakers as it maps human/gpt, so lint counts the rows; speakers it cannot map stay a stated reason."""
+    user, assistant = speakers
+    rows = [{"conversations": [{"from": user, "value": f"question {i}"}, {"from": assistant, "value": "answer " * i}]}
+            for i in range(1, 6)]
+    (llamafactory_dir / "data" / "tagged.json").write_text(json.dumps(rows))
+    info = json.loads((llamafactory_dir / "data" / "dataset_info.json").read_text())
+    info["tagged"] = {"file_name": "tagged.json", "formatting": "sharegpt", "columns": {"messages": "conversations"},
+                      "tags": {"role_tag": "from", "content_tag": "value", "user_tag": user,
+                               "assistant_tag": assistant}}
+    (llamafactory_dir / "data" / "dataset_info.json").write_text(json.dumps(info))
+    config = llamafactory_config(llamafactory_dir, "qwen-3", **{"dataset: identity,alpaca_en_demo": "dataset: tagged"})
+    found = find_config_data(read_plan(str(config)))
+    if not read:
+        assert not found.found and "client" in found.missing[0].problem
+        return
+    assert found.found[0].schema == "messages"
+    facts, _ = data_facts(config)
+    assert facts is not None and facts.rows == 5

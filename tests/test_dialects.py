@@ -1133,3 +1133,26 @@ def test_an_empty_placeholder_filled_later_loses_nothing(tmp_path: Path) -> None
     assert [d for d in read_plan(dolphin).diagnostics if d.key == "eval_table_max_new_tokens"] == []
     dolphin.write_text(re.sub(r"^eval_table_max_new_tokens:\s*$", "eval_table_max_new_tokens: 128", text, flags=re.M))
     assert [d.kind for d in read_plan(dolphin).diagnostics if d.key == "eval_table_max_new_tokens"] == ["unknown_key"]
+
+
+def test_an_axolotl_dataset_entry_key_no_dataset_model_has_is_ignored(tmp_path):
+    """validate_config builds each `datasets:` entry as SFTDataset (DPODataset for rl: dpo, KTODataset for kto), and
+    pydantic drops a key the model lacks: jbremz's `dset_type: json` (a typo of ds_type) and sarpsl's `field_map:`
+    never reach the loader. The fields come from each release's utils/schemas/datasets.py (key_history.json)."""
+    config = tmp_path / "axolotl.yml"
+    config.write_text(
+        "base_model: m\nmicro_batch_size: 1\ngradient_accumulation_steps: 1\n"
+        "datasets:\n  - path: a.jsonl\n    type: chat_template\n    ds_type: json\n    split: train\n"
+        "    field_messages: conversations\n    message_property_mappings: {role: from, content: value}\n"
+        "    roles_to_train: [assistant]\n    train_on_eos: turn\n    conversation: null\n"
+        "  - path: b.jsonl\n    type: alpaca\n    dset_type: json\n    field_map: {q: instruction}\n"
+        "test_datasets:\n  - path: c.jsonl\n    type: alpaca\n    split: test\n    validation_path: d.jsonl\n")
+    found = {d.key: d for d in read_plan(config).diagnostics if d.kind == "unknown_key"}
+    assert set(found) == {"datasets.1.dset_type", "datasets.1.field_map", "test_datasets.0.validation_path"}
+    assert found["datasets.1.dset_type"].suggestion == "datasets.1.ds_type"
+    assert found["datasets.1.dset_type"].line == 16 and "pydantic drops it" in found["datasets.1.dset_type"].message
+    preference = tmp_path / "dpo.yml"  # DPODataset's own fields are no finding under rl: dpo
+    preference.write_text("base_model: m\nrl: dpo\nmicro_batch_size: 1\ngradient_accumulation_steps: 1\n"
+                          "datasets:\n  - path: p.jsonl\n    type: chatml.intel\n    field_chosen: chosen\n"
+                          "    field_rejected: rejected\n")
+    assert not [d for d in read_plan(preference).diagnostics if d.kind == "unknown_key"]

@@ -12,7 +12,7 @@ from seqprof.errors import SeqprofError
 SCHEMAS = ("text", "prompt_completion", "messages", "preference", "alpaca")
 
 # ShareGPT speaker names -> chat-template roles
-_SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
+SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
                    "model": "assistant", "bot": "assistant", "system": "system", "tool": "tool",
                    "observation": "tool", "function_call": "assistant", "function": "tool"}
 
@@ -129,7 +129,7 @@ def _messages(row: Row, rec: Mapping, col: str) -> list[dict]:
         if "role" in msg:
             role, content = msg["role"], msg.get("content")
         elif "from" in msg:  # ShareGPT
-            role, content = _SHAREGPT_ROLES.get(str(msg["from"]).lower(), str(msg["from"])), msg.get("value")
+            role, content = SHAREGPT_ROLES.get(str(msg["from"]).lower(), str(msg["from"])), msg.get("value")
         else:
             raise _bad(row, f"{col}[{i}] has no 'role' (or ShareGPT 'from')")
         if not isinstance(role, str) or not role:

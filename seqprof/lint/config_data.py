@@ -376,6 +376,17 @@ _SHAREGPT_TAGS = ({"role_tag": "from", "content_tag": "value", "user_tag": "huma
                   {"role_tag": "role", "content_tag": "content", "user_tag": "user", "assistant_tag": "assistant"})
 
 
+def _readable_tags(tags: Mapping[str, Any]) -> bool:
+    """Whether the dataset reader (seqprof.dataset.schema) reads messages tagged so: ShareGPT's from/value with any
+    speaker names it maps to user and assistant (`user_tag: user` too), or role/content with the roles as they are."""
+    from seqprof.dataset.schema import SHAREGPT_ROLES
+
+    if (tags["role_tag"], tags["content_tag"]) == ("from", "value"):
+        return SHAREGPT_ROLES.get(str(tags["user_tag"]).lower()) == "user" and \
+            SHAREGPT_ROLES.get(str(tags["assistant_tag"]).lower()) == "assistant"
+    return tags == _SHAREGPT_TAGS[1]
+
+
 def _llamafactory_names(value: Any) -> list[str]:
     """`dataset: a, b` as DataArguments.__post_init__ splits it (split_arg); a YAML list passes as it is."""
     if isinstance(value, str):
@@ -572,9 +583,9 @@ def _llamafactory_fields(ds: ConfigDataset, attr: Mapping) -> ConfigDataset:
         tags = attr.get("tags") if isinstance(attr.get("tags"), dict) else {}
         defaults = _SHAREGPT_TAGS[0] if ds.kind == "sharegpt" else _SHAREGPT_TAGS[1]
         given = {k: tags.get(k, v) for k, v in defaults.items()}
-        if given not in _SHAREGPT_TAGS:
-            return replace(ds, problem=f"tags {given}: seqprof reads from/value (human, gpt) or role/content "
-                                       "(user, assistant) messages")
+        if not _readable_tags(given):
+            return replace(ds, problem=f"tags {given}: seqprof reads from/value messages (speakers human/user, "
+                                       "gpt/assistant) or role/content (user, assistant)")
         return replace(ds, schema="messages", columns=(("messages", columns.get("messages", "conversations")),))
     return replace(ds, problem=f"formatting {ds.kind!r} is not alpaca, sharegpt or openai")
 

@@ -515,7 +515,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     found = _attention_flag_fixes(_only_false(found, cfg), cfg, _releases_run(pins, history))
     found = _meant_keys(_special_tokens_home(found), cfg)
     found = _refused_deprecations(found, cfg, pins, history) + _fsdp_config_keys(cfg, pins, history) + \
-        _section_keys(cfg, pins, history)
+        _section_keys(cfg, pins, history) + _dataset_entry_keys(cfg, pins, history)
     # a fork's own plugin arguments (pydantic models beside the config) are read by its axolotl
     b.diagnostics.extend(read_by_project_code(read_by_own_copy(found, cfg.path, NAME, LABEL), cfg.path, LABEL))
     return b.result()
@@ -727,6 +727,66 @@ def _section_keys(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[Co
             out.append(ConfigDiagnostic(kind="unknown_key", key=dotted, file=cfg.path, line=cfg.line(dotted) or 1,
                                         message=f"'{dotted}' is ignored: {reason}", reason=reason,
                                         suggestion=guess if top_level else f"{name}.{guess}" if guess else None))
+    return out
+
+
+# the models a dataset entry is validated as: validate_config builds DPODataset for rl: dpo/ipo/simpo, KTODataset for
+# kto, SFTDataset otherwise (utils/config/__init__.py, 0.19.0); the union of every one of a release is what no
+# release can have read, so an entry key none of them has is dropped whichever model it ends in
+DATASET_MODELS = {"datasets": ("SFTDataset", "DPODataset", "KTODataset", "StepwiseSupervisedDataset",
+                               "SyntheticDataset"),
+                  "test_datasets": ("SFTDataset", "DPODataset", "KTODataset", "StepwiseSupervisedDataset",
+                                    "SyntheticDataset"),
+                  "pretraining_dataset": ("PretrainingDataset", "SFTDataset")}
+
+
+def _dataset_entry_keys(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
+    """A key of a `datasets:` entry that no dataset model of the release has: pydantic drops it when it builds the
+    entry, so the setting is never used (sarpsl's `field_map:` and `validation_path:`, Mikeriess's `train_split:`,
+    jbremz's `dset_type:`, a typo of ds_type). A commit pin or a fork says nothing, as for the sections."""
+    from seqprof.config.project_fields import framework_fork
+
+    if framework_fork(cfg.path) is not None:
+        return []
+    allowed = history.allowed("axolotl", pins)
+    if allowed is None and pins.vcs("axolotl") is not None and not pins.vcs("axolotl").head:
+        return []
+    order = history.versions("axolotl")
+    installed = max(allowed, key=order.index) if allowed else history.newest("axolotl")
+    where = f"{pins.describe('axolotl')} installs {minor(installed)}" if allowed else _assumed_newest(pins, installed)
+    out = []
+    top: set[str] | None = None  # the top-level fields, read once an entry key needs them
+    for name, models in DATASET_MODELS.items():
+        entries = cfg.get(name)
+        entries = [entries] if isinstance(entries, Mapping) else entries
+        if not isinstance(entries, list):
+            continue
+        fields = history.fields_in("axolotl", installed, models)
+        if not fields:
+            continue
+        for i, entry in enumerate(entries):
+            if not isinstance(entry, Mapping):
+                continue
+            for key in entry:
+                if not isinstance(key, str) or key in fields or entry.get(key) is None:
+                    continue
+                dotted = f"{name}.{i}.{key}" if isinstance(cfg.get(name), list) else f"{name}.{key}"
+                if top is None:
+                    top = history.fields_in("axolotl", installed, ["AxolotlInputConfig"])
+                top_level = key in top  # tcapelle's eot_tokens, muellerzr's train_on_inputs
+                guess = None if top_level else did_you_mean(key, fields)
+                had = history.having("axolotl", key, list(models))  # train_on_split: SFTDataset's up to 0.8
+                since = f" (one had up to {minor(max(had, key=order.index))})" if had else ""
+                built = ", ".join(m for m in models if history.fields_in("axolotl", installed, [m]))
+                reason = (f"no dataset model of axolotl ({built}; utils/schemas/datasets.py) has a field "
+                          f"'{key}'{since}: pydantic drops it when it builds the entry, so "
+                          + ("axolotl reads it only as a top-level key" if top_level else "its value is never used")
+                          + f"; {where}")
+                out.append(ConfigDiagnostic(kind="unknown_key", key=dotted, file=cfg.path,
+                                            line=cfg.line(dotted) or cfg.line(name) or 1,
+                                            message=f"'{dotted}' is ignored: {reason}", reason=reason,
+                                            suggestion=key if top_level else
+                                            dotted.rsplit(".", 1)[0] + f".{guess}" if guess else None))
     return out
 
 
