@@ -290,3 +290,14 @@ def test_both_composers_agree_on_real_configs() -> None:
         a = parse_config(text, str(path), is_json=path.suffix == ".json", backend="libyaml")
         b = parse_config(text, str(path), is_json=path.suffix == ".json", backend="ruamel")
         assert a.data == b.data and a.key_lines == b.key_lines and a.diagnostics == b.diagnostics, path
+
+
+@backends
+def test_a_key_repeated_only_to_name_anchors_loses_nothing(backend: str) -> None:
+    """ZimpleX/SMoRE-LLM writes `define: &model_zoo_name ...` six times to declare anchors that later keys alias (its
+    ModelArguments has a dummy `define` field for them); the values live on in the aliases, and deleting the
+    repeats, as a duplicate-key fix would, breaks the file ("found undefined alias")."""
+    text = "define: &name llama3\ndefine: &arch moe\nmodel: *name\narch: *arch\nlr: 1\nlr: 2\n"
+    cfg = parse_config(text, "d.yaml", backend=backend)
+    assert cfg.data == yaml.safe_load(text)
+    assert {(d.key, d.kind) for d in cfg.diagnostics} == {("lr", "duplicate_key")}

@@ -1156,3 +1156,15 @@ def test_an_axolotl_dataset_entry_key_no_dataset_model_has_is_ignored(tmp_path):
                           "datasets:\n  - path: p.jsonl\n    type: chatml.intel\n    field_chosen: chosen\n"
                           "    field_rejected: rejected\n")
     assert not [d for d in read_plan(preference).diagnostics if d.kind == "unknown_key"]
+
+
+def test_a_short_word_swapped_whole_is_another_setting_and_a_swapped_pair_a_slip() -> None:
+    """TunePPO's `kl_scheduler` (a KL-coefficient schedule) is no misspelt `lr_scheduler`: 'kl' and 'lr' differ in
+    every position. `rl_scheduler` has lr's letters swapped: a slip of the fingers."""
+    from seqprof.config.dialects.common import did_you_mean
+
+    known = {"lr_scheduler", "do_train", "optimizer"}
+    assert did_you_mean("kl_scheduler", known) is None
+    assert did_you_mean("if_train", known) is None
+    assert did_you_mean("rl_scheduler", known) == "lr_scheduler"
+    assert did_you_mean("lr_schedular", known) == "lr_scheduler"

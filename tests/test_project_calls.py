@@ -264,3 +264,42 @@ def test_a_section_key_read_out_of_another_section_is_not_handed_on(tmp_path):
     assert "  max_seq_length: 1024" in config.read_text()
     keys = {f.key for f in lint_paths([config], LintOptions()).files[0].findings}
     assert "training.evaluation_strategy" in keys and "model.max_seq_length" not in keys
+
+
+def test_a_project_that_keeps_only_the_class_parameters_loses_a_removed_key_without_an_error(tmp_path):
+    """yhj137/PianistTransformer: src/train/sft.py passes its JSON through filter_valid_args(cfg, TrainingArguments),
+    which keeps the keys inspect.signature names. On transformers 5 (installed here) that drops overwrite_output_dir
+    without a word, so the finding says the value is lost, not that the run is refused."""
+    import inspect
+
+    from transformers import TrainingArguments
+
+    from seqprof.config.read import read_plan
+
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / "requirements.txt").write_text("transformers==4.54.0\n")
+    (root / "src" / "utils").mkdir(parents=True)
+    (root / "src" / "utils" / "func.py").write_text(
+        "import inspect\n\ndef filter_valid_args(arg_dict, class_type):\n"
+        "    valid_keys = inspect.signature(class_type).parameters.keys()\n"
+        "    return {k: v for k, v in arg_dict.items() if k in valid_keys}\n")
+    (root / "src" / "train").mkdir()
+    (root / "src" / "train" / "sft.py").write_text(
+        "import argparse, json\nfrom transformers import TrainingArguments\nfrom src.utils.func import filter_valid_args\n"
+        "parser = argparse.ArgumentParser()\nparser.add_argument('--config', default='configs/sft_config.json')\n"
+        "cfg = json.load(open(parser.parse_args().config))\n"
+        "args = TrainingArguments(**filter_valid_args(cfg, TrainingArguments))\n")
+    (root / "configs").mkdir()
+    config = root / "configs" / "sft_config.json"
+    config.write_text('{"output_dir": "out", "per_device_train_batch_size": 4, "overwrite_output_dir": true}\n')
+    assert "overwrite_output_dir" not in inspect.signature(TrainingArguments).parameters  # what the filter drops
+    found = [d for d in read_plan(config).diagnostics if d.key == "overwrite_output_dir"]
+    assert found and "dropped without an error (src/train/sft.py:7 keeps only TrainingArguments' parameters)" \
+        in found[0].message
+    (root / "src" / "train" / "sft.py").write_text(  # the class built straight from the file: refused, as before
+        "import argparse, json\nfrom transformers import TrainingArguments\n"
+        "parser = argparse.ArgumentParser()\nparser.add_argument('--config', default='configs/sft_config.json')\n"
+        "args = TrainingArguments(**json.load(open(parser.parse_args().config)))\n")
+    found = [d for d in read_plan(config).diagnostics if d.key == "overwrite_output_dir"]
+    assert found and "without an error" not in found[0].message

@@ -1032,3 +1032,56 @@ def test_a_framework_image_named_by_a_launcher_anywhere_in_the_repository_pins_i
     (tmp_path / "deploy").mkdir()  # two images off the config's path: which one runs it is unknown
     (tmp_path / "deploy" / "app.py").write_text('IMAGE = "axolotlai/axolotl:0.19.0"\n')
     assert find_pins(config).of("axolotl") == ()
+
+
+def test_an_env_yml_installing_a_vendored_checkout_and_a_readme_release_checkout_pin_both(tmp_path):
+    """yu-rp/VisualPerceptionToken: env.yml's pip list installs `-e /path/to/transformers` and
+    `-e /path/to/LLaMA-Factory[torch,metrics]` (the author's paths); the repository vendors LLaMA-Factory/ (0.9.1.dev0)
+    and its README clones transformers and checks out v4.45.2 before `conda env create -f env.yml`."""
+    lf = tmp_path / "LLaMA-Factory"
+    (lf / "src" / "llamafactory" / "extras").mkdir(parents=True)
+    (lf / "src" / "llamafactory" / "extras" / "env.py").write_text('VERSION = "0.9.1.dev0"\n')
+    (lf / "setup.py").write_text(
+        "import re\nfrom setuptools import setup\n\n\ndef get_version():\n"
+        "    with open('src/llamafactory/extras/env.py') as f:\n"
+        "        return re.search(r'VERSION = \"(.*)\"', f.read()).group(1)\n\n\n"
+        "setup(name='llamafactory', version=get_version())\n")
+    env = ("name: vpt\ndependencies:\n  - python=3.11\n  - pip:\n      - trl==0.9.6\n"
+           "      - -e /path/to/transformers\n      - -e /path/to/LLaMA-Factory[torch,metrics]\n")
+    readme = ("# VPT\n\n```bash\ngit clone https://github.com/huggingface/transformers.git\ncd transformers\n"
+              "git checkout v4.45.2\ncd /to/this/folder\nconda env create -f env.yml\n```\n")
+    pins = find_pins(project(tmp_path, {"env.yml": env, "ReadMe.md": readme}))
+    pin, = pins.of("llamafactory")
+    assert pin.specifier == "==0.9.1.dev0" and pin.own
+    pin, = pins.of("transformers")
+    assert pin.specifier == "==4.45.2" and pin.source.startswith("ReadMe.md:4") and "env.yml:6" in pin.source
+    assert [p.specifier for p in pins.of("trl")] == ["==0.9.6"]
+
+
+def test_a_readme_clone_of_a_release_pins_nothing_by_itself(tmp_path):
+    """A clone checked out at a tag but never installed is no pin (RLHFlow's pair-pm rule), unless a project file
+    installs that checkout."""
+    readme = "# X\n\n```bash\ngit clone https://github.com/huggingface/transformers.git\ncd transformers\n" \
+             "git checkout v4.45.2\n```\n"
+    assert "transformers" not in find_pins(project(tmp_path, {"README.md": readme})).pins
+
+
+def test_the_winglian_namespace_main_latest_is_an_old_main_not_the_branch_head(tmp_path):
+    """axolotl stopped pushing images to winglian/ on 2025-11-14 (0fbde69e9): its main-latest is main of that day
+    (0.13.0.dev), a commit seqprof cannot place, while axolotlai/axolotl:main-latest is today's main."""
+    old = find_pins(_axolotl_checkout(tmp_path / "old", {"Dockerfile": "FROM winglian/axolotl:main-latest\n"}))
+    new = find_pins(_axolotl_checkout(tmp_path / "new", {"Dockerfile": "FROM axolotlai/axolotl:main-latest\n"}))
+    assert old.vcs("axolotl") is not None and not old.vcs("axolotl").head
+    assert new.vcs("axolotl") is not None and new.vcs("axolotl").head
+
+
+def test_a_rename_whose_new_name_a_pin_older_than_the_history_may_lack_is_kept_until_the_upgrade(tmp_path):
+    """mingruimingrui's transformers==4.0.1 predates the key history (4.36 on), and use_cpu arrived in 4.34: the
+    fix is to keep no_cuda while the pin stays, not to rename it (TrainingArguments(use_cpu=...) fails on 4.0.1)."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "requirements.txt").write_text("transformers==4.0.1\n")
+    config = tmp_path / "training_args.json"
+    config.write_text('{"output_dir": "out", "per_device_train_batch_size": 8, "no_cuda": false}\n')
+    found = diagnostic(read_plan(config), "no_cuda")
+    assert found.suggestion == "use_cpu" and found.suggestion_from
+    assert "older than every transformers release seqprof has read" in found.message

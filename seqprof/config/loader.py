@@ -162,7 +162,7 @@ def _parse_yaml(text: str, path: str, fmt: str, backend: str | None = None) -> L
     if root is None:
         raise SeqprofError("config is empty", path=path,
                            fix="a training config is a mapping of keys to values")
-    builder = _Builder(path)
+    builder = _Builder(path, text.splitlines())
     builder.check_size(root)
     if root.id != "mapping":
         raise SeqprofError(f"top level of the config is a {_KIND.get(root.id, root.id)}, not a mapping",
@@ -210,8 +210,9 @@ _KIND = {"scalar": "scalar value", "sequence": "list", "mapping": "mapping"}
 class _Builder:
     """Plain values from a composed node graph, with lines, duplicates and bounded aliases."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, lines: list[str] | None = None) -> None:
         self.path = path
+        self.text_lines = lines or []
         self.lines: dict[str, int] = {}
         self.diagnostics: list[ConfigDiagnostic] = []
         self.text_numbers: set[str] = set()
@@ -301,7 +302,9 @@ class _Builder:
                 self._forget(dotted)
             out[key] = self.build(value_node, dotted)
             self.lines[dotted] = line
-            if key in first_line:
+            if key in first_line and self._anchors_only(first_line[key]):
+                pass  # `define: &model_zoo_name ...` repeated: each line only names an anchor aliases reuse (SMoRE)
+            elif key in first_line:
                 # the same value twice loses nothing where the last one wins (PyYAML), but OmegaConf refuses
                 # any duplicate: which matters is the dialect's (SP404)
                 same = earlier == out[key]
@@ -316,6 +319,12 @@ class _Builder:
             else:
                 first_line[key] = line
         return out
+
+    def _anchors_only(self, line: int) -> bool:
+        """Whether the key on *line* gives its value an anchor (`key: &name value`): the value lives on in the aliases
+        that name it, so a later key of the same name loses nothing the author meant to keep."""
+        text = self.text_lines[line - 1] if 0 < line <= len(self.text_lines) else ""
+        return re.search(r":\s*&[^\s,\]}]+", text) is not None
 
     def _forget(self, dotted: str) -> None:
         """Drop line entries under a key that a later duplicate replaces."""

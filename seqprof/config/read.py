@@ -56,9 +56,39 @@ def read_plan(path: str | Path, dialect: str | None = None, versions: str | None
         named, why = named_trainer(cfg.data, cfg.path)  # the project's own loop over TrainingArguments: its folder,
         if named:  # else the TRL trainer its parser script builds, names what it trains
             settings = {**settings, "trainer": Setting(named, None, None, None, f"default: {why}")}
+    if name in ("hf", "trl", dialects.UNKNOWN) and any(d.kind in FILTERED_KINDS for d in found):
+        found = _filtered_by_signature(found, cfg.path)
     found.sort(key=lambda d: (d.file != cfg.path, d.file, d.line, d.key))
     return Plan(path=cfg.path, dialect=name, settings=settings, diagnostics=tuple(found),
                 raw=cfg.data, key_lines=cfg.key_lines, dialect_source=source if name != dialects.UNKNOWN else "")
+
+
+FILTERED_KINDS = frozenset({"renamed_key", "deprecated_key", "removed_key"})
+
+
+def _filtered_by_signature(found: list[ConfigDiagnostic], path: str) -> list[ConfigDiagnostic]:
+    """A key removal's consequence where the project keeps only the class's parameters (seqprof.config.
+    signature_filters): the key is dropped without an error on that release, not refused."""
+    from dataclasses import replace
+
+    from seqprof.config.signature_filters import signature_filter
+
+    kept = signature_filter(path)
+    if kept is None:
+        return found
+    cls, where = kept
+    owner = f"{cls}'" if cls.endswith("s") else f"{cls}'s"
+    said = f"{where} keeps only {owner} parameters"
+    out = []
+    for d in found:
+        if d.kind in FILTERED_KINDS and d.file == path:
+            message = d.message.replace("it breaks on that upgrade",
+                                        f"on that upgrade it is dropped without an error ({said})")
+            if message == d.message:
+                message += f"; {said}, so a release without it drops the value without an error"
+            d = replace(d, message=message)
+        out.append(d)
+    return out
 
 
 def _choose_dialect(cfg: LoadedConfig, dialect: str | None,

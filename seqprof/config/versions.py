@@ -77,6 +77,8 @@ class Pin:
     own: bool = False  # the version a checkout of the framework gives itself: its own requirements, not the
     #                    release's metadata, say what it runs with
     checkout: str | None = None  # `pip install -e ./LLaMA-Factory`: the folder, as written, relative to the file
+    cloned_only: bool = False  # a README's `git clone` + `git checkout v4.45.2` with no install line: the release of
+    #                            a local checkout that another file installs (`-e /path/to/transformers`)
 
     def allows(self, version: str) -> bool:
         from packaging.specifiers import SpecifierSet
@@ -174,7 +176,11 @@ def find_pins(config_path: str | Path) -> Pins:
         if "axolotl" not in pins:  # an image the project's launcher runs the configs in (Modal's src/common.py)
             pins.update({pin.package: [pin] for pin in _images_anywhere(root)})
     for pin in _readme_pins(folders, notes):  # the README's install steps, for what no project file pins
-        if pin.package not in pins:
+        if pin.cloned_only:  # the release of a local checkout a project file installs at an unknown commit
+            if pin.package in pins and all(p.vcs and p.checkout for p in pins[pin.package]):
+                pins[pin.package] = [replace(pin, source=f"{pin.source} (git checkout of the release, installed "
+                                                         f"by {pins[pin.package][0].source.split(' (')[0]})")]
+        elif pin.package not in pins:
             pins[pin.package] = [pin]
     for package, found_pins in list(pins.items()):
         checkouts = [p for p in found_pins if p.checkout]
@@ -185,14 +191,23 @@ def find_pins(config_path: str | Path) -> Pins:
 
 def _with_checkout(pins: dict[str, list[Pin]], package: str, pin: Pin, folders: Sequence[Path],
                    notes: list[str]) -> None:
-    """A framework installed from a checkout in the repository (`cd LLaMA-Factory && pip install -e .`) runs at
+    """A framework installed from a checkout in the repository (`cd LLaMA-Factory && pip install -e .`, or an
+    env.yml's `-e /path/to/LLaMA-Factory` beside a vendored LLaMA-Factory/) runs at
     the version that checkout gives itself, with its own requirements: those replace the commit pin, and pin what
     nothing else pins (ucsb-mlsec's vendored LLaMA-Factory 0.9.3.dev0 caps transformers at 4.51.3)."""
     file = pin.source.split(":", 1)[0]
     base = next((f for f in folders if (f / file).is_file()), folders[-1])
+    root = folders[-1].resolve()
     folder = (base / pin.checkout).resolve()
-    if not folder.is_dir() or not folder.is_relative_to(folders[-1].resolve()):
-        return
+    if not folder.is_dir() or not folder.is_relative_to(root):
+        # `-e /path/to/LLaMA-Factory` in env.yml (VisualPerceptionToken): the author's own path; the repository's
+        # folder of that name, when it has exactly one near its root
+        name = Path(pin.checkout).name
+        near = [d for d in (root / name, *(c / name for c in root.iterdir() if c.is_dir())) if d.is_dir()] \
+            if name and root.is_dir() else []
+        if len(near) != 1:
+            return
+        folder = near[0].resolve()
     own = [p for p in _pins_of_folder(folder, notes) if p.package in PACKAGES]
     if not any(p.own and p.package == package for p in own):
         return
@@ -313,6 +328,7 @@ def _reader(name: str):
         return image_pins  # a launcher that runs the configs in a framework's image (Modal's from_registry)
     return {"pyproject.toml": read_pyproject, ".gitmodules": read_gitmodules, "uv.lock": read_lock,
             "poetry.lock": read_lock, "environment.yml": read_environment, "environment.yaml": read_environment,
+            "env.yml": read_environment, "env.yaml": read_environment,
             "setup.py": read_setup_py, "pipfile": read_pipfile, "pipfile.lock": read_pipfile_lock}.get(low)
 
 
@@ -381,8 +397,10 @@ _IMAGE_NIGHTLY = re.compile(r"^main-(\d{4})(\d{2})(\d{2})(?:-|$)")
 def image_pins(path: Path) -> list[Pin]:
     """The framework images a file names (a Dockerfile's FROM, a Modal launcher's from_registry, a compose file's
     image:): a release tag is that release; a nightly is the last release before the day it was built; a main
-    build with no date in its tag (`main-py3.10-cu118-2.1.1`, `main-latest`) or an image pinned by digest is a
-    build of some commit, which seqprof cannot place among releases. Two images of different releases in one file
+    build with no date in its tag (`main-py3.10-cu118-2.1.1`) or an image pinned by digest is a build of some
+    commit, which seqprof cannot place among releases. `main-latest` is the main branch, except under winglian/,
+    which axolotl stopped pushing to on 2025-11-14 (0fbde69e9, "personal repo is deprecated"): its main-latest is
+    main of that day, 0.13.0.dev. Two images of different releases in one file
     say nothing."""
     text = _text(path) if path.is_file() and path.stat().st_size <= MAX_IMAGE_FILE_BYTES else ""
     if "axolotl" not in text:
@@ -394,7 +412,8 @@ def image_pins(path: Path) -> list[Pin]:
         image = f"{path.name}:{line} (image {match.group(0)}"
         release = _IMAGE_RELEASE.match(tag) if tag else None
         nightly = _IMAGE_NIGHTLY.match(tag) if tag else None
-        if tag in ("main-latest", "latest"):  # rebuilt from the main branch every night: newer than every release
+        if tag in ("main-latest", "latest") and not match.group(0).startswith("winglian/"):
+            # rebuilt from the main branch every night: newer than every release
             found.append(Pin(package, "", f"{image}, the main branch)", vcs=True, head=True))
             continue
         if (match.group("digest") or tag.startswith("main")) and not nightly:
@@ -522,7 +541,11 @@ def _cloned_checkouts(lines: list[str], name: str) -> list[Pin]:
         checkout = _GIT_CHECKOUT.search(line)
         if clone and checkout:
             ref = checkout.group(1)
+            tag = _RELEASE_TAG.match(ref)
+            if tag:  # installed here or by another file: which, the install line below or find_pins decides
+                out.append(Pin(clone[0], f"=={tag.group(1)}", f"{name}:{clone[1]}", cloned_only=True))
         elif clone and _INSTALL_HERE.search(line):
+            out = [p for p in out if not (p.cloned_only and p.package == clone[0])]
             source = f"{name}:{clone[1]}"
             tag = _RELEASE_TAG.match(ref)
             out.append(Pin(clone[0], f"=={tag.group(1)}", source) if tag else
@@ -721,7 +744,10 @@ def read_environment(path: Path) -> list[Pin]:
     for dep in data.get("dependencies") or []:
         if isinstance(dep, Mapping):
             for line in dep.get("pip") or []:
-                pin = requirement(str(line), f"{path.name}:{_line_of(text, str(line).split('=')[0].strip())}")
+                source = f"{path.name}:{_line_of(text, str(line).split('=')[0].strip())}"
+                editable = re.match(r"^\s*(?:-e|--editable)\s+(\S+)\s*$", str(line))
+                pin = editable_checkout(editable.group(1), source) if editable and "#egg=" not in line else \
+                    requirement(str(line), source)
                 if pin is not None:
                     out.append(pin)
             continue
@@ -1070,6 +1096,11 @@ class KeyHistory:
             return Removal(package, first, "later",
                            f"{package} is pinned to a commit ({vcs.source}), which seqprof cannot place among "
                            f"releases; '{replacement}' arrived in {first}: check the commit before renaming")
+        if having and self.older_than_known(package, pins):  # allowed() stands the oldest known in for it
+            first = self.release(package, min(having, key=order.index))
+            fact = (f"{pins.describe(package)} is older than every {package} release seqprof has read "
+                    f"({self.release(package, order[0])} on), so whether it has '{replacement}' is unknown")
+            return Removal(package, first, "later", f"{fact}: check it before renaming", fact)
         if not having or not allowed or any(v in having for v in allowed):
             return None
         first = self.release(package, min(having, key=order.index))
@@ -1077,6 +1108,23 @@ class KeyHistory:
             f"no '{replacement}' that reads this value yet ({first} made it read it)"
         fact = f"{pins.describe(package)} has {what}"
         return Removal(package, first, "later", f"{fact}: nothing to change before that upgrade", fact)
+
+
+    def older_than_known(self, package: str, pins: Pins) -> bool:
+        """Whether the pins on *package* allow only releases older than the oldest the history holds (mingruimingrui's
+        transformers==4.0.1, where the history starts at 4.36): what that release has is unknown."""
+        from packaging.version import InvalidVersion, Version
+
+        found = pins.of(package)
+        order = self.versions(package)
+        if not found or not order:
+            return False
+        named = {m for p in found for m in re.findall(r"\d+(?:\.\d+)+", p.specifier)}
+        try:
+            older = [v for v in named if Version(v) < Version(order[0]) and all(p.allows(v) for p in found)]
+        except InvalidVersion:
+            return False
+        return bool(older) and not any(all(p.allows(v) for p in found) for v in order)
 
 
 def with_requirement(pins: Pins, history: KeyHistory, package: str, dependency: str) -> Pins:

@@ -276,8 +276,10 @@ def _another_word(key: str, guess: str, known: Collection[str]) -> bool:
     x, y = diff[0]
     if x.rstrip("s") == y.rstrip("s"):
         return False
-    if min(len(x), len(y)) < 3:  # a short word replaced whole (`if_train` for `do_train`) is another word
-        return not set(x) & set(y)
+    if min(len(x), len(y)) < 3:  # a short word replaced whole (`if_train` for `do_train`, TunePPO's `kl_scheduler`
+        # for `lr_scheduler`) is another word; `rl_` for `lr_` is a slip of the fingers
+        return not set(x) & set(y) or len(x) == len(y) and sorted(x) != sorted(y) and all(
+            a != b for a, b in zip(x, y))
     words = _KeyIndex.of(frozenset(known)).words
     return y in words and (x in words or x in _framework_words())
 

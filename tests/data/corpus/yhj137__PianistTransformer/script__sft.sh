@@ -1,0 +1,3 @@
+export PYTHONPATH=.
+
+python src/train/sft.py
