@@ -33,7 +33,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from packaging.version import Version
