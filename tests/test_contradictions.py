@@ -44,7 +44,9 @@ CASES = [
      "remove_unused_columns"),
     ("SP415", AX_KTO, replace_once("remove_unused_columns: false\n", ""), "rl"),
     ("SP416", AX_LORA, append_lines("batch_size: 16\n"), "batch_size"),
-    ("SP416", AX_LORA, replace_once("gradient_accumulation_steps: 2\n", ""), "micro_batch_size"),
+    # batch_size alone: 0.19 still refuses it (one of micro_batch_size / gradient_accumulation_steps alone it takes)
+    ("SP416", AX_LORA, chain(replace_once("gradient_accumulation_steps: 2\n", ""),
+                             replace_once("micro_batch_size: 2\n", ""), append_lines("batch_size: 16\n")), "batch_size"),
     ("SP417", AX_LORA, append_lines("save_steps: 100\n"), "save_steps"),
     ("SP418", AX_LORA, append_lines("eval_steps: 100\n"), "eval_steps"),
     ("SP418", AX_QLORA, replace_once("evals_per_epoch: 4", "eval_steps: 100"), "eval_steps"),  # val_set_size: 0
