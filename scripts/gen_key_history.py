@@ -217,8 +217,8 @@ def trl_class_fields(whl: Path, newest_ta: set[str]) -> dict[str, set[str]]:
 
 
 def _model_keys(node: ast.ClassDef) -> list[str]:
-    """The keys a pydantic model reads: its annotated fields by their ``Field(alias=...)`` name where they have one
-    (no ClassVar, no private ``_x``)."""
+    """The keys a pydantic model reads: its annotated fields by their ``Field(alias=...)`` name where they have one,
+    and by their own name (axolotl's config sets populate_by_name; no ClassVar, no private ``_x``)."""
     out = []
     for stmt in node.body:
         if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
@@ -228,6 +228,8 @@ def _model_keys(node: ast.ClassDef) -> list[str]:
         keywords = getattr(stmt.value, "keywords", ())
         alias = [k.value.value for k in keywords if k.arg == "alias" and isinstance(k.value, ast.Constant)]
         out.append(alias[0] if alias else stmt.target.id)
+        if alias:  # AxolotlInputConfig's populate_by_name reads the field's own name too (type_of_model)
+            out.append(stmt.target.id)
         for k in keywords:  # validation_alias=AliasChoices("fsdp_version", "version"): each name is read
             if k.arg == "validation_alias" and isinstance(k.value, ast.Call):
                 out.extend(a.value for a in k.value.args if isinstance(a, ast.Constant) and isinstance(a.value, str))

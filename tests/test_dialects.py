@@ -1168,3 +1168,54 @@ def test_a_short_word_swapped_whole_is_another_setting_and_a_swapped_pair_a_slip
     assert did_you_mean("if_train", known) is None
     assert did_you_mean("rl_scheduler", known) == "lr_scheduler"
     assert did_you_mean("lr_schedular", known) == "lr_scheduler"
+
+
+def test_an_axolotl_deprecation_is_judged_at_the_pinned_release_or_noted_for_a_commit(tmp_path):
+    """bvanasse/Weatherman-LoRA runs axolotl==0.5.2, where s2_attention is a live field (0.17 moved it to
+    deprecated.py): a note for the upgrade, not a warning. truefoundry's fork at a commit may not deprecate
+    flash_attn_rms_norm at all: a note that says the commit cannot be placed."""
+    def found(files: dict[str, str], body: str):
+        root = tmp_path / str(len(list(tmp_path.iterdir())))
+        (root / ".git").mkdir(parents=True)
+        for name, text in files.items():
+            (root / name).write_text(text)
+        config = root / "config.yml"
+        config.write_text("base_model: m\nmicro_batch_size: 1\ngradient_accumulation_steps: 1\n" + body)
+        return {d.key: d for d in read_plan(config).diagnostics}
+
+    pinned = found({"requirements.txt": "axolotl==0.5.2\n"}, "s2_attention: false\n")["s2_attention"]
+    assert pinned.kind == "upcoming_deprecation" and "0.17" in pinned.message
+    fresh = found({}, "s2_attention: false\n")["s2_attention"]
+    assert fresh.kind == "deprecated_key"  # the newest release, which a fresh install gets, deprecates it
+    commit = found({"requirements.txt": "axolotl @ git+https://github.com/truefoundry/axolotl@30c52ec\n"},
+                   "flash_attn_rms_norm: true\n")["flash_attn_rms_norm"]
+    assert commit.kind == "upcoming_deprecation" and "cannot place" in commit.message
+
+
+def test_an_axolotl_field_is_read_by_its_own_name_beside_its_alias(tmp_path):
+    """AxolotlInputConfig sets populate_by_name, so deprecated.py's `type_of_model` (alias model_type) is read under
+    either name (truefoundry's config-base.yaml writes type_of_model)."""
+    config = tmp_path / "axolotl.yml"
+    config.write_text("base_model: m\nmicro_batch_size: 1\ngradient_accumulation_steps: 1\n"
+                      "type_of_model: AutoModelForCausalLM\n")
+    assert not [d for d in read_plan(config).diagnostics if d.key == "type_of_model" and d.kind == "unknown_key"]
+
+
+def test_an_axolotl_dataset_type_the_project_routes_itself_is_not_judged(tmp_path):
+    """PhungVanDuy/openchai's finetune.py sends `type: chatml` entries to its own loader before axolotl's sees
+    them; the same type in a project without that code is no type axolotl handles (SP406)."""
+    def invalid(name: str, code: str | None):
+        root = tmp_path / name
+        (root / ".git").mkdir(parents=True)
+        if code:
+            (root / "finetune.py").write_text(code)
+        config = root / "examples" / "chatml.yaml"
+        config.parent.mkdir()
+        config.write_text("base_model: m\nmicro_batch_size: 1\ngradient_accumulation_steps: 1\n"
+                          "datasets:\n  - path: a.jsonl\n    type: chatml\n")
+        return [d.key for d in read_plan(config).diagnostics if d.kind == "invalid_value"]
+
+    assert invalid("plain", None) == ["datasets.0.type"]
+    assert invalid("routed", "for item in cfg['datasets']:\n"
+                             "    if item['type'] == 'chatml' or item['type'] == 'input_output':\n"
+                             "        mine.append(item)\n") == []

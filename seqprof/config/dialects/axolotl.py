@@ -211,6 +211,11 @@ def _judged_releases(pins: Pins, history: KeyHistory) -> list[str] | None:
     return allowed
 
 
+# normalize_attn_implementation raises on a legacy attention flag beside attn_implementation from 0.17.0; 0.12-0.16
+# read the two as independent fields (Baseten's gpt-oss-120b config on a 2025-08 nightly sets both, as axolotl's own
+# example of that day did)
+LEGACY_ATTN_REFUSED_FROM = "0.17.0"
+
 # check_eval_packing refuses eval_table_size with sample packing unless eval_sample_packing is false, in every
 # release the key history holds (0.5.2 on); an axolotl of 2023 (rohanbalkondekar's 0.3.0 fork) had no such check
 EVAL_PACKING_REFUSED_FROM = "0.5.0"
@@ -295,6 +300,18 @@ def _nearest(value: str, choices: list[str]) -> list[str]:
 DATASET_TYPE = "datasets.type"  # key_history.json "values": the bare `type:` words each release handles
 
 
+def _compared_in_project(config_path: str, kind: str) -> bool:
+    """Whether the project's code tests a dataset's type against *kind* (PhungVanDuy/openchai's finetune.py:
+    `if item["type"] == "chatml" or item["type"] == "input_output":` routes those entries to its own loader)."""
+    from seqprof.config.project_fields import project_root, python_files, source_text
+
+    if not Path(config_path).is_file():
+        return False
+    test = re.compile(r"""\[\s*["']type["']\s*\]\s*(?:==|!=|in)\s*[^\n]*["']""" + re.escape(kind) + r"""["']|"""
+                      r"""["']""" + re.escape(kind) + r"""["']\s*(?:==|!=)\s*\w+\s*\[\s*["']type["']""")
+    return any(test.search(source_text(f)) for f in python_files(project_root(config_path)))
+
+
 def _dataset_types_unhandled(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
     """A `datasets:` / `test_datasets:` entry whose `type:` is a bare word no axolotl release the pins allow handles
     (RamakrishnaReddyPalle's `type: chat`): load() finds no module axolotl.prompt_strategies.<type>, no base type
@@ -325,7 +342,7 @@ def _dataset_types_unhandled(cfg: LoadedConfig, pins: Pins, history: KeyHistory)
                 continue
             if shipped is None:
                 shipped = {f.stem for f in python_files(project_root(cfg.path))} if Path(cfg.path).is_file() else set()
-            if kind in shipped:
+            if kind in shipped or _compared_in_project(cfg.path, kind):
                 continue
             choices = sorted(v for v in spans["fields"]
                              if newest in history.having("axolotl", v, [DATASET_TYPE], table="values"))
@@ -498,6 +515,9 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     if b.raw("sample_packing") and b.raw("eval_table_size") and b.raw("eval_sample_packing") is not False and \
             not _allows_before(pins, "axolotl", EVAL_PACKING_REFUSED_FROM):
         b.derived("eval_table_with_packing_refused", True, "eval_table_size")
+    if b.raw("attn_implementation") and any(as_bool(b.raw(k)) is True for k, _ in LEGACY_ATTN) and \
+            not _allows_before(pins, "axolotl", LEGACY_ATTN_REFUSED_FROM):
+        b.derived("legacy_attention_refused", True, "attn_implementation")
     refusal = _batch_size_refusal(cfg, pins, history)
     if refusal is not None:
         b.derived("batch_size_refusal", refusal, "micro_batch_size")
@@ -578,13 +598,27 @@ def _refused_deprecations(diagnostics: list[ConfigDiagnostic], cfg: LoadedConfig
     from packaging.version import Version
 
     allowed = history.allowed("axolotl", pins) or None
-    if allowed is None and pins.vcs("axolotl") is not None and not pins.vcs("axolotl").head:
-        return diagnostics
+    commit = pins.vcs("axolotl")
+    if allowed is None and commit is not None and not commit.head:
+        # whether that commit deprecates the key at all is unknown: a note (TrueFoundry's fork at 0.10.0.dev0 reads
+        # flash_attn_rms_norm, Baseten's image of a 2025 main reads save_safetensors: false)
+        return [replace(d, kind="upcoming_deprecation",
+                        message=f"{d.message.split('; assuming axolotl')[0]}; axolotl is pinned to a commit "
+                                f"({commit.source}), which seqprof cannot place among releases: check that commit "
+                                "before changing it") if d.kind == "deprecated_key" else d for d in diagnostics]
     newest = max(allowed or [history.newest("axolotl")], key=Version)
     out = []
     for d in diagnostics:
         refused = REFUSED_DEPRECATIONS.get(d.key)
         value = cfg.get(d.key)
+        if d.kind == "deprecated_key" and refused is not None and Version(newest) < Version(refused[0]) and \
+                (refused[1] == "truthy" and (not value or as_bool(value) is False)):
+            # Weatherman's `s2_attention: false` under axolotl==0.5.2: a live field there, deprecated from 0.17
+            out.append(replace(d, kind="upcoming_deprecation",
+                               message=f"'{d.key}' is dropped by a release after the pinned one: axolotl "
+                                       f"{refused[0].rsplit('.', 1)[0]} moved it to schemas/deprecated.py; "
+                                       f"{pins.describe('axolotl')} still reads it"))
+            continue
         if d.kind != "deprecated_key" or refused is None or \
                 (refused[1] == "truthy" and (not value or as_bool(value) is False)) or (refused[1] == "set" and value is None):
             out.append(d)
