@@ -73,9 +73,8 @@ def project_forwards(config_path: str | Path, keys: list[str]) -> dict[str, Forw
             if all(key in other and other[key].keyword == forward.keyword for other in others)}
 
 
-CONFIG_NAME = re.compile(r"""["']([\w./-]+\.(?:ya?ml|json))["']""")
-
-
+CONFIG_NAME = re.compile(r"""["']([\w./-]+\.(?:ya?ml|json))["']""")  # a config path a script writes
+# words of config and script names that tell nothing of what a file is for
 GENERIC_WORDS = frozenset({"config", "configs", "cfg", "train", "training", "default", "base", "example", "demo",
                            "run", "args", "arguments", "settings", "params", "yaml", "yml", "json"})
 

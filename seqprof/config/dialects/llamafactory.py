@@ -47,6 +47,7 @@ from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_fields import (framework_fork, project_root, python_files, read_by_own_copy,
                                           read_by_project_code, source_text)
+from seqprof.config.text_numbers import numbers_left_as_text
 from seqprof.config.versions import (KeyHistory, Pins, Removal, assumed, describe_versions, pins_beside,
                                      with_dependency_floor)
 
@@ -344,7 +345,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     omegaconf, why = _loaded_with_omegaconf(cfg, pins)
     b.default("duplicate_keys_refused", omegaconf, why)
     if not omegaconf and not board and Path(cfg.path).suffix.lower() in (".yaml", ".yml"):
-        b.diagnostics.extend(hf.numbers_left_as_text(cfg, f"LLaMA-Factory ({why}) hands its values on as they are"))
+        b.diagnostics.extend(numbers_left_as_text(cfg, f"LLaMA-Factory ({why}) hands its values on as they are"))
     return b.result()
 
 
@@ -483,7 +484,7 @@ def _unusable_quantization_method(cfg: LoadedConfig, pins: Pins) -> ConfigDiagno
         message=(f"'quantization_method: {method}' is no on-the-fly quantization method of LLaMA-Factory ({where}: "
                  f"{', '.join(ON_THE_FLY_METHODS[newest])}): model/model_utils/quantization.py matches no branch, so "
                  f"the {cfg.get('quantization_bit')}-bit load is silently dropped and the model trains unquantized"
-                 + (f"; 0.9.3 renamed 'bitsandbytes' to 'bnb'" if renamed else "")
+                 + ("; 0.9.3 renamed 'bitsandbytes' to 'bnb'" if renamed else "")
                  + (f" (releases {older[0]}-{older[-1]}, which the pins allow too, took '{method}')" if older else "")),
         suggestion=f"quantization_method: {renamed}" if renamed else None)
 

@@ -56,6 +56,7 @@ from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.parser_classes import own_parser_fate, undeclared_by_parser
 from seqprof.config.project_fields import field_owners, project_fields, read_by_project
 from seqprof.config.project_scripts import launched_trainer
+from seqprof.config.text_numbers import numbers_read_as_text
 from seqprof.config.trl_imports import missing_import_diagnostics
 from seqprof.config.versions import (KeyHistory, Pins, assumed, describe_versions, pins_beside, with_companions,
                                      with_trl_and_transformers)
@@ -518,7 +519,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
               SOURCE_SFT if trainer == "sft" else SOURCE_DPO)
     hf.apply_training_arguments(b, source=SOURCE_SFT if trainer == "sft" else SOURCE_DPO)
     b.diagnostics.extend(hf.warmup_steps_refused(cfg, pins, history))
-    b.diagnostics.extend(hf.numbers_read_as_text(cfg, trlparser_assumed=True))
+    b.diagnostics.extend(numbers_read_as_text(cfg, trlparser_assumed=True))
     if trainer == "kto" and as_bool(b.raw("use_liger_loss")) is True:
         b.derived("fused_loss", "liger", "use_liger_loss")
     b.default("framework_versions", describe_versions(PACKAGES, pins, history),

@@ -1,0 +1,102 @@
+"""Numbers a YAML config writes that yaml.safe_load keeps as text, where the framework's loader hands them on as text.
+
+`learning_rate: 5e-5` is the str '5e-5' to PyYAML: YAML 1.1 reads a number as a float only with a dot and a signed
+exponent (5.0e-5). argparse (TrlParser: the YAML's top-level values become defaults, converted by each field's
+type), OmegaConf (LLaMA-Factory 0.9.4 on, torchtune) and axolotl's schema turn it into a float; HfArgumentParser's
+parse_yaml_file and LLaMA-Factory before 0.9.4 hand it to TrainingArguments as it is, and the run stops on it.
+seqprof's own loader reads `5e-5` as a float (LoadedConfig.text_numbers keeps which keys were written so).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+from seqprof.config.loader import LoadedConfig
+from seqprof.config.plan import ConfigDiagnostic
+from seqprof.config.values import placeholder
+
+# TrainingArguments' float fields, and what a str in each does (scripts/string_number_failures.py, run on
+# transformers 4.57.6 and 5.1.0 with torch 2.13): torch's AdamW compares lr, betas and eps with 0.0 when the Trainer
+# builds it, and the fused step refuses a str weight decay; the trainer compares max_grad_norm with 0 at the first
+# step; TrainingArguments.__post_init__ compares warmup_ratio with 0 before anything loads
+TEXT_NUMBER_FAILURES = {
+    "learning_rate": "torch's AdamW raises TypeError when the Trainer builds the optimizer",
+    "adam_beta1": "torch's AdamW raises TypeError when the Trainer builds the optimizer",
+    "adam_beta2": "torch's AdamW raises TypeError when the Trainer builds the optimizer",
+    "adam_epsilon": "torch's AdamW raises TypeError when the Trainer builds the optimizer",
+    "weight_decay": "the optimizer's first step raises TypeError",
+    "max_grad_norm": "the first step raises TypeError (the trainer compares it with 0 before clipping)",
+    "warmup_ratio": "TrainingArguments raises TypeError before anything loads",
+    "lr_scheduler_kwargs.min_lr": "the scheduler raises TypeError at the first step (optimization.py divides by it)",
+}
+NESTED_TEXT_NUMBERS = ("lr_scheduler_kwargs.min_lr",)
+_EXPONENT = re.compile(r"^([-+]?\d+)(?:\.(\d*))?[eE]([-+]?)(\d+)$")
+
+
+def numbers_left_as_text(cfg: LoadedConfig, loader: str, keys: tuple[str, ...] = tuple(TEXT_NUMBER_FAILURES)
+                         ) -> list[ConfigDiagnostic]:
+    """`learning_rate: 5e-5` is the str '5e-5' to yaml.safe_load: YAML 1.1 reads a number as a float only with a
+    dot, and an exponent only with its sign (5.0e-5). *loader* (HfArgumentParser.parse_yaml_file, LLaMA-Factory
+    before 0.9.4) hands the value on as it is, and the run stops on it. argparse (TrlParser) and OmegaConf turn it
+    into a float; axolotl's schema converts learning_rate."""
+    from seqprof.config.parser_classes import launch_overrides
+
+    out = []
+    overridden = launch_overrides(cfg.path) if any(cfg.has(k) for k in keys) else frozenset()
+    for key in keys:
+        value = cfg.get(key)
+        if key in overridden:  # the launch line passes it again, and the parser converts that one
+            continue
+        if key in cfg.text_numbers:  # read here as a float, as argparse or OmegaConf would
+            value = _written(cfg, key) or value
+        elif not isinstance(value, str) or placeholder(value) is not None:
+            continue
+        try:
+            number = float(value)
+        except ValueError:
+            continue
+        if not math.isfinite(number):
+            continue
+        written = _EXPONENT.match(value.strip())
+        fix = (f"{written.group(1)}.{written.group(2) or '0'}e{written.group(3) or '+'}{written.group(4)}"
+               if written else repr(number))
+        why = (f"YAML 1.1 reads a number as a float only with a dot and a signed exponent: {fix}"
+               if key in cfg.text_numbers else "the number is quoted")
+        out.append(ConfigDiagnostic(
+            kind="invalid_value", key=key, file=cfg.path, line=cfg.line(key) or 1,
+            message=(f"'{key.rpartition('.')[2]}: {value}' reaches the Trainer as the text {value!r} ({why}): "
+                     f"{loader}, so {TEXT_NUMBER_FAILURES[key]}"),
+            suggestion=f"{key.rpartition('.')[2]}: {fix}"))
+    return out
+
+
+def numbers_read_as_text(cfg: LoadedConfig, trlparser_assumed: bool = False) -> list[ConfigDiagnostic]:
+    """numbers_left_as_text for the way the config's scripts read it: every float field under parse_yaml_file,
+    only a mapping's entries under TrlParser (argparse converts the top-level values; *trlparser_assumed*: a TRL
+    recipe whose scripts cannot be read is read by it)."""
+    from seqprof.config.parser_classes import yaml_reading
+
+    reading = yaml_reading(cfg.path, [k for k in cfg.data if isinstance(k, str)])
+    if reading is None and trlparser_assumed and Path(cfg.path).suffix.lower() in (".yaml", ".yml"):
+        return numbers_left_as_text(cfg, "TRL's parsers (TrlParser, HfArgumentParser.parse_yaml_file) load it with "
+                                         "yaml.safe_load and leave a mapping's entries as they are",
+                                    NESTED_TEXT_NUMBERS)
+    if reading is None:
+        return []
+    if reading.argparse:
+        return numbers_left_as_text(cfg, f"{reading.where} converts the top-level values through argparse, not a "
+                                         "mapping's entries", NESTED_TEXT_NUMBERS)
+    return numbers_left_as_text(cfg, f"{reading.where} hands yaml.safe_load's values on as they are")
+
+
+def _written(cfg: LoadedConfig, key: str) -> str | None:
+    """The scalar as the file writes it on the key's line (`learning_rate: 5e-5  # peak`)."""
+    line = cfg.line(key)
+    try:
+        text = Path(cfg.path).read_text(encoding="utf-8", errors="replace").splitlines()[line - 1] if line else ""
+    except (OSError, IndexError):
+        return None
+    found = re.search(rf"{re.escape(key.rpartition('.')[2])}\s*:\s*([-+]?[\d.]+[eE][-+]?\d+)\b", text)
+    return found.group(1) if found else None
