@@ -14,7 +14,8 @@ wheel (vLLM's first, sdist-only ones) are left out.
 The "shared" section goes the other way: what each transformers release of keys/key_history.json requires of the
 libraries projects pin themselves (huggingface-hub, tokenizers), with those libraries' release lists. A project
 pinning huggingface-hub<1.0 gets transformers 4.57 at most (5.0 requires huggingface-hub>=1.3), so its keys are
-judged there (seqprof.config.versions with_shared_dependencies).
+judged there (seqprof.config.versions with_shared_dependencies). And what each trl release requires of accelerate:
+trl 0.12 and newer require accelerate>=0.34, so a project pinning accelerate==0.29.2 gets trl 0.11.
 
     .venv/bin/python scripts/gen_companion_requires.py --section shared   # only that section, the rest as committed
 """
@@ -34,7 +35,7 @@ OUT = Path(__file__).resolve().parents[1] / "seqprof" / "config" / "dialects" / 
 COMMAND = "python scripts/gen_companion_requires.py"
 COMPANIONS = ("vllm", "unsloth", "unsloth-zoo")
 DEPENDENCIES = ("trl", "transformers")
-SHARED = {"transformers": ("huggingface-hub", "tokenizers")}  # framework -> libraries projects pin beside it
+SHARED = {"transformers": ("huggingface-hub", "tokenizers"), "trl": ("accelerate",)}  # framework -> libraries projects pin beside it
 KEY_HISTORY = OUT.parent / "key_history.json"
 MARKER_ENV = {"sys_platform": "linux", "platform_system": "Linux", "python_version": "3.11",
               "python_full_version": "3.11.9", "implementation_name": "cpython", "platform_machine": "x86_64",
@@ -170,7 +171,7 @@ def build(section: str | None = None) -> dict:
     return {"command": COMMAND,
             "source": "Requires-Dist of each final, unyanked release's wheel METADATA (PyPI; Linux, Python 3.11), "
                       "kept where it caps trl or transformers; shared: what each transformers release requires of "
-                      "huggingface-hub and tokenizers",
+                      "huggingface-hub and tokenizers, and each trl release of accelerate",
             "packages": packages, "shared": build_shared()}
 
 

@@ -1085,3 +1085,16 @@ def test_a_rename_whose_new_name_a_pin_older_than_the_history_may_lack_is_kept_u
     found = diagnostic(read_plan(config), "no_cuda")
     assert found.suggestion == "use_cpu" and found.suggestion_from
     assert "older than every transformers release seqprof has read" in found.message
+
+
+def test_an_accelerate_pin_caps_the_trl_that_pip_can_install_beside_it():
+    """koukoulala/alignment-handbook's setup.py pins accelerate==0.29.2 beside trl>=0.8.2: every trl from 0.12 on
+    requires accelerate>=0.34 (its wheel's metadata, keys/companion_requires.json "shared"), so pip resolves trl
+    0.11.4, whose __init__ still exports setup_chat_format (SP440 then says nothing)."""
+    from seqprof.config.versions import with_shared_dependencies
+
+    history = KeyHistory.load()
+    pins = with_shared_dependencies(parse_spec("trl>=0.8.2,accelerate==0.29.2"), history)
+    assert max(history.allowed("trl", pins), key=lambda v: tuple(map(int, v.split(".")))).startswith("0.11.")
+    free = with_shared_dependencies(parse_spec("trl>=0.8.2"), history)
+    assert history.allowed("trl", free)[-1] == history.newest("trl")

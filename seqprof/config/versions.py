@@ -43,7 +43,7 @@ from seqprof.errors import SeqprofError
 FRAMEWORKS = ("trl", "transformers", "axolotl", "llamafactory", "torchtune", "vllm", "unsloth", "unsloth-zoo")
 # libraries a project pins itself that bound which transformers it can install (keys/companion_requires.json
 # "shared": transformers 5.0 requires huggingface-hub>=1.3, so huggingface-hub<1.0 means transformers 4.57 at most)
-SHARED_LIBRARIES = ("huggingface-hub", "tokenizers")
+SHARED_LIBRARIES = ("huggingface-hub", "tokenizers", "accelerate")
 PACKAGES = FRAMEWORKS + SHARED_LIBRARIES  # the packages whose pins are read
 # installed beside trl / transformers, and capping the releases of both (keys/companion_requires.json)
 COMPANIONS = ("vllm", "unsloth", "unsloth-zoo")
@@ -1232,10 +1232,16 @@ def with_companions(pins: Pins, history: KeyHistory) -> Pins:
     return pins
 
 
+# frameworks a library pin bounds only where the same files name the framework too (one pip resolution): a
+# requirements freeze without trl (NYCU-NLP-Lab's MathEDU: accelerate==0.29.3) says nothing of a trl installed later
+INSTALLED_TOGETHER_ONLY = frozenset({"trl"})
+
+
 def with_shared_dependencies(pins: Pins, history: KeyHistory) -> Pins:
     """*pins* and a cap on a framework that the project's pin on a library it shares bounds: pip cannot install a
     transformers whose own huggingface-hub range misses the project's (huggingface-hub<1.0 meets no transformers
-    from 5.0 on, which requires >=1.3), so the newest transformers that meets it is what runs. Only a cap is added
+    from 5.0 on, which requires >=1.3), nor a trl whose accelerate range misses it (accelerate==0.29.2 meets no trl
+    from 0.12 on), so the newest release that meets it is what runs. Only a cap is added
     (pip takes the newest release it can); a framework pinned exactly or to a commit, or a library pin no release
     meets, changes nothing. A framework installed from its main branch is capped too: iezhuozhuo/openr1's
     transformers @ git+...main beside huggingface-hub<1.0 installed while main still met that pin, a 4.x."""
@@ -1246,6 +1252,8 @@ def with_shared_dependencies(pins: Pins, history: KeyHistory) -> Pins:
         checkout = pins.vcs(framework)
         if any(p.exact for p in pins.pins.get(framework, ())) or checkout is not None and not checkout.head:
             continue
+        if framework in INSTALLED_TOGETHER_ONLY and framework not in pins.pins:
+            continue  # trl installed apart from the file that pins accelerate: pip upgrades accelerate for it
         order = history.versions(framework)
         for library in SHARED_LIBRARIES:
             own = pins.of(library)
