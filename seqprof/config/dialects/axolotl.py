@@ -723,21 +723,32 @@ SECTION_MODELS = {"special_tokens": ("SpecialTokensConfig", "utils/schemas/model
                   "trl": ("TRLConfig", "utils/schemas/trl.py"), "vllm": ("VllmConfig", "utils/schemas/vllm.py")}
 
 
+def _schema_release(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> tuple[str, str] | None:
+    """The axolotl release whose pydantic models judge a section's or a dataset entry's keys (the newest the pins
+    allow; the newest known when nothing pins axolotl or the main branch runs), and how the message says so; None
+    for a fork or a commit seqprof cannot place."""
+    from seqprof.config.project_fields import framework_fork
+
+    if framework_fork(cfg.path) is not None:
+        return None
+    allowed = history.allowed("axolotl", pins)
+    if allowed is None and pins.vcs("axolotl") is not None and not pins.vcs("axolotl").head:
+        return None
+    installed = max(allowed, key=history.versions("axolotl").index) if allowed else history.newest("axolotl")
+    return installed, (f"{pins.describe('axolotl')} installs {minor(installed)}" if allowed else
+                       _assumed_newest(pins, installed))
+
+
 def _section_keys(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
     """A key of `special_tokens:`, `trl:` or `vllm:` that the section's model lacks: pydantic drops it (AbeerMostafa's
     `special_tokens: {ad_token: ...}`, a typo of pad_token; tcapelle's `trl: {vllm: {...}}`, a top-level section
     written inside another). A key the top level reads is told to move there. A commit pin or a fork says nothing;
     a release without the model (trl: before 0.8) neither."""
-    from seqprof.config.project_fields import framework_fork
-
-    if framework_fork(cfg.path) is not None:
+    release = _schema_release(cfg, pins, history)
+    if release is None:
         return []
-    allowed = history.allowed("axolotl", pins)
-    if allowed is None and pins.vcs("axolotl") is not None and not pins.vcs("axolotl").head:
-        return []
+    installed, where = release
     order = history.versions("axolotl")
-    installed = max(allowed, key=order.index) if allowed else history.newest("axolotl")
-    where = f"{pins.describe('axolotl')} installs {minor(installed)}" if allowed else _assumed_newest(pins, installed)
     top: set[str] | None = None  # the top-level fields, read once a section key needs them
     out = []
     for name, (model, source) in SECTION_MODELS.items():
@@ -778,16 +789,11 @@ def _dataset_entry_keys(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> l
     """A key of a `datasets:` entry that no dataset model of the release has: pydantic drops it when it builds the
     entry, so the setting is never used (sarpsl's `field_map:` and `validation_path:`, Mikeriess's `train_split:`,
     jbremz's `dset_type:`, a typo of ds_type). A commit pin or a fork says nothing, as for the sections."""
-    from seqprof.config.project_fields import framework_fork
-
-    if framework_fork(cfg.path) is not None:
+    release = _schema_release(cfg, pins, history)
+    if release is None:
         return []
-    allowed = history.allowed("axolotl", pins)
-    if allowed is None and pins.vcs("axolotl") is not None and not pins.vcs("axolotl").head:
-        return []
+    installed, where = release
     order = history.versions("axolotl")
-    installed = max(allowed, key=order.index) if allowed else history.newest("axolotl")
-    where = f"{pins.describe('axolotl')} installs {minor(installed)}" if allowed else _assumed_newest(pins, installed)
     out = []
     top: set[str] | None = None  # the top-level fields, read once an entry key needs them
     for name, models in DATASET_MODELS.items():
