@@ -400,8 +400,7 @@ def image_pins(path: Path) -> list[Pin]:
     build with no date in its tag (`main-py3.10-cu118-2.1.1`) or an image pinned by digest is a build of some
     commit, which seqprof cannot place among releases. `main-latest` is the main branch, except under winglian/,
     which axolotl stopped pushing to on 2025-11-14 (0fbde69e9, "personal repo is deprecated"): its main-latest is
-    main of that day, 0.13.0.dev. Two images of different releases in one file
-    say nothing."""
+    main of that day, 0.13.0.dev. Two images of different releases in one file say nothing."""
     text = _text(path) if path.is_file() and path.stat().st_size <= MAX_IMAGE_FILE_BYTES else ""
     if "axolotl" not in text:
         return []
