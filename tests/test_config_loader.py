@@ -301,3 +301,19 @@ def test_a_key_repeated_only_to_name_anchors_loses_nothing(backend: str) -> None
     cfg = parse_config(text, "d.yaml", backend=backend)
     assert cfg.data == yaml.safe_load(text)
     assert {(d.key, d.kind) for d in cfg.diagnostics} == {("lr", "duplicate_key")}
+
+
+def test_a_str_format_template_that_yaml_cannot_parse_says_so(tmp_path: Path) -> None:
+    """nearai's finetune templates hold `{DATASET_ARGS}` where their script (finetune/__init__.py) puts a block
+    before `tune run`: the file is refused, but "fix the syntax" would break the template."""
+    from seqprof.config.loader import load_config
+
+    config = tmp_path / "template.yaml"
+    config.write_text("dataset:\n  _component_: torchtune.datasets.instruct_dataset\n{DATASET_ARGS}\nlr: 3e-4\n")
+    with pytest.raises(SeqprofError) as err:
+        load_config(config)
+    assert "{DATASET_ARGS}" in str(err.value.fix) and "renders" in str(err.value.fix)
+    config.write_text("a: [1, 2\nb: ${X}\n")  # an interpolation is no str.format slot: a plain syntax error
+    with pytest.raises(SeqprofError) as err:
+        load_config(config)
+    assert err.value.fix == "fix the syntax at that line"

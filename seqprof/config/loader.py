@@ -152,8 +152,10 @@ def _parse_yaml(text: str, path: str, fmt: str, backend: str | None = None) -> L
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
         problem = exc.problem or exc.context or "invalid YAML"
+        slots = _template_slots(text)
         raise SeqprofError(f"invalid {fmt.upper()}: {problem}", path=path, line=line,
-                           fix="fix the syntax at that line") from None
+                           fix=(f"the file is a template ({', '.join(slots[:3])}): lint the config your script "
+                                "renders from it" if slots else "fix the syntax at that line")) from None
     except RecursionError:
         raise SeqprofError(f"{fmt.upper()} is nested too deeply to be a config", path=path) from None
     except YAMLError as exc:  # a reader error (a control character): its text spans lines
@@ -175,6 +177,15 @@ def _parse_yaml(text: str, path: str, fmt: str, backend: str | None = None) -> L
     return LoadedConfig(path=path, data=data, key_lines=builder.lines,
                         diagnostics=tuple(builder.diagnostics), format=fmt,
                         text_numbers=frozenset(builder.text_numbers))
+
+
+_SLOT = re.compile(r"(?<![{$])\{([A-Z][A-Z0-9_]*)\}(?!\})")  # str.format's `{DATASET_ARGS}`, not `${X}` or `{{x}}`
+
+
+def _template_slots(text: str) -> list[str]:
+    """The str.format placeholders a file that YAML cannot parse holds: nearai's finetune templates write
+    `{DATASET_ARGS}` where their script puts a whole block, so the file is not meant to be read as it is."""
+    return list(dict.fromkeys(f"{{{m.group(1)}}}" for m in _SLOT.finditer(text)))
 
 
 def _parse_json(text: str, path: str) -> tuple[dict[str, Any], tuple[ConfigDiagnostic, ...]]:
