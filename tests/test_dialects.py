@@ -1219,3 +1219,23 @@ def test_an_axolotl_dataset_type_the_project_routes_itself_is_not_judged(tmp_pat
     assert invalid("routed", "for item in cfg['datasets']:\n"
                              "    if item['type'] == 'chatml' or item['type'] == 'input_output':\n"
                              "        mine.append(item)\n") == []
+
+
+def test_a_project_flag_named_like_an_unsloth_option_and_a_quinine_inherit_are_no_framework(tmp_path):
+    """locuslab/tofu's Hydra forget.yaml sets `save_model: true` (its own flag, forget.py:101) among its own keys: no
+    Unsloth file. stanford-crfm/mistral's configs `inherit:` trainer and model YAMLs that Quinine merges before its
+    train.py reads them: no TrainingArguments file, though one of them holds such keys."""
+    from seqprof.config.read import detect_dialect
+
+    tofu = tmp_path / "forget.yaml"
+    tofu.write_text("model_family: llama2-7b\nlr: 1e-5\nbatch_size: 16\ngradient_accumulation_steps: 4\n"
+                    "num_epochs: 5\nforget_loss: grad_ascent\nsave_dir: out\nweight_decay: 0.01\nsave_model: true\n"
+                    "seed: 42\n")
+    assert detect_dialect(tofu) != "unsloth"
+    mistral = tmp_path / "mistral-small.yaml"
+    mistral.write_text("inherit:\n  - datasets/wikitext103.yaml\n  - trainers/gpt2-small.yaml\nrun_id: null\n"
+                       "effective_bsz: 512\nresume: false\nseed: 21\noutput_dir: out\nlogging_steps: 10\n")
+    assert detect_dialect(mistral) not in ("hf", "trl")
+    unsloth = tmp_path / "unsloth.yaml"
+    unsloth.write_text("model_name: unsloth/Qwen2.5-0.5B\nr: 16\nuse_gradient_checkpointing: unsloth\nsave_model: true\n")
+    assert detect_dialect(unsloth) == "unsloth"

@@ -179,9 +179,9 @@ SECTION = "training_args"
 
 
 def detect(data: Mapping[str, Any]) -> int:
-    from seqprof.config.dialects.own_schema import hand_mapped, own_sections
+    from seqprof.config.dialects.own_schema import composed, hand_mapped, own_sections
 
-    if hand_mapped(data) or own_sections(data):
+    if hand_mapped(data) or own_sections(data) or composed(data):
         return 0
     fields = training_argument_fields() | frozenset(LEGACY_RENAMED) | frozenset(LEGACY_DEPRECATED)
     score = sum(SIGNATURE_WEIGHT for k in data if k in fields)

@@ -66,6 +66,16 @@ def _dict_valued_fields_allowed() -> frozenset[str]:
                      | EXAMPLE_SCRIPT_KEYS | {"dataset_mixer", "dataset_mixture", "env"})
 
 
+def composed(data: Mapping[str, Any]) -> bool:
+    """A file that names other YAML files to merge under it (Quinine's `inherit: [trainers/gpt2-small.yaml, ...]`,
+    stanford-crfm/mistral): the project's own loader composes it before anything reads it, and HfArgumentParser or
+    TrlParser would refuse the key itself."""
+    named = data.get("inherit")
+    named = [named] if isinstance(named, str) else named
+    return isinstance(named, list) and bool(named) and all(
+        isinstance(item, str) and item.lower().endswith((".yaml", ".yml")) for item in named)
+
+
 def hand_mapped(data: Mapping[str, Any]) -> list[str]:
     """The project's own synonyms of TrainingArguments / ModelConfig fields in *data*, when there are two or more."""
     found = [k for k in data if k in OWN_SYNONYMS and OWN_SYNONYMS[k] not in data]

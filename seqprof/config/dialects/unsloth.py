@@ -42,8 +42,9 @@ report_to logging_steps adapter_file output_dir save_model save_method save_gguf
 push_gguf hub_path hub_token
 """.split())
 STRONG = frozenset({"use_gradient_checkpointing", "random_state", "loftq_config", "save_method", "save_gguf",
-                    "push_model", "push_gguf", "hub_path", "adapter_file", "full_finetuning", "save_model"})
-WEAK = frozenset({"model_name", "r", "max_seq_length", "load_in_4bit", "lora_alpha", "use_rslora", "bias"})
+                    "push_model", "push_gguf", "hub_path", "adapter_file", "full_finetuning"})
+# save_model is unsloth-cli's, but also any project's flag (locuslab/tofu's Hydra forget.yaml): no evidence alone
+WEAK = frozenset({"model_name", "r", "max_seq_length", "load_in_4bit", "lora_alpha", "use_rslora", "bias", "save_model"})
 TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
 
