@@ -148,10 +148,13 @@ def classes_parsed_into(config_path: str | Path, keys: list[str]) -> frozenset[s
         todo = []
         for dotted in _resolved_classes(call, root):
             package, _, name = dotted.rpartition(".")
-            if package.split(".")[0] in ("trl", "transformers"):
-                continue  # the framework's own class
+            if package.split(".")[0] in ("trl", "transformers") and \
+                    not (name in table and in_project(package, str(root))):
+                continue  # the framework's own class, not one a copy of it in the checkout adds (CODE-GRPO's)
             if package and not in_project(package, str(root)) and name not in table:
                 return None  # an installed package's class (alignment's ModelArguments): what it declares is unknown
+            if not package and dotted not in table:
+                return None  # a variable (`TrlParser(dataclass_types)`, CODE-GRPO's code_grpo.py): which classes, unknown
             todo.append(name or dotted)
         while todo:
             name = todo.pop()
