@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from seqprof.config.project_fields import SKIPPED_FOLDERS, project_root, python_files
+from seqprof.config.project_fields import SKIPPED_FOLDERS, project_root, python_files, source_text
 
 LAUNCHERS = (".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".job", ".py", ".md", ".yaml", ".yml", ".ipynb", ".txt")
 MAX_LAUNCH_FILES = 2000
@@ -141,6 +141,16 @@ def _launched_scripts(config_path: str) -> frozenset[str]:
         return frozenset()
     files = [f.relative_to(root).as_posix() for f in python_files(root)]
     return frozenset(f for f in files for n in named if f == n or f.endswith("/" + n.lstrip("/")))
+
+
+def tied_scripts(config_path: str | Path) -> frozenset[str]:
+    """The project's Python files a command line naming the config runs, and those that write its file name
+    themselves (`add_argument("--config", default="configs/sft_config.json")`), relative to the project root: the
+    scripts that certainly read this file, not merely a file of its keys."""
+    path = Path(config_path).resolve()
+    root = project_root(path)
+    return launched_scripts(path) | {f.relative_to(root).as_posix() for f in python_files(root)
+                                     if path.name in source_text(f)}
 
 
 _SCRIPT = re.compile(r"(?<![\w./$-])((?:\.{0,2}/)?[\w./-]*?\w\.py)(?![\w.])")

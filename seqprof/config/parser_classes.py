@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from seqprof.config.launches import command_lines, framework_launches, launched_scripts
+from seqprof.config.launches import command_lines, framework_launches, tied_scripts
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
-from seqprof.config.project_fields import (imported_names, in_project, parsed_module, project_dataclasses,
-                                         project_reads, project_root, python_files, source_text)
+from seqprof.config.project_fields import (called_name, imported_names, in_project, parsed_module,
+                                         project_dataclasses, project_reads, project_root, python_files, source_text)
 from seqprof.config.project_scripts import parser_files, parser_scripts
 from seqprof.config.versions import KeyHistory, Pins
 
@@ -179,8 +179,7 @@ def _parser_call(file: Path, root: Path, config: Path | None = None) -> ParserCa
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
-        name = node.func.id if isinstance(node.func, ast.Name) else \
-            node.func.attr if isinstance(node.func, ast.Attribute) else ""
+        name = called_name(node.func)
         own = None if name in PARSER_NAMES else _project_parser(name, imported, root)
         if name not in PARSER_NAMES and own is None:
             continue
@@ -313,9 +312,9 @@ def yaml_reading(config_path: str | Path, keys: list[str]) -> YamlReading | None
         return YamlReading("the trl CLI (TrlParser)", argparse=True)
     root = project_root(path)
     where, through_argparse = [], set()
-    launched = launched_scripts(path)
+    tied = tied_scripts(path)
     for script in parser_scripts(path, keys):
-        if script.file not in launched and path.name not in source_text(root / script.file):
+        if script.file not in tied:
             return None  # a script matched by the fields its classes declare: which loader runs the file is unsure
         call = _parser_call(root / script.file, root, path)
         if call is None:

@@ -244,6 +244,12 @@ def _dotted(node: ast.expr, imported: dict[str, str]) -> str:
     return ".".join([imported.get(node.id, node.id), *parts])
 
 
+def called_name(func: ast.expr) -> str:
+    """The name a call calls: `HfArgumentParser(...)` and `transformers.HfArgumentParser(...)` both give
+    'HfArgumentParser'; '' for anything else (a subscript, a call's result)."""
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
 def project_classes(config_path: str | Path) -> frozenset[str]:
     """The names of the classes the project's argument files define (those holding a dataclass or a pydantic
     model, as project_fields reads them): whether it carries alignment-handbook's H4ArgumentParser layer."""

@@ -13,9 +13,9 @@ import ast
 from functools import lru_cache
 from pathlib import Path
 
-from seqprof.config.launches import launched_scripts
+from seqprof.config.launches import tied_scripts
 from seqprof.config.project_calls import ARGUMENT_CLASSES
-from seqprof.config.project_fields import parsed_module, project_root, python_files, source_text
+from seqprof.config.project_fields import called_name, parsed_module, project_root, python_files, source_text
 
 _INTROSPECTION = frozenset({"signature", "fields", "getfullargspec", "getargspec"})
 
@@ -23,12 +23,9 @@ _INTROSPECTION = frozenset({"signature", "fields", "getfullargspec", "getargspec
 def signature_filter(config_path: str | Path) -> tuple[str, str] | None:
     """(the class, 'file:line') where a script tied to the config (launched with it, or naming its file) keeps only
     that framework class's parameters or dataclass fields of a mapping; None when no such script does."""
-    path = Path(config_path).resolve()
-    root = project_root(path)
-    tied = set(launched_scripts(path)) | {f.relative_to(root).as_posix() for f in python_files(root)
-                                          if path.name in source_text(f)}
+    root = project_root(Path(config_path).resolve())
     helpers = _filtering_helpers(str(root))
-    for file in sorted(tied):
+    for file in sorted(tied_scripts(config_path)):
         found = _filter_in(str(root / file), helpers)
         if found is not None:
             return found[0], f"{file}:{found[1]}"
@@ -38,9 +35,7 @@ def signature_filter(config_path: str | Path) -> tuple[str, str] | None:
 def _introspected(node: ast.AST) -> ast.expr | None:
     """The argument of `inspect.signature(X)`, `dataclasses.fields(X)` or `X.__dataclass_fields__`."""
     if isinstance(node, ast.Call) and node.args:
-        name = node.func.attr if isinstance(node.func, ast.Attribute) else \
-            node.func.id if isinstance(node.func, ast.Name) else ""
-        if name in _INTROSPECTION:
+        if called_name(node.func) in _INTROSPECTION:
             return node.args[0]
     if isinstance(node, ast.Attribute) and node.attr == "__dataclass_fields__":
         return node.value
@@ -72,8 +67,7 @@ def _filter_in(file: str, helpers: frozenset[str]) -> tuple[str, int] | None:
         target = _introspected(node)
         if isinstance(target, ast.Name) and target.id in ARGUMENT_CLASSES:
             return target.id, node.lineno
-        if isinstance(node, ast.Call) and (node.func.id if isinstance(node.func, ast.Name) else
-                                           node.func.attr if isinstance(node.func, ast.Attribute) else "") in helpers:
+        if isinstance(node, ast.Call) and called_name(node.func) in helpers:
             named = [a.id for a in node.args if isinstance(a, ast.Name) and a.id in ARGUMENT_CLASSES]
             if named:
                 return named[0], node.lineno

@@ -43,25 +43,15 @@ def numbers_left_as_text(cfg: LoadedConfig, loader: str, keys: tuple[str, ...] =
     into a float; axolotl's schema converts learning_rate."""
     from seqprof.config.parser_classes import launch_overrides
 
+    found = _texts(cfg, keys)
+    overridden = launch_overrides(cfg.path) if found else frozenset()
     out = []
-    overridden = launch_overrides(cfg.path) if any(cfg.has(k) for k in keys) else frozenset()
-    for key in keys:
-        value = cfg.get(key)
+    for key, value in found:
         if key in overridden:  # the launch line passes it again, and the parser converts that one
-            continue
-        if key in cfg.text_numbers:  # read here as a float, as argparse or OmegaConf would
-            value = _written(cfg, key) or value
-        elif not isinstance(value, str) or placeholder(value) is not None:
-            continue
-        try:
-            number = float(value)
-        except ValueError:
-            continue
-        if not math.isfinite(number):
             continue
         written = _EXPONENT.match(value.strip())
         fix = (f"{written.group(1)}.{written.group(2) or '0'}e{written.group(3) or '+'}{written.group(4)}"
-               if written else repr(number))
+               if written else repr(float(value)))
         why = (f"YAML 1.1 reads a number as a float only with a dot and a signed exponent: {fix}"
                if key in cfg.text_numbers else "the number is quoted")
         out.append(ConfigDiagnostic(
@@ -72,12 +62,33 @@ def numbers_left_as_text(cfg: LoadedConfig, loader: str, keys: tuple[str, ...] =
     return out
 
 
+def _texts(cfg: LoadedConfig, keys: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(key, the number as written) for each of *keys* whose value yaml.safe_load gives as a str that is a finite
+    number: written so (`5e-5`, in cfg.text_numbers) or quoted; not a placeholder (`${lr}`)."""
+    out = []
+    for key in keys:
+        value = cfg.get(key)
+        if key in cfg.text_numbers:  # read here as a float, as argparse or OmegaConf would
+            value = _written(cfg, key) or value
+        elif not isinstance(value, str) or placeholder(value) is not None:
+            continue
+        try:
+            number = float(value)
+        except ValueError:
+            continue
+        if math.isfinite(number):
+            out.append((key, str(value)))
+    return out
+
+
 def numbers_read_as_text(cfg: LoadedConfig, trlparser_assumed: bool = False) -> list[ConfigDiagnostic]:
     """numbers_left_as_text for the way the config's scripts read it: every float field under parse_yaml_file,
     only a mapping's entries under TrlParser (argparse converts the top-level values; *trlparser_assumed*: a TRL
     recipe whose scripts cannot be read is read by it)."""
     from seqprof.config.parser_classes import yaml_reading
 
+    if not _texts(cfg, tuple(TEXT_NUMBER_FAILURES)):
+        return []  # nothing written as text: no need to find how the project's scripts read the file
     reading = yaml_reading(cfg.path, [k for k in cfg.data if isinstance(k, str)])
     if reading is None and trlparser_assumed and Path(cfg.path).suffix.lower() in (".yaml", ".yml"):
         return numbers_left_as_text(cfg, "TRL's parsers (TrlParser, HfArgumentParser.parse_yaml_file) load it with "

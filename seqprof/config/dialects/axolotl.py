@@ -661,9 +661,9 @@ def _fsdp_config_keys(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> lis
     section = cfg.get("fsdp_config")
     if not isinstance(section, Mapping):
         return []
-    allowed = history.allowed("axolotl", pins)
-    if allowed is None and pins.vcs("axolotl") is not None and not pins.vcs("axolotl").head:
+    if _judged_releases(pins, history) is None:  # a commit seqprof cannot place
         return []
+    allowed = history.allowed("axolotl", pins)
     runs = allowed or [history.newest("axolotl")]  # unpinned, or a pin no release meets: the newest is assumed
     installed = max(runs, key=Version)
     before_prefix = all(Version(v) < Version(FSDP_PREFIX_DEPRECATED_FROM) for v in runs)
@@ -731,9 +731,9 @@ def _schema_release(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> tuple
 
     if framework_fork(cfg.path) is not None:
         return None
-    allowed = history.allowed("axolotl", pins)
-    if allowed is None and pins.vcs("axolotl") is not None and not pins.vcs("axolotl").head:
+    if _judged_releases(pins, history) is None:  # a commit seqprof cannot place
         return None
+    allowed = history.allowed("axolotl", pins)
     installed = max(allowed, key=history.versions("axolotl").index) if allowed else history.newest("axolotl")
     return installed, (f"{pins.describe('axolotl')} installs {minor(installed)}" if allowed else
                        _assumed_newest(pins, installed))
@@ -804,6 +804,7 @@ def _dataset_entry_keys(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> l
         fields = history.fields_in("axolotl", installed, models)
         if not fields:
             continue
+        built = ", ".join(m for m in models if history.fields_in("axolotl", installed, [m]))
         for i, entry in enumerate(entries):
             if not isinstance(entry, Mapping):
                 continue
@@ -817,7 +818,6 @@ def _dataset_entry_keys(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> l
                 guess = None if top_level else did_you_mean(key, fields)
                 had = history.having("axolotl", key, list(models))  # train_on_split: SFTDataset's up to 0.8
                 since = f" (one had up to {minor(max(had, key=order.index))})" if had else ""
-                built = ", ".join(m for m in models if history.fields_in("axolotl", installed, [m]))
                 reason = (f"no dataset model of axolotl ({built}; utils/schemas/datasets.py) has a field "
                           f"'{key}'{since}: pydantic drops it when it builds the entry, so "
                           + ("axolotl reads it only as a top-level key" if top_level else "its value is never used")
