@@ -29,7 +29,7 @@ never imported, so one environment covers every version:
 
 Per field (and per class, under "versions") the file holds spans ``[first version that has it, first later
 version that lacks it]`` (null: still present) over the version list beside them, so `seqprof lint` knows which
-pinned versions take a key (seqprof/config/versions.py reads it).
+pinned versions take a key (seqprof/config/key_history.py reads it).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ config.instantiate imports that path: torchtune 0.3 moved the loggers to torchtu
 ModuleNotFoundError. Per released minor (TORCHTUNE_VERSIONS, the last patch of each; wheels read with ast by
 scripts/gen_torchtune_components.py's Resolver, never imported), the public paths; kept are those some release has
 and the newest lacks, with spans in keys/key_history.json's format (class "components", so
-seqprof.config.versions.KeyHistory judges them at a project's torchtune pin), and under "moved" the newest
+seqprof.config.key_history.KeyHistory judges them at a project's torchtune pin), and under "moved" the newest
 release's path of the same name when exactly one torchtune path has it (with its own spans, for the rename's
 release).
 """

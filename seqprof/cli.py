@@ -301,7 +301,7 @@ def lint(configs, data, profile_path, tokenizer, dialect, gpu, gpu_memory, world
     from seqprof.render.lint_output import render
 
     if versions:
-        from seqprof.config.versions import parse_spec
+        from seqprof.config.pins import parse_spec
 
         parse_spec(versions)  # a malformed spec is one error line, before any config is read
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from seqprof.config.read import read_plan
-from seqprof.config.versions import KeyHistory
+from seqprof.config.key_history import KeyHistory
 
 ROOT = Path(__file__).resolve().parents[1]
 # axolotl's own example (axolotl-ai-cloud/axolotl examples/llama-3/lora-1b.yml), copied into tests/data

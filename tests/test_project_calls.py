@@ -13,7 +13,9 @@ import shutil
 from pathlib import Path
 
 from seqprof.config.read import read_plan
-from seqprof.config.versions import KeyHistory, parse_spec, pins_beside
+from seqprof.config.key_history import KeyHistory
+from seqprof.config.pins import parse_spec
+from seqprof.config.versions import pins_beside
 from seqprof.lint.run import LintOptions, lint_paths
 
 REPO = Path(__file__).parent / "data" / "corpus" / "ThuanNaN__RLHF-Native-Hugging-Face"

@@ -12,7 +12,9 @@ from click.testing import CliRunner
 from seqprof.cli import main
 from seqprof.config.dialects.common import load_keys_file
 from seqprof.config.read import read_plan
-from seqprof.config.versions import KeyHistory, find_pins, parse_spec
+from seqprof.config.key_history import KeyHistory
+from seqprof.config.pins import parse_spec
+from seqprof.config.versions import find_pins
 from seqprof.errors import SeqprofError
 
 # TRL's own example config (huggingface/trl examples/cli_configs/example_config.yaml), copied into tests/data
@@ -698,7 +700,7 @@ def _install(tmp_path: Path, requirements: str) -> Path:
 def test_a_huggingface_hub_pin_caps_transformers_where_its_requirement_stops_meeting_it(tmp_path):
     """sergeykochetkov/alignment-handbook pins huggingface-hub<1.0; transformers 5.0 requires >=1.3, so a fresh
     install gets 4.57, whose warmup_ratio is a live field: an upgrade warning, not a removal."""
-    from seqprof.config.versions import with_companions
+    from seqprof.config.key_history import with_companions
 
     history = KeyHistory.load()
     config = _install(tmp_path, "huggingface-hub>=0.19.2,<1.0\ntransformers>=4.39.3\n")
@@ -721,7 +723,7 @@ def test_a_huggingface_hub_pin_caps_transformers_where_its_requirement_stops_mee
 def test_a_huggingface_hub_pin_caps_a_transformers_main_branch_pin(tmp_path, transformers, capped):
     """iezhuozhuo/openr1's setup.py installs transformers from git main beside huggingface-hub<1.0: main has needed
     hub>=1.3 since 5.0, so the install that resolves is a 4.x, as for a range."""
-    from seqprof.config.versions import with_companions
+    from seqprof.config.key_history import with_companions
 
     history = KeyHistory.load()
     pins = with_companions(find_pins(_install(tmp_path, "huggingface-hub>=0.19.2,<1.0\n" + transformers)), history)
@@ -735,7 +737,7 @@ def test_a_huggingface_hub_pin_caps_a_transformers_main_branch_pin(tmp_path, tra
 def test_a_transformers_pin_caps_trl_at_the_newest_release_whose_floor_it_meets(tmp_path):
     """yhz5613813/POER pins transformers==4.51.2 and leaves trl open: trl 0.20 requires transformers>=4.53.2, so pip
     installs trl 0.19, whose GRPOConfig still has max_prompt_length and lost vllm_device in 0.18."""
-    from seqprof.config.versions import with_dependency_floor
+    from seqprof.config.key_history import with_dependency_floor
 
     history = KeyHistory.load()
     config = _install(tmp_path, "transformers==4.51.2\ntrl\n")
@@ -824,7 +826,7 @@ def test_a_framework_range_whose_every_release_misses_the_dependency_pin_says_pi
     transformers pin, instead of promising what 4.48.0 keeps."""
     from packaging.specifiers import SpecifierSet
 
-    from seqprof.config.versions import with_trl_and_transformers
+    from seqprof.config.key_history import with_trl_and_transformers
 
     history = KeyHistory.load()
     config = _install(tmp_path, "transformers==4.48.0\ntrl>=1.2.0,<2.0.0\n")
@@ -1091,7 +1093,7 @@ def test_an_accelerate_pin_caps_the_trl_that_pip_can_install_beside_it():
     """koukoulala/alignment-handbook's setup.py pins accelerate==0.29.2 beside trl>=0.8.2: every trl from 0.12 on
     requires accelerate>=0.34 (its wheel's metadata, keys/companion_requires.json "shared"), so pip resolves trl
     0.11.4, whose __init__ still exports setup_chat_format (SP440 then says nothing)."""
-    from seqprof.config.versions import with_shared_dependencies
+    from seqprof.config.key_history import with_shared_dependencies
 
     history = KeyHistory.load()
     pins = with_shared_dependencies(parse_spec("trl>=0.8.2,accelerate==0.29.2"), history)

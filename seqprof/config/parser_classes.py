@@ -24,7 +24,8 @@ from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_fields import (called_name, imported_names, in_project, parsed_module,
                                          project_dataclasses, project_reads, project_root, python_files, source_text)
 from seqprof.config.project_scripts import parser_files, parser_scripts
-from seqprof.config.versions import KeyHistory, Pins
+from seqprof.config.key_history import KeyHistory
+from seqprof.config.pins import Pins
 
 PARSER_NAMES = frozenset({"TrlParser", "HfArgumentParser"})
 # TRL's argument classes that are not TrainingArguments subclasses

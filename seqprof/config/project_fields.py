@@ -370,7 +370,7 @@ def project_name(config_path: str | Path) -> str | None:
 def framework_fork(config_path: str | Path) -> Fork | None:
     """The framework this config's project *is*, by the name its setup.py / pyproject.toml gives it (LLaMA-Factory
     forks keep name="llamafactory", an axolotl checkout name="axolotl"); None for a project of its own."""
-    from seqprof.config.versions import FRAMEWORKS
+    from seqprof.config.pins import FRAMEWORKS
 
     found = _own_name(config_path)
     return Fork(*found) if found and found[0] in FRAMEWORKS else None
@@ -378,7 +378,7 @@ def framework_fork(config_path: str | Path) -> Fork | None:
 
 def _own_name(config_path: str | Path) -> tuple[str, str] | None:
     """(normalised name, 'setup.py:40') from the project root's pyproject.toml, else its setup.py."""
-    from seqprof.config.versions import normalize
+    from seqprof.config.pins import normalize
 
     path = Path(config_path)
     if not path.is_file():
@@ -393,7 +393,7 @@ def _own_name(config_path: str | Path) -> tuple[str, str] | None:
 
 
 def _pyproject_name(file: Path) -> tuple[str, int] | None:
-    from seqprof.config.versions import parse_toml
+    from seqprof.config.pin_files import parse_toml
 
     try:
         text = file.read_text(encoding="utf-8", errors="replace")
@@ -496,7 +496,7 @@ def read_by_project(diagnostics: list, fields: dict[str, ProjectField], framewor
 def _lost_on_training_arguments(diagnostic, found: ProjectField, config_path: str | Path) -> bool:
     """A removal of a TrainingArguments field that the project re-declares on a TrainingArguments subclass
     and never reads itself (as an attribute, `args.warmup_ratio`, or out of a mapping: project_reads)."""
-    from seqprof.config.versions import KeyHistory
+    from seqprof.config.key_history import KeyHistory
 
     return (diagnostic.kind in ("removed_key", "deprecated_key", "renamed_key") and found.extends_training_arguments()
             and diagnostic.key in KeyHistory.load().ever("transformers", ["TrainingArguments"])

@@ -36,13 +36,13 @@ def read_plan(path: str | Path, dialect: str | None = None, versions: str | None
     found: list[ConfigDiagnostic] = list(cfg.diagnostics)
     if name == dialects.UNKNOWN and not dialect:  # the project's code may still hand its keys to TrainingArguments
         from seqprof.config.dialects.forwarded import forwarded_key_diagnostics
-        from seqprof.config.versions import parse_spec
+        from seqprof.config.pins import parse_spec
 
         found.extend(forwarded_key_diagnostics(cfg, pins=parse_spec(versions) if versions else None))
     if name != dialects.UNKNOWN:
         reader = dialects.module(name)
         if getattr(reader, "USES_PINS", False):  # TRL / transformers: key removals depend on the pinned versions
-            from seqprof.config.versions import parse_spec
+            from seqprof.config.pins import parse_spec
 
             result = reader.build(cfg, variant, pins=parse_spec(versions) if versions else None)
         else:

@@ -22,7 +22,8 @@ from seqprof.config.launches import launched_scripts
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_fields import in_project, parsed_module, project_root
 from seqprof.config.project_scripts import parser_scripts
-from seqprof.config.versions import KeyHistory, Pins, assumed
+from seqprof.config.key_history import KeyHistory, assumed
+from seqprof.config.pins import Pins
 
 
 @dataclass(frozen=True)

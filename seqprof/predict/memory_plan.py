@@ -40,7 +40,8 @@ def _offloaded(value: Any) -> bool:
 def _pinned_releases(plan: Any, package: str) -> tuple[list[str] | None, str | None, str | None]:
     """(the releases of *package* the config's pins allow, the pin, its file:line), the pins placed among releases
     as lint placed them when it judged the keys (plan framework_versions, KeyHistory.allowed); None when unpinned."""
-    from seqprof.config.versions import KeyHistory, Pin, Pins
+    from seqprof.config.key_history import KeyHistory
+    from seqprof.config.pins import Pin, Pins
 
     info = (plan.get("framework_versions") or {}).get(package) or {}
     spec, source = info.get("pinned"), info.get("source")
@@ -227,7 +228,7 @@ def _fused_lm_head(plan: Any, trainer: str) -> tuple[bool, str | None]:
     axolotl's SFT runs its own Trainer subclass (transformers' loss on materialised logits) and its DPO/KTO/ORPO run
     TRL's trainers under the trl axolotl pins, older than the fused head (axolotl 0.19.0 requires trl==1.9.0);
     LLaMA-Factory's trainers materialise the logits (CustomDPOTrainer.concatenated_forward)."""
-    from seqprof.config.versions import KeyHistory
+    from seqprof.config.key_history import KeyHistory
     from seqprof.predict.memory.trl_head import FUSED_FROM, FUSED_TRAINERS
 
     if plan.dialect != "trl" or trainer not in FUSED_TRAINERS:

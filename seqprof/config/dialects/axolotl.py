@@ -54,7 +54,9 @@ from seqprof.config.dialects.common import (
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_fields import read_by_own_copy, read_by_project_code
-from seqprof.config.versions import KeyHistory, Pins, assumed, describe_versions, minor, pins_beside
+from seqprof.config.key_history import KeyHistory, assumed, describe_versions, minor
+from seqprof.config.pins import Pins
+from seqprof.config.versions import pins_beside
 
 NAME = "axolotl"
 USES_PINS = True  # read_plan hands build() the version pins (--versions, else the files beside the config)

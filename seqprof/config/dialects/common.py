@@ -144,7 +144,7 @@ def check_keys(cfg: LoadedConfig, space: Keyspace, *, section: str = "",
     known one is not certainly wrong: it is an `unread_key` (SP407, info), not an `unknown_key` (SP401).
 
     `removal(key)`: a renamed/deprecated key the newest release lacks, judged against the pinned versions
-    (seqprof.config.versions.Removal): 'error' (every pinned release lacks it) makes it a `removed_key`
+    (seqprof.config.key_history.Removal): 'error' (every pinned release lacks it) makes it a `removed_key`
     (SP408), 'warning' names the release that breaks it, 'assumed' (no pin) says which release was assumed.
     `arrival(replacement, since)`: a key deprecated for a *replacement* no pinned release has yet (or none reading
     the old value, from *since*): 'later', an `upcoming_deprecation` (SP429, info). When a later release also
@@ -288,7 +288,7 @@ def _another_word(key: str, guess: str, known: Collection[str]) -> bool:
 def _framework_words() -> frozenset[str]:
     """Words of every field any framework's classes ever had (keys/key_history.json): `lora` of LLaMA-Factory's
     lora_rank is a word, so `lora_rank` read as transformers' is another key, not a typo of `local_rank`."""
-    from seqprof.config.versions import KeyHistory
+    from seqprof.config.key_history import KeyHistory
 
     data = KeyHistory.load().data
     fields = {f for package in data.values() if isinstance(package, Mapping)

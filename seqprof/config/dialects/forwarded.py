@@ -17,7 +17,9 @@ from seqprof.config.dialects.common import check_keys
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_calls import SECTION, Forward, project_forwards
-from seqprof.config.versions import KeyHistory, Pins, assumed, pins_beside, with_companions, with_trl_and_transformers
+from seqprof.config.key_history import KeyHistory, assumed, with_companions, with_trl_and_transformers
+from seqprof.config.pins import Pins
+from seqprof.config.versions import pins_beside
 
 VERSION_KINDS = frozenset({"deprecated_key", "renamed_key", "removed_key", "upcoming_deprecation"})
 TRAINER_OF = {cls: trainer for trainer, cls in trl.TRAINER_CLASSES.items()}

@@ -50,8 +50,9 @@ from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_fields import project_fields, read_by_project
 from seqprof.config.text_numbers import numbers_read_as_text
 from seqprof.config.values import value_problem
-from seqprof.config.versions import (KeyHistory, Pins, assumed, describe_versions, minor, pins_beside,
-                                     with_companions)
+from seqprof.config.key_history import KeyHistory, assumed, describe_versions, minor, with_companions
+from seqprof.config.pins import Pins
+from seqprof.config.versions import pins_beside
 
 NAME = "hf"
 USES_PINS = True  # read_plan hands build() the version pins (--versions, else the files beside the config)

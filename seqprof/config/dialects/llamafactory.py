@@ -48,8 +48,9 @@ from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_fields import (framework_fork, project_root, python_files, read_by_own_copy,
                                           read_by_project_code, source_text)
 from seqprof.config.text_numbers import numbers_left_as_text
-from seqprof.config.versions import (KeyHistory, Pins, Removal, assumed, describe_versions, pins_beside,
-                                     with_dependency_floor)
+from seqprof.config.key_history import KeyHistory, Removal, assumed, describe_versions, with_dependency_floor
+from seqprof.config.pins import Pins
+from seqprof.config.versions import pins_beside
 
 NAME = "llamafactory"
 USES_PINS = True  # read_plan hands build() the version pins (--versions, else the files beside the config)
@@ -145,7 +146,7 @@ def removal_judge(pins: Pins, history: KeyHistory, fork: bool = True):
     of the pins gets take (the newest llamafactory's range when nothing pins it). A field every allowed transformers
     has is no finding: the strict parser takes it until an upgrade those pins forbid. A *fork* (the repository is
     LLaMA-Factory's own copy) runs with its own transformers pin alone."""
-    from seqprof.config.versions import range_allows_minor
+    from seqprof.config.key_history import range_allows_minor
 
     lf = history.allowed("llamafactory", pins)
     # a checkout's own version (setup.py) names the arguments it has, but its requirements, not the release's

@@ -16,7 +16,7 @@ from typing import Any
 
 from seqprof.config.launches import command_lines
 from seqprof.config.project_fields import IDENTIFIER, project_root, python_files, source_text
-from seqprof.config.versions import KeyHistory
+from seqprof.config.key_history import KeyHistory
 
 # a project's own names for what TrainingArguments / ModelConfig call otherwise: a file that writes two of them (and
 # not the field they stand for) is a dict the project's script maps onto the classes by hand (`num_epochs` ->

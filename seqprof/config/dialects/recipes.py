@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from seqprof.config.project_fields import project_name
-from seqprof.config.versions import KeyHistory, Pins
+from seqprof.config.key_history import KeyHistory
+from seqprof.config.pins import Pins
 
 PATH_TRAINERS = {"sft": "sft", "dpo": "dpo", "kto": "kto", "orpo": "orpo", "grpo": "grpo", "cpo": "cpo", "rloo": "rloo",
                  "ppo": "ppo", "pretrain": "pretrain", "rm": "reward", "onlinedpo": "online_dpo",

@@ -169,7 +169,8 @@ def _gone_components(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
     still has it → a warning naming the release that drops it; no pin → judged at the newest release. A checkout
     of torchtune itself (a fork) has its own paths: not judged."""
     from seqprof.config.project_fields import framework_fork
-    from seqprof.config.versions import KeyHistory, assumed, pins_beside
+    from seqprof.config.key_history import KeyHistory, assumed
+    from seqprof.config.versions import pins_beside
 
     paths, _, _ = _components()
     nodes = [(dotted, str(node["_component_"])) for dotted, node in _nodes(cfg.data, "")

@@ -58,8 +58,9 @@ from seqprof.config.project_fields import field_owners, project_fields, read_by_
 from seqprof.config.project_scripts import launched_trainer
 from seqprof.config.text_numbers import numbers_read_as_text
 from seqprof.config.trl_imports import missing_import_diagnostics
-from seqprof.config.versions import (KeyHistory, Pins, assumed, describe_versions, pins_beside, with_companions,
-                                     with_trl_and_transformers)
+from seqprof.config.key_history import KeyHistory, assumed, describe_versions, with_companions, with_trl_and_transformers
+from seqprof.config.pins import Pins
+from seqprof.config.versions import pins_beside
 
 NAME = "trl"
 USES_PINS = True  # read_plan hands build() the version pins (--versions, else the files beside the config)

@@ -1,0 +1,640 @@
+"""Readers of the files a project installs from, one per kind: each turns a file into the Pins it states.
+
+requirements*.txt (and any *requirement*.txt: pip's format, ``-r``/``-c`` includes, extras, markers, conda
+exports), pyproject.toml (PEP 621, dependency groups, poetry's ``^``/``~``), uv.lock / poetry.lock (exact
+versions), Pipfile / Pipfile.lock, environment.yml (conda and its ``pip:`` list), setup.py (a literal
+install_requires), shell scripts and Dockerfiles (their ``pip install`` lines and framework images), Python
+launchers and compose files (framework images), .gitmodules (a vendored framework: a commit), and a README's
+``pip install`` lines in its code blocks. A checkout of a framework names its own version (setup.py's version=,
+pyproject's [project] version or a dynamic version read from a file), which is an exact, `own` pin.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from seqprof.config.pins import FRAMEWORKS, PACKAGES, Pin, normalize
+
+MAX_PIN_FILE_BYTES = 4 * 1024 * 1024
+_REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*\(?\s*([^;()@]*?)\s*\)?\s*(?:;.*)?$")
+_URL_REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*@\s*\S+")
+# `-e git+https://...#egg=llamafactory`, `-e file:///${PROJECT_ROOT}/LLaMA-Factory#egg=llamafactory[torch]`: an
+# editable copy from a checkout or a URL, whose release no version names
+_EDITABLE = re.compile(r"^\s*(?:-e|--editable)[\s=]+\S*#egg=([A-Za-z0-9][A-Za-z0-9._-]*)")
+# pip's bare VCS line, `git+https://github.com/pytorch/torchtune.git@8f59c2f#egg=torchtune`: that commit (or branch)
+_BARE_VCS = re.compile(r"^\s*((?:git|hg|svn|bzr)\+\S+?)(?:#egg=([A-Za-z0-9][A-Za-z0-9._-]*)\S*)?\s*$")
+# `conda list --export` written as requirements.txt: `transformers=4.36.2=pypi_0` (name=version=build)
+_CONDA_EXPORT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)=([0-9][^=\s]*)=[^=\s]+\s*$")
+_CONDA = re.compile(r"^\s*(?:[\w.-]+::)?([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*?)\s*$")
+
+
+def reader_for(name: str):
+    """The reader of a file named *name*, None for a file that pins nothing."""
+    low = name.lower()
+    if "requirement" in low and low.endswith((".txt", ".in")):  # new_requirements.txt, train_requirement.txt too
+        return read_requirements
+    if low.endswith(".sh") or low == "dockerfile" or low.startswith("dockerfile.") or low.endswith(".dockerfile"):
+        return lambda path: read_install_script(path) + image_pins(path)
+    if low.endswith(".py") and low != "setup.py" or low.startswith(("docker-compose", "compose.")):
+        return image_pins  # a launcher that runs the configs in a framework's image (Modal's from_registry)
+    return {"pyproject.toml": read_pyproject, ".gitmodules": read_gitmodules, "uv.lock": read_lock,
+            "poetry.lock": read_lock, "environment.yml": read_environment, "environment.yaml": read_environment,
+            "env.yml": read_environment, "env.yaml": read_environment,
+            "setup.py": read_setup_py, "pipfile": read_pipfile, "pipfile.lock": read_pipfile_lock}.get(low)
+
+
+def _text(path: Path) -> str:
+    if path.stat().st_size > MAX_PIN_FILE_BYTES:
+        raise ValueError(f"over {MAX_PIN_FILE_BYTES // (1024 * 1024)} MiB")
+    return path.read_text(encoding="utf-8")
+
+
+def requirement(text: str, source: str) -> Pin | None:
+    """A Pin from one PEP 508 requirement string (``trl[vllm]>=0.19,<0.21 ; python_version>'3.9'``)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    editable = _EDITABLE.match(text)
+    if editable is not None:  # a checkout's copy: a commit seqprof cannot place among releases
+        name = normalize(editable.group(1))
+        return Pin(name, "", source, vcs=True, head=False) if name in PACKAGES else None
+
+    bare = _BARE_VCS.match(text)
+    if bare is not None:  # without #egg= pip names it from its metadata: the repository's name stands for that
+        name = normalize(bare.group(2) or re.sub(r"(\.git)?(@[^/]*)?/?$", "", bare.group(1)).rsplit("/", 1)[-1])
+        ref = re.search(r"\.git@([^#\s/]+)$|github\.com/[^/]+/[^/@]+@([^#\s/]+)$", bare.group(1))
+        head = ((ref.group(1) or ref.group(2)) if ref else "") in ("", "main", "master")
+        return Pin(name, "", source, vcs=True, head=head) if name in PACKAGES else None
+    url = _URL_REQUIREMENT.match(text)
+    if url is not None:
+        name = normalize(url.group(1))
+        ref = re.search(r"\.git@([^#\s]+)|@([^/#\s]+)$", url.group(0).split("@", 1)[1])
+        ref_name = (ref.group(1) or ref.group(2)) if ref else ""
+        head = ref_name in ("", "main", "master")
+        return Pin(name, "", source, vcs=True, head=head) if name in PACKAGES else None
+    m = _REQUIREMENT.match(text)
+    if m is None:
+        return None
+    name = normalize(m.group(1))
+    if name not in PACKAGES:
+        return None
+    spec = m.group(3).replace(" ", "")
+    try:
+        SpecifierSet(spec)
+    except InvalidSpecifier:
+        raise ValueError(f"'{text.strip()}' has no valid version specifier") from None
+    return Pin(name, spec, source, exact=False)
+
+
+def editable_checkout(target: str, source: str) -> Pin | None:
+    """`-e ../torchtune`, `-e ./LLaMA-Factory[torch]`: a local checkout of a framework (a fork, a submodule, a
+    sibling clone) installed in place, at a commit seqprof cannot place among releases; None for anything else
+    (`-e .`, the project itself, whose own version setup.py / pyproject.toml give)."""
+    if "://" in target or target.startswith(("git+", "hg+", "svn+", "bzr+")):
+        return None
+    folder = re.sub(r"\[[^\]]*\]$", "", target.strip("'\"")).rstrip("/\\")
+    name = normalize(re.split(r"[/\\]", folder)[-1]) if folder not in ("", ".") else ""
+    return Pin(name, "", f"{source} (a local checkout)", vcs=True, head=False, checkout=folder) \
+        if name in PACKAGES else None
+
+
+# a framework's own images: the tag names the release (axolotlai/axolotl:0.12.1-py3.11-cu126-2.7.1), or the day a
+# nightly was built (main-20250812-...); main-latest and the -base images (no axolotl in them) say nothing
+_IMAGE = re.compile(r"\b(?:axolotlai|winglian)/(?P<package>axolotl)(?:-cloud)?(?::(?P<tag>[\w.+-]+)|@sha256:"
+                    r"(?P<digest>[0-9a-f]{7,64}|\{\w+\}))")
+_IMAGE_RELEASE = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)(?:-|$)")
+_IMAGE_NIGHTLY = re.compile(r"^main-(\d{4})(\d{2})(\d{2})(?:-|$)")
+
+
+def image_pins(path: Path) -> list[Pin]:
+    """The framework images a file names (a Dockerfile's FROM, a Modal launcher's from_registry, a compose file's
+    image:): a release tag is that release; a nightly is the last release before the day it was built; a main
+    build with no date in its tag (`main-py3.10-cu118-2.1.1`) or an image pinned by digest is a build of some
+    commit, which seqprof cannot place among releases. `main-latest` is the main branch, except under winglian/,
+    which axolotl stopped pushing to on 2025-11-14 (0fbde69e9, "personal repo is deprecated"): its main-latest is
+    main of that day, 0.13.0.dev. Two images of different releases in one file say nothing."""
+    text = _text(path) if path.is_file() and path.stat().st_size <= MAX_IMAGE_FILE_BYTES else ""
+    if "axolotl" not in text:
+        return []
+    found: list[Pin] = []
+    for match in _IMAGE.finditer(text):
+        package, tag = match.group("package"), match.group("tag")
+        line = text.count("\n", 0, match.start()) + 1
+        image = f"{path.name}:{line} (image {match.group(0)}"
+        release = _IMAGE_RELEASE.match(tag) if tag else None
+        nightly = _IMAGE_NIGHTLY.match(tag) if tag else None
+        if tag in ("main-latest", "latest") and not match.group(0).startswith("winglian/"):
+            # rebuilt from the main branch every night: newer than every release
+            found.append(Pin(package, "", f"{image}, the main branch)", vcs=True, head=True))
+            continue
+        if (match.group("digest") or tag.startswith("main")) and not nightly:
+            found.append(Pin(package, "", f"{image}, a build of a commit seqprof cannot date)", vcs=True))
+            continue
+        if release:
+            found.append(Pin(package, f"=={release.group(1)}", image + ")", exact=True))
+        elif nightly:
+            built = "-".join(nightly.groups())
+            before = _release_before(package, built)
+            if before:
+                found.append(Pin(package, f"=={before}", f"{image}, a nightly built after {before})", exact=True))
+    return found if len({(pin.specifier, pin.vcs, pin.head) for pin in found}) == 1 else []
+
+
+MAX_IMAGE_FILE_BYTES = 256 * 1024
+
+
+def _release_before(package: str, day: str) -> str | None:
+    """The newest release of *package* out on or before *day* (keys/release_dates.json, gen_release_dates.py)."""
+    from seqprof.config.dialects.common import load_keys_file
+
+    dates = load_keys_file("release_dates")["packages"].get(package, {})
+    out = [version for version, released in dates.items() if released <= day]
+    return out[-1] if out else None
+
+
+_PIP_INSTALL = re.compile(r"(?:^|[\s;&|(])(?:uv\s+)?(?:python[\d.]*\s+-m\s+)?pip[\d.]*\s+install\s+(.*)$")
+
+
+def read_install_script(path: Path) -> list[Pin]:
+    """`pip install ...` lines of a shell script or Dockerfile (setup.sh, install.sh, `RUN pip install`): the
+    requirements they name and the local checkouts they install editable (`pip install -e ../torchtune`)."""
+    return _install_lines(_text(path).splitlines(), path.name)
+
+
+README = re.compile(r"^readme(\.(md|rst|txt|markdown))?$", re.I)
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def read_readme(path: Path) -> list[Pin]:
+    """The `pip install` lines of a README's code blocks (```shell ... ```): NV-Reason-CXR installs for training
+    with `uv pip install trl==0.22.2 transformers==4.56.1` and pins nothing in a file; RLHFlow's pair-pm clones
+    axolotl and checks out a commit. Prose and inline code are left out; find_pins uses these only for packages no
+    project file pins, and only where the README agrees with itself."""
+    lines = _text(path).splitlines()
+    inside, kept = False, []
+    for line in lines:
+        fence = bool(_FENCE.match(line))
+        kept.append(line if inside and not fence else "")
+        inside = inside != fence
+    return [pin for pin in _install_lines(kept, path.name) if not pin.own]
+
+
+def _install_lines(lines: list[str], name: str) -> list[Pin]:
+    import shlex
+
+    out: list[Pin] = []
+    here = ""  # the folder a `cd` moved into, relative to the file's own
+    cloned = {m.group(1) for line in lines for m in _GIT_CLONE.finditer(line)}  # _cloned_checkouts' business
+    i = 0
+    while i < len(lines):
+        start, line = i, lines[i]
+        while line.rstrip().endswith("\\") and i + 1 < len(lines):
+            i += 1
+            line = line.rstrip()[:-1] + " " + lines[i]
+        i += 1
+        line = re.sub(r"(^|\s)#.*$", "", line)
+        for command in re.split(r"&&|\|\||;", line):
+            moved = _CD.match(command)
+            if moved is not None:  # `cd LLaMA-Factory` then `pip install -e .`: that checkout
+                here = "" if moved.group(1) in ("..", "-", "~") else \
+                    f"{here}/{moved.group(1)}".strip("/") if not moved.group(1).startswith("/") else ""
+                continue
+            found = _PIP_INSTALL.search(command)
+            if found is None:
+                continue
+            try:
+                words = shlex.split(found.group(1))
+            except ValueError:
+                continue
+            source = f"{name}:{start + 1}"
+            editable = False
+            for word in words:
+                if word in ("-e", "--editable"):
+                    editable = True
+                    continue
+                if word.startswith("-"):
+                    editable = False
+                    continue
+                if word.rstrip("/") in (".", "./") and here and here.rsplit("/", 1)[-1] not in cloned:
+                    word = here
+                pin = editable_checkout(word, source) if editable or word == here and here else None
+                if pin is None and not editable:
+                    try:
+                        pin = requirement(word, source)
+                    except ValueError:
+                        pin = None
+                editable = False
+                if pin is not None:
+                    out.append(pin)
+    return out + _cloned_checkouts(lines, name)
+
+
+_CD = re.compile(r"^\s*cd\s+([\w./~-]+)\s*$")
+_GIT_CLONE = re.compile(r"\bgit\s+clone\s+(?:-\S+\s+)*(?:https?://|git@)\S*?[/:][\w.-]+/([\w.-]+?)(?:\.git)?/?(?:\s|$)")
+_GIT_CHECKOUT = re.compile(r"\bgit\s+(?:checkout|switch)\s+(?:-\S+\s+)*([\w./-]+)")
+_INSTALL_HERE = re.compile(r"\bpip[\d.]*\s+install\s+(?:-\S+\s+)*(?:-e\s+|--editable\s+)?\.(?:\[[^\]]*\])?(?:\s|$)")
+_RELEASE_TAG = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?)$")
+
+
+def _cloned_checkouts(lines: list[str], name: str) -> list[Pin]:
+    """`git clone .../axolotl`, `cd axolotl`, `git checkout 55cc214c...`, `pip install -e .` (RLHFlow's pair-pm
+    README): the framework installed from that checkout. A commit is a pin seqprof cannot place among releases, a
+    release tag (`v0.4.1`) that release, and no checkout the main branch (newer than every release)."""
+    out: list[Pin] = []
+    clone: tuple[str, int] | None = None
+    ref = ""
+    for number, line in enumerate(lines, 1):
+        cloned = _GIT_CLONE.search(line)
+        if cloned:
+            package = normalize(cloned.group(1))
+            clone, ref = ((package, number) if package in FRAMEWORKS else None), ""
+            continue
+        checkout = _GIT_CHECKOUT.search(line)
+        if clone and checkout:
+            ref = checkout.group(1)
+            tag = _RELEASE_TAG.match(ref)
+            if tag:  # installed here or by another file: which, the install line below or find_pins decides
+                out.append(Pin(clone[0], f"=={tag.group(1)}", f"{name}:{clone[1]}", cloned_only=True))
+        elif clone and _INSTALL_HERE.search(line):
+            out = [p for p in out if not (p.cloned_only and p.package == clone[0])]
+            source = f"{name}:{clone[1]}"
+            tag = _RELEASE_TAG.match(ref)
+            out.append(Pin(clone[0], f"=={tag.group(1)}", source) if tag else
+                       Pin(clone[0], "", source, vcs=True, head=ref in ("", "main", "master")))
+            clone = None
+    return out
+
+
+def read_gitmodules(path: Path) -> list[Pin]:
+    """A framework vendored as a git submodule (`url = https://github.com/pytorch/torchtune.git`): the commit the
+    submodule records, which seqprof cannot place among releases."""
+    out = []
+    for number, line in enumerate(_text(path).splitlines(), 1):
+        url = re.match(r"^\s*url\s*=\s*(\S+?)(?:\.git)?/?\s*$", line)
+        if url is None:
+            continue
+        name = normalize(re.split(r"[/:]", url.group(1))[-1])
+        if name in PACKAGES:
+            out.append(Pin(name, "", f"{path.name}:{number} (a git submodule)", vcs=True, head=False))
+    return out
+
+
+def read_requirements(path: Path, _seen: frozenset[Path] = frozenset()) -> list[Pin]:
+    """pip requirements, following -r/-c includes (relative to the file), skipping other options."""
+    if path.resolve() in _seen:
+        return []
+    seen = _seen | {path.resolve()}
+    out: list[Pin] = []
+    lines = _text(path).splitlines()
+    i = 0
+    while i < len(lines):
+        start = i
+        line = lines[i]
+        while line.rstrip().endswith("\\") and i + 1 < len(lines):  # a continued line
+            i += 1
+            line = line.rstrip()[:-1] + " " + lines[i]
+        i += 1
+        line = re.sub(r"(^|\s)#.*$", "", line).strip()
+        if not line:
+            continue
+        include = re.match(r"^(?:-r|-c|--requirement|--constraint)[\s=]+(\S+)", line)
+        if include:
+            other = path.parent / include.group(1)
+            if other.is_file():
+                out.extend(read_requirements(other, seen))
+            continue
+        local = re.match(r"^(?:-e|--editable)[\s=]+(\S+)\s*$", line)
+        if local is not None and _EDITABLE.match(line) is None:
+            pin = editable_checkout(local.group(1), f"{path.name}:{start + 1}")
+            if pin is not None:
+                out.append(pin)
+            continue
+        if line.startswith("-") and _EDITABLE.match(line) is None:
+            continue  # -e ., --index-url, --hash ...: no version constraint of ours
+        exported = _CONDA_EXPORT.match(line)
+        if exported is not None:  # conda's export format: the exact version installed
+            name = normalize(exported.group(1))
+            if name in PACKAGES:
+                out.append(Pin(name, f"=={exported.group(2)}", f"{path.name}:{start + 1}", exact=True))
+            continue
+        pin = requirement(line, f"{path.name}:{start + 1}")
+        if pin is not None:
+            out.append(pin)
+    return out
+
+
+def _line_of(text: str, name: str) -> int:
+    """1-based line that first names package *name* (TOML readers keep no lines)."""
+    pattern = re.compile(rf"(^|[\"'\s\[,]){re.escape(name)}([\"'\s\[=<>~!^;,]|$)", re.IGNORECASE)
+    for i, line in enumerate(text.splitlines(), 1):
+        if pattern.search(line):
+            return i
+    return 1
+
+
+def parse_toml(text: str) -> Mapping:
+    """TOML text -> data (tomllib, or tomli on Python 3.10)."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    return tomllib.loads(text)
+
+
+def read_pyproject(path: Path) -> list[Pin]:
+    """[project] dependencies / optional-dependencies, [dependency-groups], [tool.poetry.dependencies]."""
+    text = _text(path)
+    data = parse_toml(text)
+    strings: list[str] = list(data.get("project", {}).get("dependencies", []))
+    for group in (data.get("project", {}).get("optional-dependencies", {}),
+                  data.get("dependency-groups", {}), data.get("tool", {}).get("pdm", {}).get("dev-dependencies", {})):
+        for items in group.values():
+            strings.extend(s for s in items if isinstance(s, str))
+    out = []
+    for s in strings:
+        m = _EDITABLE.match(s) or _URL_REQUIREMENT.match(s) or _REQUIREMENT.match(s)
+        if m:
+            line = next((i for i, ln in enumerate(text.splitlines(), 1) if s in ln), None) \
+                if _EDITABLE.match(s) else None
+            pin = requirement(s, f"{path.name}:{line or _line_of(text, m.group(1))}")
+            if pin is not None:
+                out.append(pin)
+    own = _pyproject_own_version(data, text, path)
+    if own is not None:
+        out.append(own)
+    poetry = data.get("tool", {}).get("poetry", {})
+    tables = [poetry.get("dependencies", {})] + [g.get("dependencies", {}) for g in poetry.get("group", {}).values()]
+    for table in tables:
+        for name, value in table.items():
+            if normalize(name) not in PACKAGES:
+                continue
+            spec = value.get("version", "") if isinstance(value, Mapping) else value
+            if isinstance(spec, str):
+                out.append(Pin(normalize(name), poetry_specifier(spec), f"{path.name}:{_line_of(text, name)}"))
+    return out
+
+
+def poetry_specifier(spec: str) -> str:
+    """Poetry's ``^0.19.1`` / ``~4.57`` / ``*`` as a PEP 440 specifier."""
+    parts = []
+    for item in (s.strip() for s in spec.split(",")):
+        if item in ("", "*"):
+            continue
+        if item[0] in "^~" and not item.startswith("~="):
+            base = [int(x) for x in re.findall(r"\d+", item)[:3]]
+            if item[0] == "^":  # the left-most non-zero part may not change
+                nonzero = next((i for i, x in enumerate(base) if x), len(base) - 1)
+                upper = base[:nonzero] + [base[nonzero] + 1]
+            else:  # ~1.2 -> <1.3, ~1 -> <2
+                upper = base[:2] if len(base) > 1 else base[:1]
+                upper[-1] += 1
+            parts += [">=" + ".".join(map(str, base)), "<" + ".".join(map(str, upper))]
+        elif item[0].isdigit():
+            parts.append("==" + item)
+        else:
+            parts.append(item)
+    return ",".join(parts)
+
+
+def read_lock(path: Path) -> list[Pin]:
+    """uv.lock / poetry.lock: the resolved version of each [[package]]."""
+    text = _text(path)
+    out = []
+    for package in parse_toml(text).get("package", []):
+        name = normalize(str(package.get("name", "")))
+        version = package.get("version")
+        if name in PACKAGES and isinstance(version, str):
+            line = next((i for i, ln in enumerate(text.splitlines(), 1)
+                         if re.fullmatch(rf"\s*name\s*=\s*\"{re.escape(package['name'])}\"\s*", ln)), 1)
+            out.append(Pin(name, f"=={version}", f"{path.name}:{line}", exact=True))
+    return out
+
+
+def read_pipfile(path: Path) -> list[Pin]:
+    """Pipenv's Pipfile: [packages] and [dev-packages], each `name = "==4.10.0"` (or "*", or a table with a
+    version)."""
+    text = _text(path)
+    data = parse_toml(text)
+    out = []
+    for table in (data.get("packages", {}), data.get("dev-packages", {})):
+        for name, value in table.items():
+            spec = value.get("version", "*") if isinstance(value, Mapping) else value
+            if normalize(name) in PACKAGES and isinstance(spec, str):
+                out.append(Pin(normalize(name), "" if spec.strip() == "*" else spec.strip(),
+                               f"{path.name}:{_line_of(text, name)}"))
+    return out
+
+
+def read_pipfile_lock(path: Path) -> list[Pin]:
+    """Pipfile.lock (JSON): the resolved `"version": "==x"` of each package in "default" and "develop"."""
+    import json
+
+    text = _text(path)
+    data = json.loads(text)
+    out = []
+    for section in ("default", "develop"):
+        for name, entry in (data.get(section) or {}).items():
+            version = entry.get("version") if isinstance(entry, Mapping) else None
+            if normalize(name) in PACKAGES and isinstance(version, str) and version.startswith("=="):
+                out.append(Pin(normalize(name), version, f"{path.name}:{_line_of(text, name)}",
+                               exact=True))
+    return out
+
+
+def read_environment(path: Path) -> list[Pin]:
+    """conda environment.yml: ``dependencies`` (conda specs; ``=`` is a prefix match) and its ``pip:`` list; or, under
+    that name too, a `conda list --explicit` export (``@EXPLICIT`` then one package URL a line), whose file names
+    are exact versions."""
+    import yaml
+
+    text = _text(path)
+    if re.search(r"^@EXPLICIT\s*$", text, re.M):
+        return _explicit_conda(text, path.name)
+    data = yaml.safe_load(text) or {}
+    out = []
+    for dep in data.get("dependencies") or []:
+        if isinstance(dep, Mapping):
+            for line in dep.get("pip") or []:
+                source = f"{path.name}:{_line_of(text, str(line).split('=')[0].strip())}"
+                editable = re.match(r"^\s*(?:-e|--editable)\s+(\S+)\s*$", str(line))
+                pin = editable_checkout(editable.group(1), source) if editable and "#egg=" not in line else \
+                    requirement(str(line), source)
+                if pin is not None:
+                    out.append(pin)
+            continue
+        m = _CONDA.match(str(dep))
+        if m is None or normalize(m.group(1)) not in PACKAGES:
+            continue
+        spec = m.group(3).replace(" ", "")
+        if re.fullmatch(r"=[^=<>!~].*", spec):
+            spec = "==" + spec[1:].rstrip("*").rstrip(".") + ".*"
+        out.append(Pin(normalize(m.group(1)), spec, f"{path.name}:{_line_of(text, m.group(1))}"))
+    return out
+
+
+def _extras_strings(tree: ast.AST) -> set[int]:
+    """The string nodes of setup.py's optional extras (`extras_require=...`, or a dict assigned to a name with
+    "extra" in it, LLaMA-Factory's `extra_require = {"sglang": ["transformers==4.51.1", ...]}`): a plain
+    `pip install .` installs none of them, so they pin nothing."""
+    roots: list[ast.AST] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "extras_require":
+            roots.append(node.value)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and "extra" in t.id.lower() for t in targets) and node.value is not None:
+                roots.append(node.value)
+    return {id(n) for root in roots for n in ast.walk(root) if isinstance(n, ast.Constant)}
+
+
+_CONDA_PACKAGE_FILE = re.compile(r"/([A-Za-z0-9_.+-]+?)-([0-9][^-/]*)-[^-/]+\.(?:conda|tar\.bz2)(?:#\w+)?\s*$")
+
+
+def _explicit_conda(text: str, name: str) -> list[Pin]:
+    """Exact pins from a `conda list --explicit` export: `.../noarch/transformers-4.51.3-pyhd8ed1ab_0.conda`."""
+    out = []
+    for line_no, line in enumerate(text.splitlines(), 1):
+        m = _CONDA_PACKAGE_FILE.search(line.strip())
+        if m is not None and normalize(m.group(1)) in PACKAGES:
+            out.append(Pin(normalize(m.group(1)), f"=={m.group(2)}", f"{name}:{line_no}", exact=True))
+    return out
+
+
+def read_setup_py(path: Path) -> list[Pin]:
+    """Requirement strings of the packages seqprof judges, wherever setup.py writes them literally (never executed):
+    ``install_requires=[...]``, or the HF idiom of a ``_deps = [...]`` table that ``deps_list()`` picks from."""
+    text = _text(path)
+    out = []
+    tree = ast.parse(text)
+    optional = _extras_strings(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 400 and \
+                id(node) not in optional:
+            try:
+                pin = requirement(node.value, f"{path.name}:{node.lineno}")
+            except ValueError:
+                continue  # a string that only looks like a requirement
+            if pin is not None:
+                out.append(pin)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "setup":
+            words = {kw.arg: kw.value for kw in node.keywords
+                     if isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str)}
+            if "name" in words and "version" in words:
+                own = _own_version(words["name"].value, words["version"].value,
+                                   f"{path.name}:{words['version'].lineno}")
+                if own is not None:
+                    out.append(own)
+            elif "name" in words:  # version=get_version(), which reads it out of a module of the package
+                written = _version_module(tree, path.parent)
+                own = _own_version(words["name"].value, *written) if written else None
+                if own is not None:
+                    out.append(own)
+            break
+    return out
+
+
+def _version_module(tree: ast.Module, root: Path) -> tuple[str, str] | None:
+    """(version, source) from the module a setup.py reads its version out of: LLaMA-Factory's get_version() opens
+    os.path.join("src", "llamafactory", "extras", "env.py") and takes its VERSION = "0.9.3.dev0"."""
+    for node in ast.walk(tree):
+        parts = None
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "join" and node.args and all(
+                isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args):
+            parts = [a.value for a in node.args]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.endswith(".py"):
+            parts = node.value.split("/")
+        if not parts or not parts[-1].endswith(".py") or any(p in ("..", "") for p in parts):
+            continue
+        file = root.joinpath(*parts)
+        version = _assigned_string(file, ("VERSION", "__version__")) if file.is_file() else None
+        if version:
+            return version, f"{'/'.join(parts)} (setup.py's version)"
+    return None
+
+
+def _own_version(name: str, version: str, source: str) -> Pin | None:
+    """The exact pin of a checkout that is one of the frameworks itself, at the version it names."""
+    from packaging.version import InvalidVersion, Version
+
+    if normalize(name) not in FRAMEWORKS:
+        return None
+    try:
+        Version(version)
+    except InvalidVersion:
+        return None
+    return Pin(normalize(name), f"=={version}", f"{source}, this checkout's own version", exact=True, own=True)
+
+
+def _pyproject_own_version(data: Mapping, text: str, path: Path) -> Pin | None:
+    """[project] name + version, or a dynamic version setuptools reads from a file (axolotl: VERSION), or from an
+    attribute the build generates out of version.txt (torchtune), or hatchling from a file by a pattern
+    (LLaMA-Factory)."""
+    project = data.get("project", {})
+    name = project.get("name")
+    if not isinstance(name, str):
+        return None
+    version = project.get("version")
+    if isinstance(version, str):
+        return _own_version(name, version, f"{path.name}:{_line_of(text, 'version')}")
+    hatch = data.get("tool", {}).get("hatch", {}).get("version", {})
+    if isinstance(hatch, Mapping) and isinstance(hatch.get("path"), str):  # LLaMA-Factory from 0.9.4: hatchling
+        return _hatch_version(name, hatch, path)
+    dynamic = data.get("tool", {}).get("setuptools", {}).get("dynamic", {}).get("version", {})
+    file = dynamic.get("file") if isinstance(dynamic, Mapping) else None
+    if isinstance(file, list):
+        file = file[0] if file else None
+    if file is None and isinstance(dynamic, Mapping) and isinstance(dynamic.get("attr"), str):
+        written = _version_attribute(path.parent, dynamic["attr"])
+        if written is not None:
+            return _own_version(name, written[0], f"{written[1]} ({path.name}'s dynamic version)")
+        # a module the build writes (torchtune's setup.py turns version.txt into torchtune/version.py)
+        file = next((n for n in ("version.txt", "VERSION", "VERSION.txt") if (path.parent / n).is_file()), None)
+    if not isinstance(file, str) or Path(file).is_absolute() or ".." in Path(file).parts:
+        return None
+    version_file = path.parent / file
+    if not version_file.is_file():
+        return None
+    return _own_version(name, _text(version_file).strip(), f"{version_file.name} ({path.name}'s dynamic version)")
+
+
+# hatchling's default version pattern (hatchling/version/source/regex.py)
+HATCH_PATTERN = r"""(?i)^(__version__|VERSION) *= *([\'"])v?(?P<version>.+?)\2"""
+
+
+def _hatch_version(name: str, hatch: Mapping, path: Path) -> Pin | None:
+    """`[tool.hatch.version] path = "src/llamafactory/extras/env.py"`: the version hatchling reads there with the
+    table's `pattern` (its own default when none is given)."""
+    file = hatch["path"]
+    if Path(file).is_absolute() or ".." in Path(file).parts or not (path.parent / file).is_file():
+        return None
+    pattern = hatch.get("pattern") if isinstance(hatch.get("pattern"), str) else HATCH_PATTERN
+    try:
+        found = re.search(pattern, _text(path.parent / file), re.M)
+    except re.error:
+        return None
+    if found is None or "version" not in found.groupdict():
+        return None
+    return _own_version(name, found.group("version"), f"{file} ({path.name}'s dynamic version)")
+
+
+def _version_attribute(root: Path, attr: str) -> tuple[str, str] | None:
+    """(version, file) of setuptools' `version = {attr = "pkg.__version__"}` when the module writes it literally."""
+    module, _, name = attr.rpartition(".")
+    if not module or ".." in module:
+        return None
+    base = root.joinpath(*module.split("."))
+    for file in (base / "__init__.py", base.with_suffix(".py")):
+        if file.is_file():
+            version = _assigned_string(file, (name,))
+            return (version, file.relative_to(root).as_posix()) if version else None
+    return None
+
+
+def _assigned_string(file: Path, names: Sequence[str]) -> str | None:
+    """The string a module assigns at its top level to one of *names* (`__version__ = "0.5.0"`), written literally."""
+    pattern = "|".join(map(re.escape, names))
+    found = re.search(rf"^(?:{pattern})\s*=\s*[\"']([^\"']+)[\"']", _text(file), re.M)
+    return found.group(1) if found else None
