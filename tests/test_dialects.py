@@ -1239,3 +1239,37 @@ def test_a_project_flag_named_like_an_unsloth_option_and_a_quinine_inherit_are_n
     unsloth = tmp_path / "unsloth.yaml"
     unsloth.write_text("model_name: unsloth/Qwen2.5-0.5B\nr: 16\nuse_gradient_checkpointing: unsloth\nsave_model: true\n")
     assert detect_dialect(unsloth) == "unsloth"
+
+
+def test_accelerate_refuses_mixed_precision_beside_a_deepspeed_file_unless_the_launch_line_passes_it(tmp_path):
+    """SP449 on a real accelerate config (DelosIndustry/Bayesian-teaching-Gemma-4-E4B, batch 85's miss):
+    mixed_precision: bf16 beside deepspeed_config_file makes `accelerate launch` list it in
+    ACCELERATE_CONFIG_DS_FIELDS and DeepSpeedPlugin raise; a launch line giving --mixed_precision itself takes
+    it from the command line, and nothing is refused."""
+    from seqprof.lint.facts import build_facts
+    from seqprof.lint.rules import find_rule, load_rules
+    from seqprof.lint.run import lint_plan
+
+    real = REPO / "tests/data/corpus/DelosIndustry__Bayesian-teaching-Gemma-4-E4B/configs__accelerate_zero3.yaml"
+    text = real.read_text()
+    raw = yaml.load(text, Loader=LOADER)
+    assert raw["mixed_precision"] == "bf16" and "deepspeed_config_file" in raw["deepspeed_config"]
+    rule = find_rule(load_rules(), "SP449")
+
+    def hits(config: Path) -> list:
+        plan = read_plan(config)
+        assert plan.dialect == "accelerate"
+        return list(lint_plan(plan, build_facts(plan), [rule]).findings)
+
+    (tmp_path / ".git").mkdir()
+    config = tmp_path / "configs" / "accelerate_zero3.yaml"
+    config.parent.mkdir()
+    config.write_text(text)
+    found = hits(config)
+    line = next(i for i, s in enumerate(text.splitlines(), 1) if s.startswith("mixed_precision:"))
+    assert len(found) == 1 and f"mixed_precision: bf16 (line {line})" in found[0].message
+    (tmp_path / "train.sh").write_text("accelerate launch --config_file configs/accelerate_zero3.yaml "
+                                       "--mixed_precision bf16 train.py\n")
+    assert hits(config) == []
+    config.write_text(text.replace("mixed_precision: bf16\n", ""))
+    assert hits(config) == []

@@ -326,3 +326,35 @@ def test_a_fork_s_own_builder_signature_decides_its_component_keys(tmp_path):
 
     assert lora_type(tmp_path / "fork", in_signature=True) == []
     assert lora_type(tmp_path / "without", in_signature=False) == ["unknown_key"]
+
+
+def _own_recipe_project(tmp_path: Path, recipe_reads_shuffle: bool) -> Path:
+    """AdalAbilbekov/new_era's layout: a config with keys no shipped recipe reads (train_type, sub_length) and the
+    project's own recipe that reads them, batching through its own sampler."""
+    (tmp_path / ".git").mkdir(parents=True)
+    recipes = tmp_path / "recipes"
+    recipes.mkdir()
+    shuffle = "shuffle=cfg.shuffle" if recipe_reads_shuffle else "shuffle=True"
+    (recipes / "full_finetune_loop.py").write_text(
+        "class Recipe:\n    def __init__(self, cfg):\n        self.train_type = cfg.train_type\n"
+        "        self.sub_length = cfg.get('sub_length', 300)\n        self.epochs = cfg.epochs\n"
+        "        self.batch_size = cfg.batch_size\n"
+        f"        self.sampler = DistributedSampler(ds, {shuffle}, seed=0)\n")
+    shipped = (SHIPPED / "llama3_1" / "8B_qlora_single_device.yaml").read_text()
+    config = tmp_path / "config_train" / "8B_qlora.yaml"
+    config.parent.mkdir()
+    config.write_text(re.sub(r"(?m)^epochs: 1$", "epochs: 3", re.sub(r"(?m)^shuffle: True$", "shuffle: False", shipped))
+                      + "train_type: instruct\nsub_length: 300\n")
+    assert "shuffle: False" in config.read_text() and "epochs: 3" in config.read_text()
+    return config
+
+
+def test_shuffle_is_judged_only_where_the_recipe_running_the_config_reads_it(tmp_path: Path) -> None:
+    """SP201 (shuffling off) holds for a recipe that reads cfg.shuffle; the project's own recipe that shuffles with
+    its own sampler leaves `shuffle: False` unread, so nothing is reported (new_era, batch 86)."""
+    rule = find_rule(load_rules(), "SP201")
+    for reads, expected in ((False, []), (True, ["SP201"])):
+        config = _own_recipe_project(tmp_path / str(reads), reads)
+        plan = read_plan(config, "torchtune")
+        hits = [f.code for f in lint_plan(plan, build_facts(plan), [rule]).findings]
+        assert hits == expected, reads

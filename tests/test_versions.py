@@ -1100,3 +1100,29 @@ def test_an_accelerate_pin_caps_the_trl_that_pip_can_install_beside_it():
     assert max(history.allowed("trl", pins), key=lambda v: tuple(map(int, v.split(".")))).startswith("0.11.")
     free = with_shared_dependencies(parse_spec("trl>=0.8.2"), history)
     assert history.allowed("trl", free)[-1] == history.newest("trl")
+
+
+def test_an_install_script_in_a_scripts_folder_pins_what_pyproject_lists_unpinned(tmp_path):
+    """K-bhuvan/chess-llm: pyproject.toml's [train] extra lists transformers and trl with no version, and the README
+    then runs scripts/install_unsloth_blackwell.sh, which caps them (transformers<=5.5.0, trl<=0.24.0). The script's
+    range is what the project installs; a train.sh in the same folder pins nothing."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "chess-llm"\nversion = "0.1"\n'
+                                             '[project.optional-dependencies]\ntrain = ["trl", "transformers"]\n')
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "install_unsloth_blackwell.sh").write_text(
+        'pip install "unsloth==2026.8.18" --no-deps\npip install \\\n  "transformers>=4.51.3,<=5.5.0" \\\n'
+        '  "trl>=0.18.2,<=0.24.0"\n')
+    (scripts / "train.sh").write_text("pip install transformers==4.30.0\npython train.py\n")
+    config = tmp_path / "configs" / "sft.yaml"
+    config.parent.mkdir()
+    config.write_text("model_name_or_path: Qwen/Qwen3-0.6B\nwarmup_ratio: 0.03\n")
+    pins = find_pins(config)
+    assert [p.specifier for p in pins.of("transformers")] == [">=4.51.3,<=5.5.0"]
+    assert pins.of("transformers")[0].source.startswith("scripts/install_unsloth_blackwell.sh:")
+    assert [p.specifier for p in pins.of("trl")] == [">=0.18.2,<=0.24.0"]
+    # 5.5 still has warmup_ratio (5.15 drops it): what the script installs takes the key
+    having = KeyHistory.load().having("transformers", "warmup_ratio", ["TrainingArguments"])
+    assert any(v.startswith("5.5.") for v in having) and not any(v.startswith("5.15.") for v in having)
+    assert not [d for d in read_plan(config, "hf").diagnostics if d.key == "warmup_ratio" and d.kind == "removed_key"]

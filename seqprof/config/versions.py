@@ -21,7 +21,7 @@ from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
-from seqprof.config.pin_files import README, image_pins, read_readme, reader_for
+from seqprof.config.pin_files import README, image_pins, read_install_script, read_readme, reader_for
 from seqprof.config.pins import PACKAGES, Pin, Pins
 
 MAX_LEVELS = 4  # parent folders searched above the config's own when no .git marks the root
@@ -42,8 +42,8 @@ def find_pins(config_path: str | Path) -> Pins:
     for pin in found:
         if pin.package in PACKAGES:
             pins.setdefault(pin.package, []).append(pin)
-    if repository:  # the repository's environment folders, for what nothing above the config pins
-        pinned = set(pins)
+    if repository:  # the repository's environment folders, for what nothing above the config pins to a version
+        pinned = {package for package, found_pins in pins.items() if any(p.specifier or p.vcs for p in found_pins)}
         for pin in _environment_pins(root, notes):
             if pin.package in PACKAGES and pin.package not in pinned:
                 pins.setdefault(pin.package, []).append(pin)
@@ -136,20 +136,39 @@ ENVIRONMENT_FOLDER = re.compile(r"^\.?(envs?|env[-_]?files?|environments?|instal
                                 r"containers?|requirements?|deps|dependencies|conda|\.?devcontainer)$", re.I)
 
 
+# a script whose name says it sets up the environment, in any folder at the root (K-bhuvan/chess-llm's
+# scripts/install_unsloth_blackwell.sh, which its README runs after `pip install -e .` to cap transformers and trl)
+INSTALL_SCRIPT = re.compile(r"^(?:[\w.-]*[-_.])?(?:install|setup|env|environment)(?:[-_.][\w.-]*)?\.sh$", re.I)
+
+
 def _environment_pins(root: Path, notes: list[str]) -> list[Pin]:
-    """Pins in the repository root's environment folders (and their subfolders), each named by its path from the
-    root, kept per package only where every file agrees on it: two images pinning different releases say nothing
-    about which one runs the config."""
+    """Pins in the repository root's environment folders (and their subfolders), and in the install scripts of its
+    other folders, each named by its path from the root, kept per package only where every file agrees on it: two
+    images pinning different releases say nothing about which one runs the config."""
     found: list[Pin] = []
-    for top in sorted(p for p in root.iterdir() if p.is_dir() and ENVIRONMENT_FOLDER.match(p.name)):
-        for folder in [top, *sorted(p for p in top.iterdir() if p.is_dir())]:
+    for top in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        environment = bool(ENVIRONMENT_FOLDER.match(top.name))
+        for folder in [top, *sorted(p for p in top.iterdir() if p.is_dir())] if environment else [top]:
             where = folder.relative_to(root).as_posix()
-            found.extend(replace(pin, source=f"{where}/{pin.source}") for pin in _pins_of_folder(folder, notes)
-                         if not pin.own)
+            pins = _pins_of_folder(folder, notes) if environment else _install_scripts_of(folder, notes)
+            found.extend(replace(pin, source=f"{where}/{pin.source}") for pin in pins if not pin.own)
     per_package: dict[str, set[str]] = {}
     for pin in found:
         per_package.setdefault(pin.package, set()).add(pin.specifier)
     return [pin for pin in found if len(per_package[pin.package]) == 1]
+
+
+def _install_scripts_of(folder: Path, notes: list[str]) -> list[Pin]:
+    """The pins of the install scripts (INSTALL_SCRIPT) directly in *folder*."""
+
+    found: list[Pin] = []
+    for path in sorted(folder.iterdir()):
+        if INSTALL_SCRIPT.match(path.name) and path.is_file():
+            try:
+                found.extend(read_install_script(path))
+            except (OSError, UnicodeDecodeError, ValueError) as exc:
+                notes.append(f"{path}: not read for version pins ({type(exc).__name__})")
+    return found
 
 
 MAX_IMAGE_FILES = 2000  # files looked at for framework images in one repository

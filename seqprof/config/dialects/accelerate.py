@@ -13,6 +13,7 @@ zero_stage <- deepspeed_config (an inline table or deepspeed_config_file).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from seqprof.config.dialects.common import (
@@ -61,8 +62,33 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
         if isinstance(ds, Mapping):
             if b.present("deepspeed_config.deepspeed_config_file"):
                 link_deepspeed(b, "deepspeed_config.deepspeed_config_file")
+                refused = _refused_beside_file(cfg, ds)
+                if refused:
+                    b.derived("deepspeed_file_refuses", refused, "deepspeed_config.deepspeed_config_file")
             elif isinstance(ds.get("zero_stage"), int):
                 b.derived("deepspeed", dict(ds), "deepspeed_config")
                 b.derived("zero_stage", ds["zero_stage"], "deepspeed_config.zero_stage")
     b.diagnostics.extend(check_keys(cfg, Keyspace(known=KNOWN), dialect_label=LABEL))
     return b.result()
+
+
+# what DeepSpeedPlugin._deepspeed_config_checks refuses from the accelerate config beside a deepspeed_config_file
+# (accelerate/utils/dataclasses.py, 0.18 to 1.16): the DeepSpeed JSON states these itself
+REFUSED_BESIDE_FILE = ("gradient_accumulation_steps", "gradient_clipping", "zero_stage", "offload_optimizer_device",
+                       "offload_param_device", "offload_param_nvme_path", "offload_optimizer_nvme_path",
+                       "zero3_save_16bit_model")
+
+
+def _refused_beside_file(cfg: LoadedConfig, ds: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The settings `accelerate launch` passes on as taken from this file (ACCELERATE_CONFIG_DS_FIELDS) that
+    DeepSpeedPlugin refuses beside a deepspeed_config_file: deepspeed_config entries of its list, and
+    mixed_precision, which launch counts whenever the file states it ('no' too; `accelerate config` leaves it out
+    when asked for a DeepSpeed file) and the launch line does not pass --mixed_precision itself."""
+    from seqprof.config.parser_classes import launch_overrides
+
+    keys = [f"deepspeed_config.{name}" for name in REFUSED_BESIDE_FILE if name in ds]
+    if cfg.data.get("mixed_precision") is not None and \
+            not (cfg.path and Path(cfg.path).is_file() and "mixed_precision" in launch_overrides(cfg.path)):
+        keys.append("mixed_precision")
+    return [{"key": key, "line": cfg.line(key), "value": cfg.get(key)}
+            for key in keys]

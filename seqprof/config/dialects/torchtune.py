@@ -140,7 +140,8 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     b.stated("gradient_accumulation_steps", "gradient_accumulation_steps", as_number)
     b.stated("num_epochs", "epochs", as_number)
     b.stated("max_steps_per_epoch", "max_steps_per_epoch", as_number)
-    b.stated("shuffle", "shuffle", as_bool)
+    if not _own_recipe_leaves_unread(cfg, "shuffle"):
+        b.stated("shuffle", "shuffle", as_bool)
     b.stated("gradient_checkpointing", "enable_activation_checkpointing", as_bool)
     b.stated("precision", "dtype", lambda v: {"bfloat16": "bf16", "float32": "fp32"}.get(str(v), str(v)))
     b.stated("optimizer", "optimizer._component_")
@@ -152,6 +153,23 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     b.stated("offload_params", "fsdp_cpu_offload", as_bool)
     b.diagnostics.extend(check_keys(cfg))
     return b.result()
+
+
+def _own_recipe_leaves_unread(cfg: LoadedConfig, key: str) -> bool:
+    """Whether the config runs under the project's own recipe and that recipe never reads *key*. The own recipe is
+    the project file that reads the config's top-level keys no shipped recipe reads and the recipe keys `epochs` and
+    `batch_size` too (AdalAbilbekov/new_era's loop recipe reads train_type and sub_length; it batches through its
+    own DistributedSampler(shuffle=True), whatever `shuffle:` says)."""
+    from seqprof.config.project_fields import project_reads_by_file
+
+    _, _, read = _components()
+    custom = [str(k) for k in cfg.data if str(k) not in read]
+    if not custom or key not in cfg.data:
+        return False
+    recipes = [dict(reads) for _, reads in project_reads_by_file(cfg.path, [*custom, "epochs", "batch_size", key])]
+    recipes = [reads for reads in recipes if "epochs" in reads and "batch_size" in reads
+               and any(k in reads for k in custom)]
+    return bool(recipes) and not any(key in reads for reads in recipes)
 
 
 # ---------------------------------------------------------------- keys, as torchtune reads them
