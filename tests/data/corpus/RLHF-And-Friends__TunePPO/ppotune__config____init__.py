@@ -1,0 +1,5 @@
+from ._instantiate import instantiate
+
+__all__ = [
+    "instantiate",
+]
