@@ -358,3 +358,40 @@ def test_shuffle_is_judged_only_where_the_recipe_running_the_config_reads_it(tmp
         plan = read_plan(config, "torchtune")
         hits = [f.code for f in lint_plan(plan, build_facts(plan), [rule]).findings]
         assert hits == expected, reads
+
+
+CORPUS_DIR = Path(__file__).parent / "data" / "corpus"
+
+
+def _laid_out(tmp_path: Path, folder: str) -> Path:
+    """A corpus folder laid out as its repository (flat names back to paths), with a .git marking the root."""
+    (tmp_path / ".git").mkdir(parents=True)
+    for file in (CORPUS_DIR / folder).iterdir():
+        target = tmp_path.joinpath(*file.name.split("__"))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(file.read_bytes())
+    return tmp_path
+
+
+def test_a_fork_s_own_builder_takes_the_parameters_it_added(tmp_path: Path) -> None:
+    """fxmeng/torchtune (pyproject name torchtune, batch 90) adds pissa_config to lora_llama3_8b in
+    torchtune/models/llama3/_model_builders.py; the copy has no llama3/__init__.py, so the builder is found among
+    the package's modules. Upstream's signature lacks it; the fork's takes it, and nothing is reported."""
+    root = _laid_out(tmp_path, "fxmeng__torchtune")
+    builders = (root / "torchtune/models/llama3/_model_builders.py").read_text()
+    assert re.search(r"def lora_llama3_8b\([^)]*pissa_config", builders, re.S)
+    assert "pissa_config" not in _signature("torchtune.models.llama3.lora_llama3_8b")["params"]
+    config = root / "recipes/configs/llama3/8B_pissa.yaml"
+    assert "pissa_config" in config.read_text()
+    assert not [d for d in read_plan(config, "torchtune").diagnostics if "pissa_config" in (d.key or "")]
+
+
+def test_a_custom_rl_recipe_s_advantage_estimator_names_its_trainer(tmp_path: Path) -> None:
+    """RLHF-And-Friends/TunePPO's recipe receipts/ppo/ppo.py trains by rollouts: GAE (over a value model) is PPO,
+    the group-relative GRAE is GRPO; neither is a cross-entropy SFT run."""
+    root = _laid_out(tmp_path, "RLHF-And-Friends__TunePPO")
+    seen = {}
+    for config in sorted((root / "receipts/ppo/configs").rglob("*.yaml")):
+        estimator = load_config(config).data["advantage"]["_component_"].rsplit(".", 1)[-1]
+        seen[estimator] = read_plan(config, "torchtune").settings["trainer"].value
+    assert seen == {"GAE": "ppo", "GRAE": "grpo"}

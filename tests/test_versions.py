@@ -1126,3 +1126,65 @@ def test_an_install_script_in_a_scripts_folder_pins_what_pyproject_lists_unpinne
     having = KeyHistory.load().having("transformers", "warmup_ratio", ["TrainingArguments"])
     assert any(v.startswith("5.5.") for v in having) and not any(v.startswith("5.15.") for v in having)
     assert not [d for d in read_plan(config, "hf").diagnostics if d.key == "warmup_ratio" and d.kind == "removed_key"]
+
+
+def test_a_readme_s_requirements_list_pins_what_no_file_pins(tmp_path):
+    """zejunwang1/gpt2classifier's README lists its environment under "依赖环境" (`- transformers 4.27.3`) and no
+    file pins transformers: the configs were written for 4.27.3, which still has evaluation_strategy, warmup_ratio
+    and no_cuda, so each is a warning naming the release that drops it, not an error against 5.x. A version in
+    prose or under another heading pins nothing."""
+    real = CORPUS_DIR / "zejunwang1__gpt2classifier"
+    (tmp_path / ".git").mkdir()
+    shutil.copy(real / "README.md", tmp_path / "README.md")
+    config = tmp_path / "config" / "train_args.json"
+    config.parent.mkdir()
+    shutil.copy(real / "config__train_args.json", config)
+    listed = next(i for i, line in enumerate((real / "README.md").read_text().splitlines(), 1)
+                  if line.strip() == "- transformers 4.27.3")
+    assert find_pins(config).describe("transformers") == f"transformers==4.27.3 (README.md:{listed})"
+    found = {d.key: d for d in read_plan(config).diagnostics if d.key in ("evaluation_strategy", "warmup_ratio",
+                                                                          "no_cuda")}
+    assert len(found) == 3 and all(d.kind != "removed_key" and "breaks on that upgrade" in d.message
+                                   for d in found.values())
+    (tmp_path / "README.md").write_text("# gpt2classifier\n\nTested with transformers 4.27.3.\n\n## Usage\n\n"
+                                        "- transformers 4.27.3\n")
+    assert find_pins(config).describe("transformers") is None
+
+
+def test_a_development_build_below_the_history_is_judged_as_its_oldest_release(tmp_path):
+    """brandonwilde/XLdefgen pins transformers==4.18.0.dev0 (a build from source before 4.18): older than every
+    release the history holds (4.36 on), it is judged like a pin below them, so evaluation_strategy works there and
+    breaks on the upgrade that drops it, as for ==4.27.3."""
+    history = KeyHistory.load()
+    assert history.allowed("transformers", parse_spec("transformers==4.18.0.dev0")) == \
+        [history.versions("transformers")[0]]
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "requirements.txt").write_text("transformers==4.18.0.dev0\n")
+    config = tmp_path / "args.json"
+    config.write_text('{"output_dir": "out", "evaluation_strategy": "steps", "overwrite_output_dir": true}\n')
+    found = [d for d in read_plan(config, "hf").diagnostics if d.key in ("evaluation_strategy", "overwrite_output_dir")]
+    assert len(found) == 2 and all(d.kind != "removed_key" and "breaks on that upgrade" in d.message for d in found)
+
+
+def test_a_llamafactory_nothing_names_is_a_guess_not_a_bound(tmp_path):
+    """SaturnAura/iGFT runs a vendored LLaMA-Factory (third_party/, v0.7.1.dev0) that no file installs by name,
+    beside transformers>=4.29.0: the newest release's range (4.55 on) is only a guess at that copy, so the
+    evaluation_strategy transformers 4.51 removed is a warning that says what it assumed, not an error claiming
+    every release the project allows lacks it. Listed in requirements.txt, pip installs that release: an error."""
+    real = CORPUS_DIR / "SaturnAura__iGFT"
+
+    def project(folder: Path, extra: str) -> Path:
+        (folder / ".git").mkdir(parents=True)
+        shutil.copy(real / "pyproject.toml", folder / "pyproject.toml")
+        (folder / "requirements.txt").write_text((real / "requirements.txt").read_text() + extra)
+        config = folder / "configs" / "llamafactory" / "sft.yaml"
+        config.parent.mkdir(parents=True)
+        shutil.copy(real / "configs__llamafactory__sft.yaml", config)
+        return config
+
+    vendored = project(tmp_path / "vendored", "")
+    assert not find_pins(vendored).pins.get("llamafactory")
+    found = diagnostic(read_plan(vendored), "evaluation_strategy")
+    assert found.kind != "removed_key" and "assuming llamafactory" in found.message
+    listed = project(tmp_path / "listed", "llamafactory\n")
+    assert diagnostic(read_plan(listed), "evaluation_strategy").kind == "removed_key"

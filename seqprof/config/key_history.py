@@ -407,9 +407,9 @@ def allowed_minors(pins: Pins, package: str, order: Sequence[str], *, patch: boo
         if above:
             out = [newest]
         oldest = Version(order[0])
-        try:
-            below = all(any(Version(v) < oldest and p.allows(v) for v in re.findall(r"\d+(?:\.\d+)+", p.specifier))
-                        for p in found)
+        try:  # a development build of a release below the oldest (XLdefgen's ==4.18.0.dev0) is below it too
+            below = all(any(Version(v) < oldest and (p.allows(v) or v == _development_base(p))
+                            for v in re.findall(r"\d+(?:\.\d+)+", p.specifier)) for p in found)
         except InvalidVersion:
             below = False
         if below and not out:

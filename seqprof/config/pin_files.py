@@ -178,7 +178,36 @@ def read_readme(path: Path) -> list[Pin]:
         fence = bool(_FENCE.match(line))
         kept.append(line if inside and not fence else "")
         inside = inside != fence
-    return [pin for pin in _install_lines(kept, path.name) if not pin.own]
+    return [pin for pin in _install_lines(kept, path.name) if not pin.own] + _listed_environment(lines, path.name)
+
+
+# a README heading over the environment the author ran: "Requirements", "Dependencies", "Environment", "依赖环境"
+_ENVIRONMENT_HEADING = re.compile(r"^\s*#+\s.*(requirement|dependenc|environment|prerequisite|依赖|环境|요구|환경)",
+                                  re.I)
+# one of its list items naming a package and a version: `- transformers 4.27.3`, `* trl==0.9.6`, `- torch: 2.1`
+_LISTED_VERSION = re.compile(r"^\s*[-*+]\s+`?([A-Za-z][\w.-]*)`?\s*(?:(==|>=|~=|<=)|:|\s)\s*v?(\d+(?:\.\d+)+)`?\s*$")
+
+
+def _listed_environment(lines: list[str], name: str) -> list[Pin]:
+    """The versions a README lists under its requirements heading, outside code blocks (zejunwang1/gpt2classifier's
+    "依赖环境": `- transformers 4.27.3`): the environment the configs were written for; a bare version is that
+    release."""
+    out: list[Pin] = []
+    under = inside = False
+    for number, line in enumerate(lines, 1):
+        if _FENCE.match(line):
+            inside = not inside
+            continue
+        if inside:
+            continue
+        if re.match(r"^\s*#+\s", line):
+            under = bool(_ENVIRONMENT_HEADING.match(line))
+            continue
+        listed = _LISTED_VERSION.match(line) if under else None
+        if listed and normalize(listed.group(1)) in PACKAGES:
+            out.append(Pin(normalize(listed.group(1)), f"{listed.group(2) or '=='}{listed.group(3)}",
+                           f"{name}:{number}"))
+    return out
 
 
 def _install_lines(lines: list[str], name: str) -> list[Pin]:

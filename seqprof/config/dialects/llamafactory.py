@@ -168,13 +168,22 @@ def removal_judge(pins: Pins, history: KeyHistory, fork: bool = True):
         # a fork of LLaMA-Factory (*fork*: its setup.py / pyproject.toml names it llamafactory) that pins transformers
         # installs its own transformers pin: the assumed release's range is only a guess at a different copy; a
         # project of its own that pins transformers beside `pip install llamafactory` gets both bounds
+        # a project whose files never name llamafactory runs a copy seqprof cannot date (SaturnAura/iGFT's vendored
+        # third_party/LLaMA-Factory v0.7.1.dev0): the newest release's range bounding its transformers is a guess
         pinned = list(history.allowed("transformers", pins) or ())
         both = [t for t in pinned if t in runs_with] if own_pin or not fork else pinned
+        guessed = bool(both) and not own_pin and not fork and not pins.pins.get("llamafactory")
         found = history.removal_among("transformers", key, TA, both or runs_with,
-                                      (f"{pins.describe('transformers')} with {why}" if own_pin else
+                                      (f"{pins.describe('transformers')} with {why}" if own_pin or guessed else
                                        pins.describe("transformers")) if both else why)
         if found is None or (found.verdict == "warning" and "still has it" in found.detail):
             return None  # every transformers the pins (or the llamafactory release) allow has it: it works
+        if guessed:  # an error only where no release the project's own pin allows has it (websight-v2's >=4.57);
+            # what pip installs beside the copy depends on that copy's own requirements, which seqprof cannot see
+            alone = history.removal_among("transformers", key, TA, pinned, pins.describe("transformers"))
+            lacking = not set(pinned) & history.having("transformers", key, TA)
+            return alone if alone is not None and lacking else \
+                Removal(found.package, found.removed_in, "assumed", found.detail)
         return found if both or own_pin else Removal(found.package, found.removed_in, "assumed", found.detail)
     return judge
 

@@ -99,6 +99,10 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
         b.derived("trainer", "orpo", "loss._component_")
     elif any(name in loss for name in PREFERENCE_LOSSES):
         b.derived("trainer", "dpo", "loss._component_")
+    elif advantage := _component(data, "advantage").rsplit(".", 1)[-1]:  # a custom RL recipe's advantage estimator
+        # (RLHF-And-Friends/TunePPO: GAE over a value model is PPO, the group-relative GRAE is GRPO)
+        b.derived("trainer", "grpo" if advantage.upper().startswith(("GR", "GROUP")) else
+                  "rloo" if advantage.upper().startswith("RLOO") else "ppo", "advantage._component_")
     elif data.get("kd_loss") is not None:
         b.derived("trainer", "distill", "kd_loss")
     elif any(word in model.rsplit(".", 1)[-1] for word in ("classifier", "reward")):  # a score head, not an LM
@@ -305,10 +309,11 @@ def _component_keys(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
     """A key of a ``_component_`` node that the callable does not take (and it has no ``**kwargs``). Where the
     repository carries the component's package itself (a fork of torchtune, installed from the checkout), its own
     source gives the signature: the fork may have added parameters (Tora's lora_qwen2_5_3b(lora_type=...))."""
-    from seqprof.config.project_fields import project_root
+    from seqprof.config.project_fields import framework_fork, project_root
 
     paths, signatures, _ = _components()
     root = project_root(cfg.path) if Path(cfg.path).is_file() else None
+    fork = root is not None and getattr(framework_fork(cfg.path), "package", None) == "torchtune"
     out = []
     for dotted, node in _nodes(cfg.data, ""):
         if not isinstance(node, Mapping) or "_component_" not in node:
@@ -317,7 +322,8 @@ def _component_keys(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
         if component not in paths:
             continue  # the user's own callable, or one from a package seqprof has no signature for
         params, var_kw = signatures[paths[component]]
-        if root is not None and (root / component.split(".")[0] / "__init__.py").is_file():
+        if root is not None and (fork or (root / component.split(".")[0] / "__init__.py").is_file()):
+            # the checkout's own package runs (fxmeng/torchtune's lora_llama3_8b takes pissa_config)
             own = _checkout_signature(root, component)
             if own is None:
                 continue  # the checkout's own package is what runs, and its definition is not readable here
@@ -365,6 +371,12 @@ def _checkout_signature(root: Path, path: str, depth: int = 0) -> tuple[frozense
                 target = ".".join([*base, *(node.module.split(".") if node.module else [])])
                 return _checkout_signature(root, f"{target}.{alias.name}", depth + 1)
         return None
+    package = root.joinpath(*parts)  # a package whose __init__.py the copy lacks: its modules that define *name*
+    if depth < 4 and package.is_dir() and not (package / "__init__.py").is_file():
+        for file in sorted(package.glob("*.py")):
+            found = _checkout_signature(root, f"{module_path}.{file.stem}.{name}", depth + 1)
+            if found is not None:
+                return found
     return None
 
 
