@@ -146,7 +146,10 @@ def _environment_pins(root: Path, notes: list[str]) -> list[Pin]:
     other folders, each named by its path from the root, kept per package only where every file agrees on it: two
     images pinning different releases say nothing about which one runs the config."""
     found: list[Pin] = []
-    for top in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+    from seqprof.config.project_fields import SKIPPED_FOLDERS
+
+    for top in sorted(p for p in root.iterdir() if p.is_dir() and (ENVIRONMENT_FOLDER.match(p.name) or
+                      not p.name.startswith(".") and p.name not in SKIPPED_FOLDERS)):
         environment = bool(ENVIRONMENT_FOLDER.match(top.name))
         for folder in [top, *sorted(p for p in top.iterdir() if p.is_dir())] if environment else [top]:
             where = folder.relative_to(root).as_posix()
@@ -160,7 +163,6 @@ def _environment_pins(root: Path, notes: list[str]) -> list[Pin]:
 
 def _install_scripts_of(folder: Path, notes: list[str]) -> list[Pin]:
     """The pins of the install scripts (INSTALL_SCRIPT) directly in *folder*."""
-
     found: list[Pin] = []
     for path in sorted(folder.iterdir()):
         if INSTALL_SCRIPT.match(path.name) and path.is_file():

@@ -90,5 +90,4 @@ def _refused_beside_file(cfg: LoadedConfig, ds: Mapping[str, Any]) -> list[dict[
     if cfg.data.get("mixed_precision") is not None and \
             not (cfg.path and Path(cfg.path).is_file() and "mixed_precision" in launch_overrides(cfg.path)):
         keys.append("mixed_precision")
-    return [{"key": key, "line": cfg.line(key), "value": cfg.get(key)}
-            for key in keys]
+    return [{"key": key, "line": cfg.line(key), "value": cfg.get(key)} for key in keys]
