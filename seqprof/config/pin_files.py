@@ -172,13 +172,13 @@ def read_readme(path: Path) -> list[Pin]:
     with `uv pip install trl==0.22.2 transformers==4.56.1` and pins nothing in a file; RLHFlow's pair-pm clones
     axolotl and checks out a commit. Prose and inline code are left out; find_pins uses these only for packages no
     project file pins, and only where the README agrees with itself."""
-    lines = _text(path).splitlines()
-    inside, kept = False, []
-    for line in lines:
+    inside, kept, prose = False, [], []  # the code blocks' lines and the rest, each blank where the other is
+    for line in _text(path).splitlines():
         fence = bool(_FENCE.match(line))
         kept.append(line if inside and not fence else "")
+        prose.append(line if not inside and not fence else "")
         inside = inside != fence
-    return [pin for pin in _install_lines(kept, path.name) if not pin.own] + _listed_environment(lines, path.name)
+    return [pin for pin in _install_lines(kept, path.name) if not pin.own] + _listed_environment(prose, path.name)
 
 
 # a README heading over the environment the author ran: "Requirements", "Dependencies", "Environment", "依赖环境"
@@ -188,18 +188,13 @@ _ENVIRONMENT_HEADING = re.compile(r"^\s*#+\s.*(requirement|dependenc|environment
 _LISTED_VERSION = re.compile(r"^\s*[-*+]\s+`?([A-Za-z][\w.-]*)`?\s*(?:(==|>=|~=|<=)|:|\s)\s*v?(\d+(?:\.\d+)+)`?\s*$")
 
 
-def _listed_environment(lines: list[str], name: str) -> list[Pin]:
-    """The versions a README lists under its requirements heading, outside code blocks (zejunwang1/gpt2classifier's
-    "依赖环境": `- transformers 4.27.3`): the environment the configs were written for; a bare version is that
-    release."""
+def _listed_environment(prose: list[str], name: str) -> list[Pin]:
+    """The versions a README lists under its requirements heading in its *prose* (the lines outside code blocks:
+    zejunwang1/gpt2classifier's "依赖环境": `- transformers 4.27.3`): the environment the configs were written for;
+    a bare version is that release."""
     out: list[Pin] = []
-    under = inside = False
-    for number, line in enumerate(lines, 1):
-        if _FENCE.match(line):
-            inside = not inside
-            continue
-        if inside:
-            continue
+    under = False
+    for number, line in enumerate(prose, 1):
         if re.match(r"^\s*#+\s", line):
             under = bool(_ENVIRONMENT_HEADING.match(line))
             continue

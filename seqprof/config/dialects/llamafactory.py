@@ -180,10 +180,10 @@ def removal_judge(pins: Pins, history: KeyHistory, fork: bool = True):
             return None  # every transformers the pins (or the llamafactory release) allow has it: it works
         if guessed:  # an error only where no release the project's own pin allows has it (websight-v2's >=4.57);
             # what pip installs beside the copy depends on that copy's own requirements, which seqprof cannot see
-            alone = history.removal_among("transformers", key, TA, pinned, pins.describe("transformers"))
             lacking = not set(pinned) & history.having("transformers", key, TA)
-            return alone if alone is not None and lacking else \
-                Removal(found.package, found.removed_in, "assumed", found.detail)
+            alone = history.removal_among("transformers", key, TA, pinned, pins.describe("transformers")) \
+                if lacking else None
+            return alone or Removal(found.package, found.removed_in, "assumed", found.detail)
         return found if both or own_pin else Removal(found.package, found.removed_in, "assumed", found.detail)
     return judge
 
