@@ -1188,3 +1188,37 @@ def test_a_llamafactory_nothing_names_is_a_guess_not_a_bound(tmp_path):
     assert found.kind != "removed_key" and "assuming llamafactory" in found.message
     listed = project(tmp_path / "listed", "llamafactory\n")
     assert diagnostic(read_plan(listed), "evaluation_strategy").kind == "removed_key"
+
+
+def test_a_recipe_of_a_layer_the_project_does_not_contain_runs_under_the_layer_s_hub_cap(tmp_path):
+    """HallerPatrick/linearization keeps alignment-handbook DPO recipes (dataset_mixture) and no script that parses
+    them, beside a requirements.txt listing transformers without a version: they run through the handbook's
+    scripts/dpo.py, whose setup.py keeps huggingface-hub<1.0, so pip installs transformers 4.57, where
+    gradient_checkpointing_kwargs is the live field and warmup_ratio breaks only on the upgrade. A script of the
+    project's own that parses configs, or a transformers pin, leaves the project's pins alone."""
+    real = CORPUS_DIR / "HallerPatrick__linearization"
+
+    def project(folder: Path, script: str | None = None, requirement: str = "") -> Path:
+        (folder / ".git").mkdir(parents=True)
+        (folder / "requirements.txt").write_text((real / "requirements.txt").read_text() + requirement)
+        config = folder / "configs" / "dpo.yaml"
+        config.parent.mkdir()
+        shutil.copy(real / "configs__dpo.yaml", config)
+        if script:
+            (folder / "train.py").write_text(script)
+        return config
+
+    def kinds(config: Path) -> dict[str, str]:
+        return {d.key: d.kind for d in read_plan(config).diagnostics
+                if d.key in ("gradient_checkpointing_kwargs", "warmup_ratio")}
+
+    layered = project(tmp_path / "layered")
+    plan = read_plan(layered)
+    warmup = diagnostic(plan, "warmup_ratio")
+    assert "huggingface-hub<1.0" in warmup.message and "breaks on that upgrade" in warmup.message
+    assert kinds(layered)["gradient_checkpointing_kwargs"] == "upcoming_deprecation"
+    own = project(tmp_path / "own", "from trl import TrlParser, DPOConfig, ModelConfig\n"
+                                    "parser = TrlParser((DPOConfig, ModelConfig))\n")
+    assert kinds(own)["gradient_checkpointing_kwargs"] == "deprecated_key"
+    pinned = project(tmp_path / "pinned", requirement="transformers==5.2.0\n")
+    assert "huggingface-hub<1.0" not in diagnostic(read_plan(pinned), "warmup_ratio").message

@@ -13,9 +13,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from seqprof.config.project_fields import project_name
+from seqprof.config.project_fields import project_name, project_root
 from seqprof.config.key_history import KeyHistory
-from seqprof.config.pins import Pins
+from seqprof.config.pins import Pin, Pins
 
 PATH_TRAINERS = {"sft": "sft", "dpo": "dpo", "kto": "kto", "orpo": "orpo", "grpo": "grpo", "cpo": "cpo", "rloo": "rloo",
                  "ppo": "ppo", "pretrain": "pretrain", "rm": "reward", "onlinedpo": "online_dpo",
@@ -135,3 +135,32 @@ def read_by_own_classes(diagnostics: list, path: str, pins: Pins, history: KeyHi
                             "the project's script reads it")
             if d.kind in kinds and d.key not in training_arguments and (own is None or d.key in own) else d
             for d in diagnostics]
+
+
+# the key of the recipe layers' own ScriptArguments (alignment-handbook since its rewrite onto TRL's classes, and
+# open-r1): a recipe that sets it is written for a layer's scripts (the older dataset_mixer recipes ran under an
+# older handbook, whose pins are not these)
+LAYER_DATA_KEYS = frozenset({"dataset_mixture"})
+# alignment-handbook's and open-r1's setup.py cap huggingface-hub below 1.0 in every release that reads these keys,
+# and transformers from 5.0 on requires huggingface-hub>=1.3 (keys/companion_requires.json "shared")
+LAYER_HUB_CAP = "<1.0"
+
+
+def with_recipe_layer(pins: Pins, data: Mapping[str, Any], path: str | None) -> Pins:
+    """*pins* and the recipe layer's huggingface-hub cap where a project keeps recipes of alignment-handbook or
+    open-r1 but no script that parses a config (HallerPatrick/linearization: DPO recipes with dataset_mixture, run by
+    the handbook's scripts/dpo.py): it runs them through an install of the layer, whose setup.py keeps
+    huggingface-hub<1.0 and so transformers below 5.0. Unchanged when the project pins transformers or
+    huggingface-hub itself, or parses configs with its own code."""
+    if not path or not LAYER_DATA_KEYS & set(data):
+        return pins
+    if any(pins.of(p) or pins.vcs(p) for p in ("transformers", "huggingface-hub")):
+        return pins
+    from seqprof.config.project_scripts import parser_files
+
+    if parser_files(project_root(path)):
+        return pins
+    keys = ", ".join(sorted(LAYER_DATA_KEYS & set(data)))
+    cap = Pin("huggingface-hub", LAYER_HUB_CAP,
+              f"alignment-handbook's / open-r1's setup.py: their scripts read {keys}, the project's parse nothing")
+    return Pins({**pins.pins, "huggingface-hub": pins.pins.get("huggingface-hub", ()) + (cap,)}, pins.notes)

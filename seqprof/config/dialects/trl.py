@@ -50,7 +50,7 @@ from seqprof.config.dialects.common import (
     split_list,
 )
 from seqprof.config.dialects.own_schema import composed, hand_mapped, own_sections
-from seqprof.config.dialects.recipes import named_trainer, read_by_own_classes
+from seqprof.config.dialects.recipes import named_trainer, read_by_own_classes, with_recipe_layer
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.parser_classes import own_parser_fate, undeclared_by_parser
@@ -461,7 +461,8 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     """Canonical settings of a TRL config; keys judged against *pins* (default: the files beside the config)."""
     b = Builder(cfg)
     history = KeyHistory.load()
-    pins = pins if pins is not None else with_companions(pins_beside(cfg.path), history)
+    pins = pins if pins is not None else \
+        with_companions(with_recipe_layer(pins_beside(cfg.path), cfg.data, cfg.path), history)
     pins = with_trl_and_transformers(pins, history)
     data = cfg.data
     if variant in VARIANTS:
