@@ -1222,3 +1222,24 @@ def test_a_recipe_of_a_layer_the_project_does_not_contain_runs_under_the_layer_s
     assert kinds(own)["gradient_checkpointing_kwargs"] == "deprecated_key"
     pinned = project(tmp_path / "pinned", requirement="transformers==5.2.0\n")
     assert "huggingface-hub<1.0" not in diagnostic(read_plan(pinned), "warmup_ratio").message
+
+
+def test_a_dataset_mixer_recipe_under_a_pre_rewrite_transformers_pin_is_read_by_the_old_handbook(tmp_path):
+    """MiuLab/FactAlign's KTO recipe sets dataset_mixer (alignment-handbook's DataArguments before its rewrite onto
+    TRL's classes) beside transformers==4.41.1, below the rewrite's transformers>=4.53.3: the handbook that runs it
+    is the old one, whose own ModelArguments declare torch_dtype, so TRL's 0.27 removal is no concern of this file.
+    Unpinned, pip installs the rewritten handbook, whose TrlParser hands torch_dtype to TRL's ModelConfig."""
+    real = CORPUS_DIR / "MiuLab__FactAlign"
+
+    def project(folder: Path, requirements: str) -> Path:
+        (folder / ".git").mkdir(parents=True)
+        (folder / "requirements.txt").write_text(requirements)
+        config = folder / "configs" / "kto.yaml"
+        config.parent.mkdir()
+        shutil.copy(real / "configs__kto_llama3_deepspeed.yaml", config)
+        return config
+
+    old = diagnostic(read_plan(project(tmp_path / "old", (real / "requirements.txt").read_text())), "torch_dtype")
+    assert old.kind == "unread_key" and "alignment-handbook's own argument classes" in old.message
+    new = diagnostic(read_plan(project(tmp_path / "new", "trl\n")), "torch_dtype")
+    assert new.kind in ("deprecated_key", "removed_key", "renamed_key")

@@ -72,6 +72,10 @@ CONFIG_CLASSES_FROM = "0.9"  # trl 0.9 added SFTConfig / DPOConfig / ...: before
 # DPOConfig derive from TRL's) until 19f0345 (2025-07-24), which took TRL's ModelConfig and pinned trl>=0.19.1.
 # Their fields at 95dc472, the last commit before it:
 HANDBOOK_REWRITE = "0.19"
+OLD_LAYER_KEYS = frozenset({"dataset_mixer"})  # the rewrite renamed it dataset_mixture
+REWRITE_TRANSFORMERS = "4.53.3"  # the rewrite's setup.py floor (transformers>=4.53.3)
+PROJECT_READER = ("the project's own argument classes", "the project's script reads it")
+HANDBOOK_READER = ("alignment-handbook's own argument classes", "the handbook's scripts read it")
 HANDBOOK_OWN_FIELDS = frozenset(
     "base_model_revision model_name_or_path model_revision model_code_revision torch_dtype tokenizer_name_or_path "
     "trust_remote_code attn_implementation use_peft lora_r lora_alpha lora_dropout lora_target_modules "
@@ -80,14 +84,17 @@ HANDBOOK_OWN_FIELDS = frozenset(
     "truncation_side auto_insert_empty_system_msg".split())
 
 
-def own_classes_era(path: str, pins: Pins, history: KeyHistory) -> tuple[str, frozenset[str] | None] | None:
-    """Why the project's own argument classes, not TRL's, read a TRL-era recipe's keys, and which keys (None: every
-    key that is no TrainingArguments field); None when TRL's may.
+def own_classes_era(path: str, pins: Pins, history: KeyHistory,
+                    keys: frozenset[str] = frozenset()) -> tuple[str, frozenset[str] | None, str] | None:
+    """Why the project's own argument classes, not TRL's, read a TRL-era recipe's keys, which keys (None: every
+    key that is no TrainingArguments field), and whose classes they are; None when TRL's may.
 
     Before trl 0.9 there was no SFTConfig or DPOConfig: a recipe pinned to such a release (every allowed one
     older) parsed its YAML with its own dataclasses (alignment-handbook's H4ArgumentParser over ModelArguments,
     DataArguments, SFTConfig(TrainingArguments)). alignment-handbook itself kept that layout while its pins allowed
-    pre-0.9 releases (its later src/alignment/configs.py takes trl's ModelConfig and ScriptArguments)."""
+    pre-0.9 releases (its later src/alignment/configs.py takes trl's ModelConfig and ScriptArguments). A recipe
+    setting its DataArguments' dataset_mixer, in a project with no script that parses configs, was written for
+    that handbook too (MiuLab/FactAlign's torch_dtype is its ModelArguments' field, whatever trl runs beside)."""
     from packaging.version import Version
 
     allowed = history.allowed("trl", pins)
@@ -95,7 +102,7 @@ def own_classes_era(path: str, pins: Pins, history: KeyHistory) -> tuple[str, fr
     if allowed is None and handbook and pins.vcs("trl") is None:
         return ("alignment-handbook with no trl pin, though every copy of it pins one: a modified copy seqprof "
                 f"cannot date; before its rewrite onto trl>={HANDBOOK_REWRITE} its own ModelArguments and "
-                "DataArguments declared these keys", HANDBOOK_OWN_FIELDS)
+                "DataArguments declared these keys", HANDBOOK_OWN_FIELDS, PROJECT_READER)
     if allowed is None:
         return None
     before = Version(CONFIG_CLASSES_FROM)
@@ -109,30 +116,49 @@ def own_classes_era(path: str, pins: Pins, history: KeyHistory) -> tuple[str, fr
         every_old = some_old = bool(bounds) and min(bounds) < before
     if every_old:
         return (f"{pins.describe('trl')} predates TRL's config classes (trl {CONFIG_CLASSES_FROM} added SFTConfig)",
-                None)
+                None, PROJECT_READER)
     if some_old and handbook:
         return (f"alignment-handbook pinned to {pins.describe('trl')}, which allows releases before TRL's config "
-                "classes: its own src/alignment/configs.py of that era declares its arguments", None)
+                "classes: its own src/alignment/configs.py of that era declares its arguments", None, PROJECT_READER)
     if handbook and (any(Version(v) < Version(HANDBOOK_REWRITE) for v in allowed) if allowed else every_old):
         return (f"alignment-handbook pinned to {pins.describe('trl')}, which allows releases before its rewrite "
                 f"onto TRL's ModelConfig (trl>={HANDBOOK_REWRITE}): its own ModelArguments and DataArguments declare "
-                "them", HANDBOOK_OWN_FIELDS)
-    return None
+                "them", HANDBOOK_OWN_FIELDS, PROJECT_READER)
+    return _old_handbook_recipe(path, pins, history, keys)
 
 
-def read_by_own_classes(diagnostics: list, path: str, pins: Pins, history: KeyHistory) -> list:
+def _old_handbook_recipe(path: str, pins: Pins, history: KeyHistory,
+                         keys: frozenset[str]) -> tuple[str, frozenset[str], tuple[str, str]] | None:
+    """A recipe setting the pre-rewrite handbook's dataset_mixer that no class of the project declares, in a project
+    whose transformers pin predates the rewrite's floor (MiuLab/FactAlign, transformers==4.41.1): the handbook that
+    runs it is the old one, whose own ModelArguments declare torch_dtype and the rest of HANDBOOK_OWN_FIELDS."""
+    from packaging.version import Version
+
+    from seqprof.config.project_fields import project_fields
+
+    old_layer = sorted(keys & OLD_LAYER_KEYS)
+    allowed = history.allowed("transformers", pins)
+    if not old_layer or not allowed or any(Version(v) >= Version(REWRITE_TRANSFORMERS) for v in allowed) \
+            or set(old_layer) & set(project_fields(path)):
+        return None
+    return (f"its {', '.join(old_layer)} is alignment-handbook's DataArguments before the rewrite onto TRL's "
+            f"classes, which requires transformers>={REWRITE_TRANSFORMERS}, and {pins.describe('transformers')} is "
+            "older: the handbook's own ModelArguments of that era declare it", HANDBOOK_OWN_FIELDS, HANDBOOK_READER)
+
+
+def read_by_own_classes(diagnostics: list, path: str, pins: Pins, history: KeyHistory,
+                        keys: frozenset[str] = frozenset()) -> list:
     """Key diagnostics on keys that are not TrainingArguments fields become SP407 notes when the project's own
     classes read them (own_classes_era), also where its sources sit beside the config but subclass classes they
     import (Prereq_tune's PreModelArguments(ModelArguments), from an installed alignment-handbook)."""
-    era = own_classes_era(path, pins, history)
+    era = own_classes_era(path, pins, history, keys)
     if era is None:
         return diagnostics
-    why, own = era
+    why, own, reader = era
     training_arguments = history.ever("transformers", ["TrainingArguments"])
     kinds = {"unknown_key", "deprecated_key", "renamed_key", "removed_key", "upcoming_deprecation", "premature_key"}
     return [replace(d, kind="unread_key", suggestion=None, value_change=None,
-                    message=f"'{d.key}' is read by the project's own argument classes, not TRL's: {why}; "
-                            "the project's script reads it")
+                    message=f"'{d.key}' is read by {reader[0]}, not TRL's: {why}; {reader[1]}")
             if d.kind in kinds and d.key not in training_arguments and (own is None or d.key in own) else d
             for d in diagnostics]
 
