@@ -169,3 +169,29 @@ def test_keys_a_launcher_reads_from_an_axolotl_config_are_its_own(tmp_path):
         "image": "unread_key", "gpu": "unread_key", "memory": "unread_key", "cpu": "unknown_key",
         "lerning_rate": "unknown_key"}
     assert "launch.py:2" in kinds["image"][1] and "launch.py:3" in kinds["gpu"][1]
+
+
+def test_a_json_parsed_by_plain_hfargumentparser_over_the_project_s_classes_is_hf_without_any_pin(tmp_path):
+    """haroldrubio/autoregkd's cli.py parses cli_files/test_hf.json with HfArgumentParser((ModelArguments,
+    DataTrainingArguments, DistilArguments)).parse_json_file and never imports TRL; the project pins nothing. Its
+    dataset_name, model_name_or_path and loss_type are TRL-like names, but its own classes declare them: transformers'
+    TrainingArguments file, its own keys notes naming their class. Without the script, the keys alone say TRL."""
+    real = Path(__file__).parent / "data" / "corpus" / "haroldrubio__autoregkd"
+
+    def project(folder: Path, sources: bool) -> Path:
+        (folder / ".git").mkdir(parents=True)
+        config = folder / "cli_files" / "test_hf.json"
+        config.parent.mkdir()
+        shutil.copy(real / "cli_files__test_hf.json", config)
+        for flat in ("src__autoregkd__interface__cli.py", "src__autoregkd__utils__custom_args.py") if sources else ():
+            target = folder / flat.replace("__", "/")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(real / flat, target)
+        return config
+
+    assert read_plan(project(tmp_path / "bare", False)).dialect == "trl"
+    plan = read_plan(project(tmp_path / "sources", True))
+    assert plan.dialect == "hf"
+    loss = next(d for d in plan.diagnostics if d.key == "loss_type")
+    assert loss.kind == "unread_key" and "ModelArguments (src/autoregkd/utils/custom_args.py:" in loss.message
+    assert "not of transformers' classes" in loss.message

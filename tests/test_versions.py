@@ -1243,3 +1243,36 @@ def test_a_dataset_mixer_recipe_under_a_pre_rewrite_transformers_pin_is_read_by_
     assert old.kind == "unread_key" and "alignment-handbook's own argument classes" in old.message
     new = diagnostic(read_plan(project(tmp_path / "new", "trl\n")), "torch_dtype")
     assert new.kind in ("deprecated_key", "removed_key", "renamed_key")
+
+
+def test_an_install_script_one_folder_down_pins_trl_and_a_dropped_dead_key_is_a_note(tmp_path):
+    """shangshang-wang/Tina installs with scripts/set/set_env.sh (`pip install trl==0.15.2`) and pins no
+    transformers: trl 0.15's TrlParser drops a key no class declares, so overwrite_output_dir (gone from
+    transformers 5, never read by the Trainer) has no effect: a note. warmup_ratio, which the Trainer did read,
+    stays a warning: dropped, the run loses its warmup. Without the script, trl 1.16 refuses the key."""
+    real = CORPUS_DIR / "shangshang-wang__Tina"
+
+    def project(folder: Path, installed: bool) -> tuple[Path, Path]:
+        (folder / ".git").mkdir(parents=True)
+        script = folder / "scripts" / "set" / "set_env.sh"
+        if installed:
+            script.parent.mkdir(parents=True)
+            shutil.copy(real / "scripts__set__set_env.sh", script)
+        config = folder / "recipes" / "grpo" / "train.yaml"
+        config.parent.mkdir(parents=True)
+        shutil.copy(real / "recipes__DeepSeek-R1-Distill-Qwen-1.5B__grpo__train_model_l1_exact.yaml", config)
+        return config, script
+
+    config, script = project(tmp_path / "installed", True)
+    assert find_pins(config).describe("trl") == \
+        f"trl==0.15.2 (scripts/set/set_env.sh:{_line_of(script, 'trl==0.15.2')})"
+    plan = read_plan(config)
+    dead = diagnostic(plan, "overwrite_output_dir")
+    assert dead.kind == "unread_key" and "at trl 0.15 TrlParser drops" in dead.message
+    assert diagnostic(plan, "warmup_ratio").kind in ("renamed_key", "removed_key")
+    bare, _ = project(tmp_path / "bare", False)
+    assert diagnostic(read_plan(bare), "overwrite_output_dir").kind != "unread_key"
+
+
+def _line_of(path: Path, text: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if text in line)

@@ -486,9 +486,10 @@ def read_by_project(diagnostics: list, fields: dict[str, ProjectField], framewor
                                           "the project reads it and transformers no longer does: the setting is "
                                           "lost where it is removed"))
             continue
+        whose = f"{framework}'" if framework.endswith("s") else f"{framework}'s"  # transformers', TRL's
         out.append(d if found is None else replace(
             d, kind="unread_key", suggestion=None, value_change=None,
-            message=f"'{d.key}' is a field of the project's own {found.where()}, not of {framework}'s classes: "
+            message=f"'{d.key}' is a field of the project's own {found.where()}, not of {whose} classes: "
                     "the project's script reads it"))
     return out
 

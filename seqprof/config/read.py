@@ -129,18 +129,15 @@ def _choose_dialect(cfg: LoadedConfig, dialect: str | None,
 
 
 def _own_parser(path: str, data: Mapping) -> bool:
-    """The project pins transformers, and its own dataclasses declare most of the keys that are not TrainingArguments
-    fields: an HfArgumentParser YAML over the project's classes (allenai/open-instruct's
-    ArgumentParserPlus(FlatArguments)), not a TRL recipe, when it never pins trl, or when its classes subclass
-    TrainingArguments and none of TRL's. A TRL recipe that leaves trl unpinned has no such classes beside it, or keys
+    """The project's own dataclasses declare most of the keys that are not TrainingArguments fields: an
+    HfArgumentParser YAML over the project's classes (allenai/open-instruct's ArgumentParserPlus(FlatArguments)), not
+    a TRL recipe, when the scripts that parse it never touch TRL, or the project pins transformers and never trl, or
+    its classes subclass TrainingArguments and none of TRL's. A TRL recipe that leaves trl unpinned has no such classes beside it, or keys
     they do not declare."""
     from seqprof.config.dialects.hf import training_argument_fields
     from seqprof.config.project_fields import project_classes, project_fields
     from seqprof.config.versions import pins_beside
 
-    pins = pins_beside(path)
-    if not pins.pins.get("transformers"):
-        return False
     own = [k for k in data if k not in training_argument_fields()]
     fields = project_fields(path) if own else {}
     declared = [fields[k] for k in own if k in fields]
@@ -150,11 +147,14 @@ def _own_parser(path: str, data: Mapping) -> bool:
 
     if any(k in trl_fields() for k in own if k not in fields):
         return False  # beta, max_length only TRL's configs have, and the project's classes do not: TrlParser's file
-    if not pins.pins.get("trl"):
-        return True
     from seqprof.config.project_scripts import read_by_transformers_alone
 
     if read_by_transformers_alone(path, data):  # the scripts that parse it: HfArgumentParser, no TRL in sight
+        return True  # (haroldrubio/autoregkd's cli.py parse_json_file, with nothing pinned)
+    pins = pins_beside(path)
+    if not pins.pins.get("transformers"):
+        return False
+    if not pins.pins.get("trl"):
         return True
     # trl installed beside, yet the file is the project's plain HfArgumentParser YAML: the classes declaring its keys
     # include a TrainingArguments subclass of its own and none of TRL's (Yumeio's TrainingArguments(HfTrainingArguments)

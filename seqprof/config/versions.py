@@ -136,14 +136,15 @@ ENVIRONMENT_FOLDER = re.compile(r"^\.?(envs?|env[-_]?files?|environments?|instal
                                 r"containers?|requirements?|deps|dependencies|conda|\.?devcontainer)$", re.I)
 
 
-# a script whose name says it sets up the environment, in any folder at the root (K-bhuvan/chess-llm's
-# scripts/install_unsloth_blackwell.sh, which its README runs after `pip install -e .` to cap transformers and trl)
+# a script whose name says it sets up the environment, in any folder at the root or one below it (K-bhuvan/chess-llm's
+# scripts/install_unsloth_blackwell.sh, which its README runs after `pip install -e .` to cap transformers and trl;
+# shangshang-wang/Tina's scripts/set/set_env.sh, which runs `pip install trl==0.15.2`)
 INSTALL_SCRIPT = re.compile(r"^(?:[\w.-]*[-_.])?(?:install|setup|env|environment)(?:[-_.][\w.-]*)?\.sh$", re.I)
 
 
 def _environment_pins(root: Path, notes: list[str]) -> list[Pin]:
     """Pins in the repository root's environment folders (and their subfolders), and in the install scripts of its
-    other folders, each named by its path from the root, kept per package only where every file agrees on it: two
+    other folders (and their subfolders), each named by its path from the root, kept per package only where every file agrees on it: two
     images pinning different releases say nothing about which one runs the config."""
     found: list[Pin] = []
     from seqprof.config.project_fields import SKIPPED_FOLDERS
@@ -151,7 +152,7 @@ def _environment_pins(root: Path, notes: list[str]) -> list[Pin]:
     for top in sorted(p for p in root.iterdir() if p.is_dir() and (ENVIRONMENT_FOLDER.match(p.name) or
                       not p.name.startswith(".") and p.name not in SKIPPED_FOLDERS)):
         environment = bool(ENVIRONMENT_FOLDER.match(top.name))
-        for folder in [top, *sorted(p for p in top.iterdir() if p.is_dir())] if environment else [top]:
+        for folder in [top, *sorted(p for p in top.iterdir() if p.is_dir() and p.name not in SKIPPED_FOLDERS)]:
             where = folder.relative_to(root).as_posix()
             pins = _pins_of_folder(folder, notes) if environment else _install_scripts_of(folder, notes)
             found.extend(replace(pin, source=f"{where}/{pin.source}") for pin in pins if not pin.own)

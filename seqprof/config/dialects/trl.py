@@ -325,6 +325,27 @@ def unknown_key_fate(releases: list[str]) -> str:
     return "TrlParser refuses a key no argument class declares"
 
 
+# TrainingArguments fields transformers 5 removed that nothing ever read: dropped, they change nothing
+NEVER_READ = frozenset({"overwrite_output_dir"})
+
+
+def _dead_and_dropped(found: list[ConfigDiagnostic], fate: str, removal, path: str) -> list[ConfigDiagnostic]:
+    """A key nothing ever read, removed from every release the pins allow, where the parser drops keys no class
+    declares (TrlParser 0.13-0.18: shangshang-wang/Tina at trl==0.15.2 beside an unpinned transformers): it has no
+    effect, so a note, not a warning that the run breaks. Where the pinned release still has it, the warning that
+    the upgrade (of transformers, and of trl to a release that refuses it) breaks it stands."""
+    if "drops a key" not in fate or "refuses a key" in fate or not path.lower().endswith((".yaml", ".yml")):
+        return found  # (a JSON file goes through parse_json_file, which refuses it: Flash161203's dpo_config.json)
+
+    def gone(key: str) -> bool:
+        judged = removal(key) if key in NEVER_READ else None
+        return judged is not None and judged.verdict in ("error", "assumed")
+    return [replace(d, kind="unread_key", suggestion=None, value_change=None,
+                    message=f"'{d.key}' was {hf.LEGACY_DEPRECATED[d.key].why}; {fate}: removing it changes "
+                            "nothing")
+            if d.kind in ("removed_key", "deprecated_key") and gone(d.key) else d for d in found]
+
+
 def _if_nothing_reads_it(message: str, fate: str) -> str:
     """A key no TRL class declares, and what TrlParser at the pinned releases does with it if no script reads it."""
     asked = "" if message.endswith(".") else ": read by your own script's arguments?"
@@ -546,6 +567,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
              if d.kind == "unknown_key" and d.key in RECIPE_KEYS else d for d in found]
     found = undeclared_by_parser(found, cfg, CONFIG_CLASSES.get(trainer, "SFTConfig"), pins, history)
     found += missing_import_diagnostics(cfg, pins, history, trainer)
+    found = _dead_and_dropped(found, fate, removal_judge(trainer, pins, history), cfg.path)
     b.diagnostics.extend(replace(d, message=_if_nothing_reads_it(d.message, fate))
                          if d.kind == "unread_key" and d.message.startswith(f"'{d.key}' is not a") else d for d in found)
     return b.result()
