@@ -305,3 +305,31 @@ def test_a_project_that_keeps_only_the_class_parameters_loses_a_removed_key_with
         "args = TrainingArguments(**json.load(open(parser.parse_args().config)))\n")
     found = [d for d in read_plan(config).diagnostics if d.key == "overwrite_output_dir"]
     assert found and "without an error" not in found[0].message
+
+
+def test_a_section_unpacked_with_others_and_spread_is_judged_with_its_numbers_as_yaml_loads_them(tmp_path):
+    """boostcampaitech3's arguments.py loads configs/training_args.yaml with yaml.load, unpacks
+    `training_arguments, model_arguments, data_arguments = configs['TrainingArguments'], ...` and builds
+    TrainingArguments(**training_arguments), beside install/install_requirements.sh's transformers==4.5.0. The
+    section's `learning_rate: 2e-5` is the text '2e-5' to PyYAML, which the class keeps: an error. Its
+    evaluation_strategy, which 4.5.0 still has, is the upgrade warning. Written 2.0e-5, nothing is said of it."""
+    real = Path(__file__).parent / "data" / "corpus" / "boostcampaitech3__level2-mrc-level2-nlp-08"
+
+    def project(folder: Path, text: str) -> Path:
+        (folder / ".git").mkdir(parents=True)
+        (folder / "install").mkdir()
+        shutil.copy(real / "install__install_requirements.sh", folder / "install" / "install_requirements.sh")
+        shutil.copy(real / "arguments.py", folder / "arguments.py")
+        config = folder / "configs" / "training_args.yaml"
+        config.parent.mkdir()
+        config.write_text(text)
+        return config
+
+    written = (real / "configs__training_args.yaml").read_text()
+    found = {d.key: d for d in read_plan(project(tmp_path / "as_written", written)).diagnostics}
+    text = found["TrainingArguments.learning_rate"]
+    assert text.kind == "invalid_value" and "'2e-5'" in text.message and "arguments.py:18" in text.message
+    assert text.line == next(i for i, line in enumerate(written.splitlines(), 1) if "learning_rate" in line)
+    assert "transformers==4.5.0" in found["TrainingArguments.evaluation_strategy"].message
+    fixed = read_plan(project(tmp_path / "fixed", written.replace("2e-5", "2.0e-5"))).diagnostics
+    assert not [d for d in fixed if d.key == "TrainingArguments.learning_rate"]

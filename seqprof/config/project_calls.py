@@ -149,10 +149,16 @@ def _section_names(tree: ast.Module, keys: frozenset[str]) -> dict[str, str]:
     `Seq2SeqTrainingArguments(**training_args)` (morettt/Chatbot-Trainer's finetune.py, ChatGLM's finetune recipe)."""
     out: dict[str, str] = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            key = _key_read(node.value)
-            if key in keys:
-                out.setdefault(node.targets[0].id, key)
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        target = node.targets[0]
+        pairs = [(target, node.value)] if isinstance(target, ast.Name) else \
+            list(zip(target.elts, node.value.elts)) if isinstance(target, ast.Tuple) and \
+            isinstance(node.value, ast.Tuple) and len(target.elts) == len(node.value.elts) else []
+        for name, value in pairs:  # `t, m = cfg["TrainingArguments"], cfg["ModelArguments"]` (boostcampaitech3)
+            key = _key_read(value)
+            if isinstance(name, ast.Name) and key in keys:
+                out.setdefault(name.id, key)
     return out
 
 

@@ -22,10 +22,10 @@ from seqprof.config.values import placeholder
 # builds it, and the fused step refuses a str weight decay; the trainer compares max_grad_norm with 0 at the first
 # step; TrainingArguments.__post_init__ compares warmup_ratio with 0 before anything loads
 TEXT_NUMBER_FAILURES = {
-    "learning_rate": "torch's AdamW raises TypeError when the Trainer builds the optimizer",
-    "adam_beta1": "torch's AdamW raises TypeError when the Trainer builds the optimizer",
-    "adam_beta2": "torch's AdamW raises TypeError when the Trainer builds the optimizer",
-    "adam_epsilon": "torch's AdamW raises TypeError when the Trainer builds the optimizer",
+    "learning_rate": "AdamW (torch's, or transformers' own in old releases) raises TypeError when the Trainer builds it",
+    "adam_beta1": "AdamW (torch's, or transformers' own in old releases) raises TypeError when the Trainer builds it",
+    "adam_beta2": "AdamW (torch's, or transformers' own in old releases) raises TypeError when the Trainer builds it",
+    "adam_epsilon": "AdamW (torch's, or transformers' own in old releases) raises TypeError when the Trainer builds it",
     "weight_decay": "the optimizer's first step raises TypeError",
     "max_grad_norm": "the first step raises TypeError (the trainer compares it with 0 before clipping)",
     "warmup_ratio": "TrainingArguments raises TypeError before anything loads",
@@ -35,20 +35,23 @@ NESTED_TEXT_NUMBERS = ("lr_scheduler_kwargs.min_lr",)
 _EXPONENT = re.compile(r"^([-+]?\d+)(?:\.(\d*))?[eE]([-+]?)(\d+)$")
 
 
-def numbers_left_as_text(cfg: LoadedConfig, loader: str, keys: tuple[str, ...] = tuple(TEXT_NUMBER_FAILURES)
-                         ) -> list[ConfigDiagnostic]:
+def numbers_left_as_text(cfg: LoadedConfig, loader: str, keys: tuple[str, ...] = tuple(TEXT_NUMBER_FAILURES),
+                         section: str = "") -> list[ConfigDiagnostic]:
     """`learning_rate: 5e-5` is the str '5e-5' to yaml.safe_load: YAML 1.1 reads a number as a float only with a
     dot, and an exponent only with its sign (5.0e-5). *loader* (HfArgumentParser.parse_yaml_file, LLaMA-Factory
     before 0.9.4) hands the value on as it is, and the run stops on it. argparse (TrlParser) and OmegaConf turn it
-    into a float; axolotl's schema converts learning_rate."""
+    into a float; axolotl's schema converts learning_rate. *section*: the mapping whose entries the *keys* are
+    (`TrainingArguments` of a file whose code spreads that section into the class)."""
     from seqprof.config.parser_classes import launch_overrides
 
-    found = _texts(cfg, keys)
+    prefix = f"{section}." if section else ""
+    found = [(key[len(prefix):], value) for key, value in _texts(cfg, tuple(prefix + k for k in keys))]
     overridden = launch_overrides(cfg.path) if found else frozenset()
     out = []
     for key, value in found:
         if key in overridden:  # the launch line passes it again, and the parser converts that one
             continue
+        failure, key = TEXT_NUMBER_FAILURES[key], prefix + key
         written = _EXPONENT.match(value.strip())
         fix = (f"{written.group(1)}.{written.group(2) or '0'}e{written.group(3) or '+'}{written.group(4)}"
                if written else repr(float(value)))
@@ -57,7 +60,7 @@ def numbers_left_as_text(cfg: LoadedConfig, loader: str, keys: tuple[str, ...] =
         out.append(ConfigDiagnostic(
             kind="invalid_value", key=key, file=cfg.path, line=cfg.line(key) or 1,
             message=(f"'{key.rpartition('.')[2]}: {value}' reaches the Trainer as the text {value!r} ({why}): "
-                     f"{loader}, so {TEXT_NUMBER_FAILURES[key]}"),
+                     f"{loader}, so {failure}"),
             suggestion=f"{key.rpartition('.')[2]}: {fix}"))
     return out
 

@@ -9,8 +9,10 @@ renames, deprecations and removals are reported; whether a keyword is a field at
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping
 from dataclasses import replace
+from pathlib import Path
 
 from seqprof.config.dialects import hf, trl
 from seqprof.config.dialects.common import check_keys
@@ -36,6 +38,9 @@ def forwarded_key_diagnostics(cfg: LoadedConfig, only: Collection[str] | None = 
     forwards = {nested.get(k, k): replace(f, key=nested.get(k, k))
                 for k, f in project_forwards(cfg.path, keys + list(nested)).items()
                 if k in wanted or k in nested and f.section == nested[k].split(".")[0]} if wanted else {}
+    if nested and wanted:  # the leaves' names may point at another file than the one that spreads a section
+        forwards = {**{k: f for k, f in project_forwards(cfg.path, keys).items()
+                       if k in wanted and f.keyword == SECTION}, **forwards}
     if not forwards:
         return []
     history = KeyHistory.load()
@@ -47,6 +52,29 @@ def forwarded_key_diagnostics(cfg: LoadedConfig, only: Collection[str] | None = 
                         handed_on=None if forward.spread else forward.where())
                 for d in _judged(forward, cfg.get(forward.key), cfg.line(forward.key) or 1, cfg.path, pins, history)
                 if d.kind in VERSION_KINDS]
+    return out + _spread_numbers_as_text(cfg, forwards.values())
+
+
+# a script that loads the YAML with PyYAML itself (OmegaConf's loader reads 2e-5 as a float)
+PYYAML_LOAD = re.compile(r"\byaml\.(?:safe_load|load|full_load)\s*\(")
+
+
+def _spread_numbers_as_text(cfg: LoadedConfig, forwards) -> list[ConfigDiagnostic]:
+    """`learning_rate: 2e-5` in a section the project's code loads with PyYAML and spreads into TrainingArguments
+    (boostcampaitech3's `TrainingArguments(**configs['TrainingArguments'])`): the class gets the text '2e-5'."""
+    from seqprof.config.project_fields import project_root, source_text
+    from seqprof.config.text_numbers import TEXT_NUMBER_FAILURES, numbers_left_as_text
+
+    if Path(cfg.path).suffix.lower() not in (".yaml", ".yml"):
+        return []
+    root = project_root(cfg.path)
+    out: list[ConfigDiagnostic] = []
+    for forward in forwards:
+        text = source_text(root / forward.file) if forward.keyword == SECTION else ""
+        if text and PYYAML_LOAD.search(text) and "OmegaConf" not in text:
+            out += numbers_left_as_text(cfg, f"the project's code loads it with PyYAML and spreads '{forward.key}' "
+                                             f"into {forward.cls} as it is ({forward.where()})",
+                                        tuple(k for k in TEXT_NUMBER_FAILURES if "." not in k), forward.key)
     return out
 
 
