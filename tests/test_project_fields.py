@@ -195,3 +195,31 @@ def test_a_json_parsed_by_plain_hfargumentparser_over_the_project_s_classes_is_h
     loss = next(d for d in plan.diagnostics if d.key == "loss_type")
     assert loss.kind == "unread_key" and "ModelArguments (src/autoregkd/utils/custom_args.py:" in loss.message
     assert "not of transformers' classes" in loss.message
+
+
+def test_a_base_file_key_the_fork_s_loader_pops_by_a_named_constant_is_its_own(tmp_path):
+    """wwwbq/LLMfactory (a renamed LLaMA-Factory fork) loads its YAMLs with its own mmengine-style loader:
+    extras/config.py sets BASE_KEY = '_base_' and pops it to merge the named base file, where do_train is set.
+    So `_base_` is a note naming that line, and the file is not told it trains nothing (the base may set do_train);
+    the same file in a project without that loader gets the unknown-key warning LLaMA-Factory's parser earns."""
+    real = Path(__file__).parent / "data" / "corpus" / "wwwbq__LLMfactory"
+
+    def project(folder: Path, loader: bool) -> Path:
+        (folder / ".git").mkdir(parents=True)
+        config = folder / "configs" / "train" / "qwen_lora_sft.yaml"
+        config.parent.mkdir(parents=True)
+        shutil.copy(real / "configs__train__qwen_lora_sft.yaml", config)
+        for flat in [f.name for f in real.glob("src__LLMfactory__*.py")] if loader else ():
+            target = folder / flat.replace("__", "/")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(real / flat, target)
+        return config
+
+    forked = read_plan(project(tmp_path / "fork", True))
+    base = next(d for d in forked.diagnostics if d.key == "_base_")
+    line = next(i for i, text in enumerate((real / "src__LLMfactory__extras__config.py").read_text().splitlines(), 1)
+                if text.startswith("BASE_KEY"))
+    assert base.kind == "unread_key" and base.message.endswith(f"(src/LLMfactory/extras/config.py:{line})")
+    assert "training_not_requested" not in forked.settings
+    bare = read_plan(project(tmp_path / "bare", False))
+    assert next(d for d in bare.diagnostics if d.key == "_base_").kind == "unknown_key"

@@ -296,7 +296,10 @@ def _reads_under(root: str, keys: frozenset[str],
              # an argparse option of the project's own, which its code fills from the YAML (TEN-Sum's
              # `add_argument('--max_prompt_length')`, then `setattr(args, key, value)` per key); `--max-prompt-length`
              # is the same option (argparse's dest)
-             rf"add_argument\(\s*[\"']--?({names}|{names.replace('_', '-')})[\"']"]
+             rf"add_argument\(\s*[\"']--?({names}|{names.replace('_', '-')})[\"']",
+             # a key constant the loader pops by name (wwwbq/LLMfactory's BASE_KEY = '_base_', then
+             # cfg_dict.pop(BASE_KEY): mmengine-style inheritance of a base file)
+             rf"(?<![^\n])[ \t]*[A-Z][A-Z0-9_]*KEY\s*=\s*{quoted}[ \t]*(?:#[^\n]*)?(?=\n|$)"]
     forms += [rf"\.({names})\b(?!\s*[:(])"] if attributes else []
     pattern = re.compile("|".join(forms))
     out = []

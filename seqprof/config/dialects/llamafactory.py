@@ -287,7 +287,8 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     if refusal is not None:
         b.derived("evaluation_without_data", refusal[1], refusal[0])
     if task == "train" and task_key != "do_train" and str(b.raw("stage", "sft")).lower() in STAGES and not board \
-            and not _launched_with(cfg.path, "do_train"):  # (an unknown stage is SP406's)
+            and not _launched_with(cfg.path, "do_train") and BASE_FILE_KEY not in cfg.data:
+        # (an unknown stage is SP406's; a file that names a base file its loader merges may get do_train there)
         b.derived("training_not_requested", _what_runs_instead(cfg.data), task_key)
     if task != "train":
         b.diagnostics.extend(_checked_keys(cfg, pins))
@@ -504,6 +505,11 @@ def _carries_llamafactory(config_path: str) -> bool:
     fork runs `stage: lb`, its LangBridge stage, from train/tuner.py; HfArgumentParser.parse_dict does not check
     the Literal)."""
     return any(f.name == "finetuning_args.py" for f in python_files(project_root(config_path)))
+
+
+# mmengine-style inheritance a fork's own loader resolves (wwwbq/LLMfactory's extras/config.py): the named base
+# file supplies the keys this one leaves out
+BASE_FILE_KEY = "_base_"
 
 
 def _checked_keys(cfg: LoadedConfig, pins: Pins) -> list:
