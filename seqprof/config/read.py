@@ -132,8 +132,8 @@ def _own_parser(path: str, data: Mapping) -> bool:
     """The project's own dataclasses declare most of the keys that are not TrainingArguments fields: an
     HfArgumentParser YAML over the project's classes (allenai/open-instruct's ArgumentParserPlus(FlatArguments)), not
     a TRL recipe, when the scripts that parse it never touch TRL, or the project pins transformers and never trl, or
-    its classes subclass TrainingArguments and none of TRL's. A TRL recipe that leaves trl unpinned has no such classes beside it, or keys
-    they do not declare."""
+    its classes subclass TrainingArguments and none of TRL's. A TRL recipe that leaves trl unpinned has no such
+    classes beside it, or keys they do not declare."""
     from seqprof.config.dialects.hf import training_argument_fields
     from seqprof.config.project_fields import project_classes, project_fields
     from seqprof.config.versions import pins_beside

@@ -21,11 +21,12 @@ from seqprof.config.values import placeholder
 # transformers 4.57.6 and 5.1.0 with torch 2.13): torch's AdamW compares lr, betas and eps with 0.0 when the Trainer
 # builds it, and the fused step refuses a str weight decay; the trainer compares max_grad_norm with 0 at the first
 # step; TrainingArguments.__post_init__ compares warmup_ratio with 0 before anything loads
+ADAMW = "AdamW (torch's; transformers' own in old releases) raises TypeError when the Trainer builds it"
 TEXT_NUMBER_FAILURES = {
-    "learning_rate": "AdamW (torch's, or transformers' own in old releases) raises TypeError when the Trainer builds it",
-    "adam_beta1": "AdamW (torch's, or transformers' own in old releases) raises TypeError when the Trainer builds it",
-    "adam_beta2": "AdamW (torch's, or transformers' own in old releases) raises TypeError when the Trainer builds it",
-    "adam_epsilon": "AdamW (torch's, or transformers' own in old releases) raises TypeError when the Trainer builds it",
+    "learning_rate": ADAMW,
+    "adam_beta1": ADAMW,
+    "adam_beta2": ADAMW,
+    "adam_epsilon": ADAMW,
     "weight_decay": "the optimizer's first step raises TypeError",
     "max_grad_norm": "the first step raises TypeError (the trainer compares it with 0 before clipping)",
     "warmup_ratio": "TrainingArguments raises TypeError before anything loads",

@@ -136,16 +136,16 @@ ENVIRONMENT_FOLDER = re.compile(r"^\.?(envs?|env[-_]?files?|environments?|instal
                                 r"containers?|requirements?|deps|dependencies|conda|\.?devcontainer)$", re.I)
 
 
-# a script whose name says it sets up the environment, in any folder at the root or one below it (K-bhuvan/chess-llm's
-# scripts/install_unsloth_blackwell.sh, which its README runs after `pip install -e .` to cap transformers and trl;
-# shangshang-wang/Tina's scripts/set/set_env.sh, which runs `pip install trl==0.15.2`)
+# a script whose name says it sets up the environment, in any folder at the root or one below it
+# (K-bhuvan/chess-llm's scripts/install_unsloth_blackwell.sh, which its README runs after `pip install -e .` to cap
+# transformers and trl; shangshang-wang/Tina's scripts/set/set_env.sh, which runs `pip install trl==0.15.2`)
 INSTALL_SCRIPT = re.compile(r"^(?:[\w.-]*[-_.])?(?:install|setup|env|environment)(?:[-_.][\w.-]*)?\.sh$", re.I)
 
 
 def _environment_pins(root: Path, notes: list[str]) -> list[Pin]:
     """Pins in the repository root's environment folders (and their subfolders), and in the install scripts of its
-    other folders (and their subfolders), each named by its path from the root, kept per package only where every file agrees on it: two
-    images pinning different releases say nothing about which one runs the config."""
+    other folders (and their subfolders), each named by its path from the root, kept per package only where every
+    file agrees on it: two images pinning different releases say nothing about which one runs the config."""
     found: list[Pin] = []
     from seqprof.config.project_fields import SKIPPED_FOLDERS
 

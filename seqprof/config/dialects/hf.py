@@ -81,8 +81,10 @@ LEGACY_RENAMED: Mapping[str, Moved] = {
                           value_change="the value stays the ratio: warmup_steps reads a float in [0, 1) as one",
                           replacement_from="5.0.0"),  # 4.x's warmup_steps is an int
     "evaluation_strategy": Moved("eval_strategy", "renamed in transformers 4.41 (the old name was deprecated)"),
-    "per_gpu_train_batch_size": Moved("per_device_train_batch_size", "renamed in transformers 2.11 (the old name was deprecated); removed in 5"),
-    "per_gpu_eval_batch_size": Moved("per_device_eval_batch_size", "renamed in transformers 2.11 (the old name was deprecated); removed in 5"),
+    "per_gpu_train_batch_size": Moved("per_device_train_batch_size",
+                                      "renamed in transformers 2.11 (the old name was deprecated); removed in 5"),
+    "per_gpu_eval_batch_size": Moved("per_device_eval_batch_size",
+                                     "renamed in transformers 2.11 (the old name was deprecated); removed in 5"),
     "no_cuda": Moved("use_cpu", "renamed in transformers 4.34; removed in 5"),
     "push_to_hub_token": Moved("hub_token", "renamed in transformers 4.x; removed in 5"),
     "push_to_hub_model_id": Moved("hub_model_id", "renamed in transformers 4.x; removed in 5"),

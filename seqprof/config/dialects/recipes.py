@@ -85,7 +85,7 @@ HANDBOOK_OWN_FIELDS = frozenset(
 
 
 def own_classes_era(path: str, pins: Pins, history: KeyHistory,
-                    keys: frozenset[str] = frozenset()) -> tuple[str, frozenset[str] | None, str] | None:
+                    keys: frozenset[str] = frozenset()) -> tuple[str, frozenset[str] | None, tuple[str, str]] | None:
     """Why the project's own argument classes, not TRL's, read a TRL-era recipe's keys, which keys (None: every
     key that is no TrainingArguments field), and whose classes they are; None when TRL's may.
 
@@ -93,8 +93,8 @@ def own_classes_era(path: str, pins: Pins, history: KeyHistory,
     older) parsed its YAML with its own dataclasses (alignment-handbook's H4ArgumentParser over ModelArguments,
     DataArguments, SFTConfig(TrainingArguments)). alignment-handbook itself kept that layout while its pins allowed
     pre-0.9 releases (its later src/alignment/configs.py takes trl's ModelConfig and ScriptArguments). A recipe
-    setting its DataArguments' dataset_mixer, in a project with no script that parses configs, was written for
-    that handbook too (MiuLab/FactAlign's torch_dtype is its ModelArguments' field, whatever trl runs beside)."""
+    of that handbook's (dataset_mixer) under a transformers pin older than the rewrite's floor is read by its
+    classes too (_old_handbook_recipe)."""
     from packaging.version import Version
 
     allowed = history.allowed("trl", pins)

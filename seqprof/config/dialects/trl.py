@@ -340,6 +340,7 @@ def _dead_and_dropped(found: list[ConfigDiagnostic], fate: str, removal, path: s
     def gone(key: str) -> bool:
         judged = removal(key) if key in NEVER_READ else None
         return judged is not None and judged.verdict in ("error", "assumed")
+
     return [replace(d, kind="unread_key", suggestion=None, value_change=None,
                     message=f"'{d.key}' was {hf.LEGACY_DEPRECATED[d.key].why}; {fate}: removing it changes "
                             "nothing")
@@ -561,7 +562,8 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
 
         found = handed_on_by_project(found, cfg, fields, pins)
     if found:  # keys the project's classes inherit from an installed alignment-handbook are not in its files
-        found = read_by_own_classes(found, cfg.path, pins, history, frozenset(k for k in cfg.data if isinstance(k, str)))
+        found = read_by_own_classes(found, cfg.path, pins, history,
+                                    frozenset(k for k in cfg.data if isinstance(k, str)))
     found = _own_model_arguments(found, cfg.data)
     found = [replace(d, kind="unread_key", suggestion=None, message=f"'{d.key}' is not a TRL field; {RECIPES}.")
              if d.kind == "unknown_key" and d.key in RECIPE_KEYS else d for d in found]
