@@ -230,7 +230,7 @@ def with_requirement(pins: Pins, history: KeyHistory, package: str, dependency: 
     if not spec or pins.vcs(dependency):
         return pins
     pin = Pin(dependency, spec, f"what {package} {allowed[-1]} requires")
-    joined = Pins({**pins.pins, dependency: pins.pins.get(dependency, ()) + (pin,)}, pins.notes)
+    joined = pins.with_pin(pin)
     narrowed = history.allowed(dependency, joined)
     if any(p.exact for p in pins.pins.get(dependency, ())) or not narrowed or \
             narrowed == history.allowed(dependency, pins):
@@ -295,8 +295,7 @@ def _first_missed(allowed: Sequence[str], meets, order: Sequence[str]) -> str | 
 
 def _capped(pins: Pins, package: str, first_out: str, why: str) -> Pins:
     """*pins* with *package* capped below *first_out*'s minor release (a generated version stands for its minor)."""
-    cap = Pin(package, f"<{minor(first_out)}.0", why)
-    return Pins({**pins.pins, package: pins.pins.get(package, ()) + (cap,)}, pins.notes)
+    return pins.with_pin(Pin(package, f"<{minor(first_out)}.0", why))
 
 
 def with_trl_and_transformers(pins: Pins, history: KeyHistory) -> Pins:

@@ -56,6 +56,10 @@ class Pins:
         exact = [p for p in found if p.exact]
         return (exact[0],) if exact else tuple(p for p in found if p.specifier)
 
+    def with_pin(self, pin: Pin) -> Pins:
+        """These pins and one more on its package (a cap that a companion's or a recipe layer's metadata adds)."""
+        return Pins({**self.pins, pin.package: self.pins.get(pin.package, ()) + (pin,)}, self.notes)
+
     def vcs(self, package: str) -> Pin | None:
         """A pin to a git commit or URL (no release number), when that is all there is for *package*."""
         found = self.pins.get(package, ())

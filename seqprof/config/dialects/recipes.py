@@ -187,6 +187,5 @@ def with_recipe_layer(pins: Pins, data: Mapping[str, Any], path: str | None) -> 
     if parser_files(project_root(path)):
         return pins
     keys = ", ".join(sorted(LAYER_DATA_KEYS & set(data)))
-    cap = Pin("huggingface-hub", LAYER_HUB_CAP,
-              f"alignment-handbook's / open-r1's setup.py: their scripts read {keys}, the project's parse nothing")
-    return Pins({**pins.pins, "huggingface-hub": pins.pins.get("huggingface-hub", ()) + (cap,)}, pins.notes)
+    return pins.with_pin(Pin("huggingface-hub", LAYER_HUB_CAP, f"alignment-handbook's / open-r1's setup.py: their "
+                                                               f"scripts read {keys}, the project's parse nothing"))

@@ -548,8 +548,9 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
         b.derived("fused_loss", "liger", "use_liger_loss")
     b.default("framework_versions", describe_versions(PACKAGES, pins, history),
               "the trl/transformers versions keys were judged against (seqprof.config.versions)")
+    removal = removal_judge(trainer, pins, history)
     found = check_keys(cfg, keyspace(trainer, history), dialect_label=LABEL, scripts_read_extra=True,
-                       removal=removal_judge(trainer, pins, history), arrival=arrival_judge(trainer, pins, history),
+                       removal=removal, arrival=arrival_judge(trainer, pins, history),
                        assumption=assumed(PACKAGES, pins, history))
     releases = history.allowed("trl", pins) or [history.versions("trl")[-1]]  # unpinned: a fresh install's
     fate = own_parser_fate(cfg.path, [k for k in cfg.data if isinstance(k, str)]) \
@@ -569,7 +570,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
              if d.kind == "unknown_key" and d.key in RECIPE_KEYS else d for d in found]
     found = undeclared_by_parser(found, cfg, CONFIG_CLASSES.get(trainer, "SFTConfig"), pins, history)
     found += missing_import_diagnostics(cfg, pins, history, trainer)
-    found = _dead_and_dropped(found, fate, removal_judge(trainer, pins, history), cfg.path)
+    found = _dead_and_dropped(found, fate, removal, cfg.path)
     b.diagnostics.extend(replace(d, message=_if_nothing_reads_it(d.message, fate))
                          if d.kind == "unread_key" and d.message.startswith(f"'{d.key}' is not a") else d for d in found)
     return b.result()
