@@ -333,3 +333,40 @@ def test_a_section_unpacked_with_others_and_spread_is_judged_with_its_numbers_as
     assert "transformers==4.5.0" in found["TrainingArguments.evaluation_strategy"].message
     fixed = read_plan(project(tmp_path / "fixed", written.replace("2e-5", "2.0e-5"))).diagnostics
     assert not [d for d in fixed if d.key == "TrainingArguments.learning_rate"]
+
+
+def test_the_names_a_filtered_copy_keeps_are_read_and_handed_on_under_their_own_names(tmp_path):
+    """SujitRoy/LFM2.5-350M-Base's scripts/run_sft.py loads configs/sft_config.yaml with yaml.safe_load, keeps
+    `{k: v for k, v in cfg.items() if k in supported}` (a set literal of 19 names, warmup_ratio among them) and calls
+    SFTConfig(**kwargs), after `kwargs["max_length"] = cfg.get("max_seq_length", 1024)`. The file is the project's
+    own (every key is read or kept), warmup_ratio reaches SFTConfig under its own name (transformers>=5.15.0 lacks
+    it: an error), and max_seq_length reaches it as max_length (no TRL rename finding)."""
+    root = _laid_out(tmp_path, "SujitRoy__LFM2.5-350M-Base")
+    script = (root / "scripts/run_sft.py").read_text()
+    assert "if k in supported}" in script and 'kwargs["max_length"] = cfg.get("max_seq_length", 1024)' in script
+    config = root / "configs" / "sft_config.yaml"
+    assert read_plan(config).dialect == "unknown"
+    report = lint_paths([config], LintOptions()).files[0]
+    assert any("reads 26 of the file's 26 keys" in note for note in report.notes)
+    found = {f.key: f for f in report.findings if f.severity in ("warning", "error")}
+    assert set(found) == {"warmup_ratio"}
+    assert found["warmup_ratio"].code == "SP408" and found["warmup_ratio"].severity == "error"
+    # the keyword sits in the `supported` literal, where the code names it
+    line = _line_of(script, '"warmup_ratio", ')
+    assert f"hands 'warmup_ratio' to SFTConfig (scripts/run_sft.py:{line})" in found["warmup_ratio"].message
+
+
+def test_a_filter_against_the_class_signature_keeps_no_names_of_its_own(tmp_path):
+    """`{k: v for k, v in d.items() if k in supported}` with `supported = set(inspect.signature(SFTConfig)
+    .parameters)` (YuhoLens) names no key: the kept names come only from a literal."""
+    import ast
+
+    from seqprof.config.project_fields import kept_names
+
+    tree = ast.parse("supported = set(inspect.signature(SFTConfig).parameters)\n"
+                     "listed = ('a', 'b')\n"
+                     "x = {k: v for k, v in d.items() if k in supported}\n"
+                     "y = {k: v for k, v in d.items() if k in listed and v is not None}\n"
+                     "z = {k: v for k, v in d.items() if k not in listed}\n")
+    comps = [n for n in ast.walk(tree) if isinstance(n, ast.DictComp)]
+    assert [[c.value for c in kept_names(comp, tree)] for comp in comps] == [[], ["a", "b"], []]

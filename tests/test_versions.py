@@ -1151,6 +1151,44 @@ def test_a_readme_s_requirements_list_pins_what_no_file_pins(tmp_path):
     assert find_pins(config).describe("transformers") is None
 
 
+def test_a_readme_s_requirements_block_pins_and_a_release_older_than_the_history_is_not_judged_by_it(tmp_path):
+    """NeilFranks/question_generation's README gives its environment as a requirements block under "## Requirements"
+    (```` ``` ```` then `transformers==3.0.0`), and no file pins transformers. 3.0.0 is older than every release the
+    history holds (4.36 on): its TrainingArguments still had evaluate_during_training (deprecated in 3.2, removed in
+    4.0) and its parse_json_file dropped unknown keys, so args.json's evaluate_during_training is a note, not SP438's
+    "HfArgumentParser refuses it". The same block under another heading pins nothing."""
+    import json
+
+    sources = json.loads((CORPUS_DIR / "SOURCES.json").read_text())
+    (tmp_path / ".git").mkdir()
+    for name, source in sources.items():
+        if name.startswith("NeilFranks__question_generation/"):
+            shutil.copy(CORPUS_DIR / name, tmp_path / source["path"])
+    readme = (tmp_path / "README.md").read_text()
+    line = readme.splitlines().index("transformers==3.0.0") + 1
+    config = tmp_path / "args.json"
+    assert find_pins(config).describe("transformers") == f"transformers==3.0.0 (README.md:{line})"
+    from seqprof.lint.run import LintOptions, lint_paths
+
+    report = lint_paths([config], LintOptions()).files[0]
+    [found] = [f for f in report.findings if f.key == "evaluate_during_training"]
+    assert found.severity == "info" and "older than every transformers release seqprof has read" in found.message
+    assert not [f for f in report.findings if f.severity in ("warning", "error")]
+    (tmp_path / "README.md").write_text(readme.replace("## Requirements", "## Benchmarks"))
+    assert find_pins(config).describe("transformers") is None
+
+
+def test_evaluate_during_training_is_renamed_with_its_value_on_a_release_that_lacks_it(tmp_path):
+    """transformers 3.2 deprecated evaluate_during_training for evaluation_strategy (now eval_strategy) and 4.0
+    removed it (training_args.py of 3.2.0 and 4.0.0): unpinned, the fix names the new key and its value."""
+    (tmp_path / ".git").mkdir()
+    config = tmp_path / "args.json"
+    config.write_text('{"output_dir": "o", "per_device_train_batch_size": 4, "evaluate_during_training": true}\n')
+    [found] = [d for d in read_plan(config).diagnostics if d.key == "evaluate_during_training"]
+    assert found.suggestion == "eval_strategy" and "'eval_strategy: steps'" in found.value_change
+    assert "removed in 4.0" in found.message
+
+
 def test_a_development_build_below_the_history_is_judged_as_its_oldest_release(tmp_path):
     """brandonwilde/XLdefgen pins transformers==4.18.0.dev0 (a build from source before 4.18): older than every
     release the history holds (4.36 on), it is judged like a pin below them, so evaluation_strategy works there and

@@ -263,9 +263,15 @@ class _Builder:
                 if id(child) not in sizes:
                     stack.append((child, False))
 
+    def _project_constructs(self, tag: str) -> bool:
+        """The project's own loader constructs *tag* (configue's `!path`): the value is read as written."""
+        from seqprof.config.yaml_tags import constructed_by_project
+
+        return not tag.startswith(_TAG) and constructed_by_project(self.path, tag) is not None
+
     def build(self, node: Any, prefix: str) -> Any:
         tag = str(node.tag) if node.tag is not None else ""
-        if tag and tag.removeprefix(_TAG) not in _SAFE_TAGS:
+        if tag and tag.removeprefix(_TAG) not in _SAFE_TAGS and not self._project_constructs(tag):
             shown = tag.replace(_TAG, "!!")
             raise SeqprofError(f"'{prefix or '(top level)'}' is tagged {shown}, which yaml.safe_load (what the "
                                "trainer reads its config with) cannot construct: the run would stop before training",

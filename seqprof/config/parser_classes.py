@@ -86,7 +86,7 @@ def undeclared_keys(config_path: str | Path, data: Mapping, pins: Pins, history:
         calls.append(call)
         declared |= fields
         frameworks |= reached
-    if not calls:
+    if not calls or _older_than_known(frameworks, pins, history):
         return None
     left = [k for k in keys if k not in declared and not (k == "env" and calls[0].parser == "TrlParser")]
     if not left or len(left) > MOST_UNDECLARED * len(keys):
@@ -443,6 +443,15 @@ def _class_fields(dotted: str, root: str, pins: Pins, history: KeyHistory, seen:
                 return None
             out |= more
     return out
+
+
+def _older_than_known(frameworks: set[str], pins: Pins, history: KeyHistory) -> bool:
+    """Whether a framework class the parser fills is pinned older than every release the history holds
+    (NeilFranks/question_generation's transformers==3.0.0, whose TrainingArguments still had
+    evaluate_during_training and whose parse_json_file dropped unknown keys): its fields are unknown."""
+    trl_classes = {c for c in frameworks if c in history.data["trl"]["classes"]}
+    return bool(trl_classes) and history.older_than_known("trl", pins) or \
+        bool(frameworks - NOT_TRAINING_ARGUMENTS) and history.older_than_known("transformers", pins)
 
 
 # Seq2SeqTrainingArguments's own fields (transformers training_args_seq2seq.py, 4.x and 5.x)

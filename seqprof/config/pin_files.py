@@ -178,7 +178,8 @@ def read_readme(path: Path) -> list[Pin]:
         kept.append(line if inside and not fence else "")
         prose.append(line if not inside and not fence else "")
         inside = inside != fence
-    return [pin for pin in _install_lines(kept, path.name) if not pin.own] + _listed_environment(prose, path.name)
+    return [pin for pin in _install_lines(kept, path.name) if not pin.own] + _listed_environment(prose, path.name) \
+        + _requirement_blocks(kept, prose, path.name)
 
 
 # a README heading over the environment the author ran: "Requirements", "Dependencies", "Environment", "依赖环境"
@@ -202,6 +203,25 @@ def _listed_environment(prose: list[str], name: str) -> list[Pin]:
         if listed and normalize(listed.group(1)) in PACKAGES:
             out.append(Pin(normalize(listed.group(1)), f"{listed.group(2) or '=='}{listed.group(3)}",
                            f"{name}:{number}"))
+    return out
+
+
+# a requirements-file line in a README's code block: `transformers==3.0.0`, `nlp==0.2.0 # only if you fine-tune`
+_REQUIREMENT_LINE = re.compile(r"^\s*([A-Za-z][\w.-]*)\s*(==|>=|~=|<=)\s*v?(\d+(?:\.\d+)+)\s*(?:#.*)?$")
+
+
+def _requirement_blocks(kept: list[str], prose: list[str], name: str) -> list[Pin]:
+    """The requirement lines of the code blocks under a README's requirements heading (NeilFranks/
+    question_generation's "## Requirements" block: `transformers==3.0.0`), read as a requirements file would be."""
+    out: list[Pin] = []
+    under = False
+    for number, (code, text) in enumerate(zip(kept, prose), 1):
+        if re.match(r"^\s*#+\s", text):
+            under = bool(_ENVIRONMENT_HEADING.match(text))
+            continue
+        listed = _REQUIREMENT_LINE.match(code) if under and code else None
+        if listed and normalize(listed.group(1)) in PACKAGES:
+            out.append(Pin(normalize(listed.group(1)), f"{listed.group(2)}{listed.group(3)}", f"{name}:{number}"))
     return out
 
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from seqprof.config.project_fields import (imported_names, parsed_module, project_reads_by_file, project_root,
-                                         source_text, star_imported_names)
+from seqprof.config.project_fields import (imported_names, kept_names, parsed_module, project_reads_by_file,
+                                         project_root, source_text, star_imported_names)
 
 # the argument classes a script builds by hand: (package, class whose key history judges the keyword)
 ARGUMENT_CLASSES = {
@@ -141,7 +141,20 @@ def _forwards_in(file: str, root: str, keys: frozenset[str]) -> tuple[Forward, .
         entries = [entry for _, value in spread for entry in _literal_entries(value)]  # `**dict(k=v)`
         out += [Forward(key, name, package, cls, rel, value.lineno)
                 for name, value in entries + list(_dict_entries(tree, spread_names)) for key in _reads(value, keys)]
+        out += [Forward(name.value, name.value, package, cls, rel, name.lineno)
+                for comp in _filtered_copies(tree, spread_names) for name in kept_names(comp, tree)
+                if name.value in keys]
     return tuple(out)
+
+
+def _filtered_copies(tree: ast.Module, spread_names: set[str]) -> list[ast.DictComp]:
+    """The comprehensions that fill a dict the class gets spread: `kwargs = {k: v for k, v in cfg.items() if k in
+    supported}`, or one spread directly (`SFTConfig(**{k: v for ...})`)."""
+    out = [node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
+           and isinstance(node.value, ast.DictComp)
+           and any(isinstance(t, ast.Name) and t.id in spread_names for t in node.targets)]
+    return out + [kw.value for node in ast.walk(tree) if isinstance(node, ast.Call) for kw in node.keywords
+                  if kw.arg is None and isinstance(kw.value, ast.DictComp)]
 
 
 def _section_names(tree: ast.Module, keys: frozenset[str]) -> dict[str, str]:

@@ -310,9 +310,69 @@ def _reads_under(root: str, keys: frozenset[str],
             name = next(g for g in match.groups() if g)
             name = name if name in keys else name.replace("-", "_")
             reads.setdefault(name, text.count("\n", 0, match.start()) + 1)
+        for name, line in kept_by_name(file).items() if ".items()" in text else ():
+            if name in keys:
+                reads.setdefault(name, line)
         if reads:
             out.append((file.relative_to(root).as_posix(), tuple(reads.items())))
     return tuple(out)
+
+
+def kept_by_name(file: Path) -> dict[str, int]:
+    """Name -> line of the names a filtered copy of a mapping keeps, `{k: v for k, v in cfg.items() if k in
+    supported}` with `supported` a literal of names in the module (SujitRoy's run_sft.py builds SFTConfig(**kwargs)
+    from such a copy of its YAML): the code names each key it hands on, as `cfg["k"]` would."""
+    tree = parsed_module(file, (".items()",))
+    out: dict[str, int] = {}
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.DictComp):
+            for element in kept_names(node, tree):
+                out.setdefault(element.value, element.lineno)
+    return out
+
+
+def kept_names(comp: ast.DictComp, tree: ast.Module) -> list[ast.Constant]:
+    """The names a `{k: v for k, v in d.items() if k in NAMES}` keeps, where NAMES is a literal of names, inline or
+    bound to a name in *tree*; [] for any other comprehension."""
+    out: list[ast.Constant] = []
+    for generator in comp.generators:
+        if not (isinstance(generator.iter, ast.Call) and isinstance(generator.iter.func, ast.Attribute)
+                and generator.iter.func.attr == "items" and isinstance(generator.target, ast.Tuple)
+                and generator.target.elts and isinstance(generator.target.elts[0], ast.Name)):
+            continue
+        key_name = generator.target.elts[0].id
+        for test in generator.ifs:
+            for part in test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]:
+                if isinstance(part, ast.Compare) and len(part.ops) == 1 and isinstance(part.ops[0], ast.In) \
+                        and isinstance(part.left, ast.Name) and part.left.id == key_name:
+                    kept = part.comparators[0]
+                    out += _name_literal(_bound_literal(kept.id, tree) if isinstance(kept, ast.Name) else kept)
+    return out
+
+
+@lru_cache(maxsize=256)
+def _literal_bindings(tree: ast.Module) -> dict[str, ast.expr]:
+    out: dict[str, ast.expr] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            out.setdefault(node.targets[0].id, node.value)
+    return out
+
+
+def _bound_literal(name: str, tree: ast.Module) -> ast.expr:
+    return _literal_bindings(tree).get(name, ast.Constant(None))
+
+
+def _name_literal(node: ast.expr) -> list[ast.Constant]:
+    """The string elements of a set, list or tuple display, or of `set(...)` / `frozenset(...)` over one; [] when
+    *node* is anything else (`set(inspect.signature(SFTConfig).parameters)` is judged by signature_filters)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("set", "frozenset") \
+            and len(node.args) == 1:
+        node = node.args[0]
+    if not isinstance(node, (ast.Set, ast.List, ast.Tuple)):
+        return []
+    elements = [e for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return elements if len(elements) == len(node.elts) else []
 
 
 def source_text(file: Path) -> str:

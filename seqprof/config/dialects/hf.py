@@ -81,6 +81,11 @@ LEGACY_RENAMED: Mapping[str, Moved] = {
                           value_change="the value stays the ratio: warmup_steps reads a float in [0, 1) as one",
                           replacement_from="5.0.0"),  # 4.x's warmup_steps is an int
     "evaluation_strategy": Moved("eval_strategy", "renamed in transformers 4.41 (the old name was deprecated)"),
+    "evaluate_during_training": Moved("eval_strategy",
+                                      "deprecated in transformers 3.2 for evaluation_strategy (renamed eval_strategy "
+                                      "in 4.41); removed in 4.0",
+                                      value_change="the value changes: 'evaluate_during_training: true' becomes "
+                                                   "'eval_strategy: steps'"),
     "per_gpu_train_batch_size": Moved("per_device_train_batch_size",
                                       "renamed in transformers 2.11 (the old name was deprecated); removed in 5"),
     "per_gpu_eval_batch_size": Moved("per_device_eval_batch_size",
@@ -246,6 +251,18 @@ def apply_training_arguments(b: Builder, *, source: str = TA_SOURCE) -> None:
     b.default("save_strategy", "steps", f"save_strategy='steps', {source}")
 
 
+def _older_release_may_have_it(found: ConfigDiagnostic, pins: Pins, history: KeyHistory) -> ConfigDiagnostic:
+    """A key no TrainingArguments seqprof has read declares, under a pin older than all of them (NeilFranks/
+    question_generation's transformers==3.0.0 still had evaluate_during_training): a note that the pinned release
+    may have it, not a claim that the parser refuses it. A near miss of a known field keeps its did-you-mean."""
+    if found.kind not in ("unknown_key", "unread_key") or found.suggestion:
+        return found
+    oldest = history.release("transformers", history.versions("transformers")[0])
+    return replace(found, kind="unread_key", message=(
+        f"'{found.key}' is not a field of TrainingArguments in any release seqprof has read ({oldest} on), and "
+        f"{pins.describe('transformers')} is older than all of them: the pinned release may have it"))
+
+
 def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = None) -> DialectResult:
     """Canonical settings of an HF TrainingArguments YAML; keys judged against *pins* (default: files beside it)."""
     section = arguments_section(cfg)
@@ -270,6 +287,8 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     found = check_keys(cfg, keyspace(history), dialect_label=LABEL, scripts_read_extra=True,
                        removal=removal_judge(pins, history), arrival=arrival_judge(pins, history),
                        assumption=assumed(["transformers"], pins, history))
+    if history.older_than_known("transformers", pins):
+        found = [_older_release_may_have_it(d, pins, history) for d in found]
     if section:  # name each key where it sits
         found = [replace(d, key=f"{section}.{d.key}") for d in found]
     fields = project_fields(cfg.path) if found else {}
