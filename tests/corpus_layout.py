@@ -22,12 +22,14 @@ class CorpusTree:
         return self.where[name]
 
 
-def lay_out(dest: Path, corpus: Path = CORPUS) -> CorpusTree:
-    """Copy every file of *corpus* under *dest* at its repository path; *dest* must be outside seqprof's checkout,
-    so no config sees seqprof's own pin files."""
+def lay_out(dest: Path, corpus: Path = CORPUS, only: str | None = None) -> CorpusTree:
+    """Copy every file of *corpus* (or of its folder *only*, `owner__repo`) under *dest* at its repository path;
+    *dest* must be outside seqprof's checkout, so no config sees seqprof's own pin files."""
     sources = json.loads((corpus / "SOURCES.json").read_text())
     where = {}
     for name, source in sources.items():
+        if only is not None and not name.startswith(only + "/"):
+            continue
         repository = dest / name.split("/", 1)[0]
         (repository / ".git").mkdir(parents=True, exist_ok=True)
         target = repository / source["path"]

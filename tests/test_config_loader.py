@@ -317,3 +317,34 @@ def test_a_str_format_template_that_yaml_cannot_parse_says_so(tmp_path: Path) ->
     with pytest.raises(SeqprofError) as err:
         load_config(config)
     assert err.value.fix == "fix the syntax at that line"
+
+
+def test_tags_the_project_s_own_loader_constructs_are_read(tmp_path: Path) -> None:
+    """illuin-tech/colpali loads scripts/configs/qwen2/train_colqwen2_model.yaml with `configue.load(config_file,
+    sub_path="config")` (scripts/train/train_colbert.py), and configue registers `!path`, `!ext`, `!cfg` and
+    `!import:` (configue 6.0.2 file_loader.py:27-30): the file is read with those values as written. Without the
+    script that imports configue, nothing in the project constructs `!path`, and the error stands; a tag the
+    project registers itself (`yaml.add_constructor("!path", ...)`) is read too."""
+    import shutil
+
+    from corpus_layout import lay_out
+
+    tree = lay_out(tmp_path / "colpali", only="illuin-tech__colpali")
+    config = tree / "illuin-tech__colpali/scripts__configs__qwen2__train_colqwen2_model.yaml"
+    script = tree / "illuin-tech__colpali/scripts__train__train_colbert.py"
+    assert "configue" in script.read_text() and "!path" in config.read_text()
+    cfg = load_config(config)
+    assert cfg.data["config"]["output_dir"].endswith("models/colqwen2-cesmoothmax-5e-2604")
+    other = tmp_path / "plain"
+    (other / ".git").mkdir(parents=True)
+    shutil.copy(config, other / "c.yaml")
+    with pytest.raises(SeqprofError) as err:
+        load_config(other / "c.yaml")
+    assert err.value.line == 3 and "!path" in err.value.message
+    own = tmp_path / "own"  # (a project's scan is cached by its root: another folder)
+    (own / ".git").mkdir(parents=True)
+    shutil.copy(config, own / "c.yaml")
+    (own / "load.py").write_text("import yaml\nyaml.add_constructor('!path', lambda loader, node: node.value)\n"
+                                 "yaml.add_constructor('!ext', lambda loader, node: node.value)\n"
+                                 "yaml.add_multi_constructor('!imp', lambda loader, suffix, node: node.value)\n")
+    assert load_config(own / "c.yaml").data["config"]["output_dir"].startswith("../")

@@ -88,3 +88,37 @@ def test_two_frameworks_on_one_file_decide_nothing(tmp_path):
                             "compare.sh": "axolotl train x.yaml\nllamafactory-cli train x.yaml\n"})
     assert framework_launch(root / "x.yaml") is None
     assert read_plan(root / "x.yaml", dialect="hf").dialect_source == "given as --dialect hf"
+
+
+def test_a_launcher_s_option_overrides_the_file_s_saving_and_an_installed_handbook_caps_transformers(tmp_path):
+    """dvlab-research/Step-DPO's configs/config_full.yaml says `save_strategy: no` for 2 epochs, but its one launcher
+    (bash_scrips/qwen2_7b_step_dpo.sh) runs train.py on it with --save_strategy='steps' --save_steps=400, which
+    H4ArgumentParser's command line sets over the file: no SP301. Its requirements.txt installs
+    `git+https://github.com/huggingface/alignment-handbook@606d2e9`, whose setup.py requires huggingface-hub<1.0:
+    transformers stays below 5.0, where warmup_ratio is still a field (no error) and evaluation_strategy is gone
+    (4.51 removed it: an error naming the cap)."""
+    import re
+
+    from corpus_layout import lay_out
+    from seqprof.config.launches import command_line_values
+    from seqprof.lint.run import LintOptions, lint_paths
+
+    tree = lay_out(tmp_path / "a", only="dvlab-research__Step-DPO")
+    config = tree / "dvlab-research__Step-DPO/configs__config_full.yaml"
+    launcher = tree / "dvlab-research__Step-DPO/bash_scrips__qwen2_7b_step_dpo.sh"
+    assert "save_strategy: no" in config.read_text().replace('"', "")
+    assert command_line_values(config, ["save_strategy", "save_steps", "beta"]) == {
+        "save_strategy": ("steps", "bash_scrips/qwen2_7b_step_dpo.sh:4"),
+        "save_steps": ("400", "bash_scrips/qwen2_7b_step_dpo.sh:4"),
+        "beta": ("0.5", "bash_scrips/qwen2_7b_step_dpo.sh:4")}
+    found = {f.key: f for f in lint_paths([config], LintOptions()).files[0].findings}
+    assert "save_strategy" not in found
+    assert found["evaluation_strategy"].severity == "error" and "alignment-handbook's setup.py requires " \
+        "huggingface-hub<1.0" in found["evaluation_strategy"].message
+    assert found["warmup_ratio"].severity == "warning" and found["warmup_ratio"].code == "SP402"
+    # the same launcher without the option: the file's saving stands
+    other = lay_out(tmp_path / "b", only="dvlab-research__Step-DPO")
+    script = other / "dvlab-research__Step-DPO/bash_scrips__qwen2_7b_step_dpo.sh"
+    script.write_text(re.sub(r"--save_strategy='steps' *\\\n", "", launcher.read_text()))
+    again = lint_paths([other / "dvlab-research__Step-DPO/configs__config_full.yaml"], LintOptions()).files[0]
+    assert [f.code for f in again.findings if f.key == "save_strategy"] == ["SP301"]

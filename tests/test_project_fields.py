@@ -223,3 +223,24 @@ def test_a_base_file_key_the_fork_s_loader_pops_by_a_named_constant_is_its_own(t
     assert "training_not_requested" not in forked.settings
     bare = read_plan(project(tmp_path / "bare", False))
     assert next(d for d in bare.diagnostics if d.key == "_base_").kind == "unknown_key"
+
+
+def test_a_preference_recipe_whose_sft_key_is_the_project_s_own_field_is_dpo_and_a_redeclared_field_is_no_break(
+        tmp_path):
+    """martimfasantos/CustomPOs-for-SLMs parses its recipes with H4ArgumentParser over its CustomPOConfig
+    (TrainingArguments subclass, algorithms/custom_po_config.py), which declares beta, reference_free and
+    max_seq_length: max_seq_length is no sign of SFTConfig, so beta and reference_free make it a DPO-family recipe.
+    CustomPOConfig re-declares warmup_ratio too: the parser takes it on every transformers release, so the upgrade
+    that drops it from TrainingArguments loses the setting without breaking the run."""
+    from corpus_layout import lay_out
+
+    from seqprof.lint.run import LintOptions, lint_paths
+
+    tree = lay_out(tmp_path, only="martimfasantos__CustomPOs-for-SLMs")
+    config = tree / ("martimfasantos__CustomPOs-for-SLMs/"
+                     "training_configs__eurollm-1.7b__mt__eurollm-1.7b-it-mt-slic-dpo.yaml")
+    assert "max_seq_length" in config.read_text() and "beta" in config.read_text()
+    assert read_plan(config).get("trainer") == "dpo"
+    [found] = [f for f in lint_paths([config], LintOptions()).files[0].findings if f.key == "warmup_ratio"]
+    assert "breaks" not in found.message and "the setting is lost on that upgrade" in found.message
+    assert "CustomPOConfig (algorithms/custom_po_config.py:56) re-declares it" in found.message

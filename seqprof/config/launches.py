@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
@@ -141,6 +142,28 @@ def _launched_scripts(config_path: str) -> frozenset[str]:
         return frozenset()
     files = [f.relative_to(root).as_posix() for f in python_files(root)]
     return frozenset(f for f in files for n in named if f == n or f.endswith("/" + n.lstrip("/")))
+
+
+def command_line_values(config_path: str | Path, keys: Iterable[str]) -> dict[str, tuple[str, str]]:
+    """Key -> (value, 'file:line') for each of *keys* that every command line running a script on the config passes
+    the same value as an option (`--save_strategy='steps'`): HfArgumentParser's and TrlParser's command line
+    overrides the file (dvlab-research/Step-DPO's launchers run configs/config_full.yaml, which says
+    save_strategy: no, with --save_strategy='steps'). Empty when no command line runs a script on it."""
+    path = Path(config_path).resolve()
+    if not path.is_file():
+        return {}
+    lines = [(file, number, line) for file, number, line in command_lines(project_root(path), path)[0]
+             if _SCRIPT.search(line) or _MODULE.search(line)]
+    if not lines:
+        return {}
+    out: dict[str, tuple[str, str]] = {}
+    for key in keys:
+        option = re.compile(rf"(?<![\w-])--{re.escape(key)}(?:=|\s+)(\"[^\"]*\"|'[^']*'|[^\s\\]+)")
+        found = [(option.findall(line), f"{file}:{number}") for file, number, line in lines]
+        values = {m[-1].strip("\"'") for m, _ in found if m}
+        if all(m for m, _ in found) and len(values) == 1:
+            out[key] = (values.pop(), found[0][1])
+    return out
 
 
 def tied_scripts(config_path: str | Path) -> frozenset[str]:

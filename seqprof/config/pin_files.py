@@ -64,6 +64,8 @@ def requirement(text: str, source: str) -> Pin | None:
     bare = _BARE_VCS.match(text)
     if bare is not None:  # without #egg= pip names it from its metadata: the repository's name stands for that
         name = normalize(bare.group(2) or re.sub(r"(\.git)?(@[^/]*)?/?$", "", bare.group(1)).rsplit("/", 1)[-1])
+        if name in RECIPE_LAYERS:
+            return _layer_hub_cap(name, source)
         ref = re.search(r"\.git@([^#\s/]+)$|github\.com/[^/]+/[^/@]+@([^#\s/]+)$", bare.group(1))
         head = ((ref.group(1) or ref.group(2)) if ref else "") in ("", "main", "master")
         return Pin(name, "", source, vcs=True, head=head) if name in PACKAGES else None
@@ -78,6 +80,8 @@ def requirement(text: str, source: str) -> Pin | None:
     if m is None:
         return None
     name = normalize(m.group(1))
+    if name in RECIPE_LAYERS:
+        return _layer_hub_cap(name, source)
     if name not in PACKAGES:
         return None
     spec = m.group(3).replace(" ", "")
@@ -86,6 +90,20 @@ def requirement(text: str, source: str) -> Pin | None:
     except InvalidSpecifier:
         raise ValueError(f"'{text.strip()}' has no valid version specifier") from None
     return Pin(name, spec, source, exact=False)
+
+
+# the recipe layers on TRL: every release's setup.py caps huggingface-hub below 1.0 (alignment-handbook's
+# "huggingface-hub>=0.14.1,<1.0" in 2023 up to its 2025 rewrite; open-r1's "huggingface-hub[cli,hf_xet]>=0.30.2,<1.0"),
+# and transformers from 5.0 on requires huggingface-hub>=1.3: installing the layer keeps transformers at 4.x
+RECIPE_LAYERS = {"alignment-handbook": "alignment-handbook", "open-r1": "open-r1"}
+LAYER_HUB_CAP = "<1.0"
+
+
+def _layer_hub_cap(name: str, source: str) -> Pin:
+    """The huggingface-hub cap an install of a recipe layer brings (dvlab-research/Step-DPO's requirements.txt:
+    `git+https://github.com/huggingface/alignment-handbook@606d2e9`)."""
+    return Pin("huggingface-hub", LAYER_HUB_CAP, f"{source}: {RECIPE_LAYERS[name]}'s setup.py requires "
+                                                 f"huggingface-hub{LAYER_HUB_CAP}")
 
 
 def editable_checkout(target: str, source: str) -> Pin | None:
@@ -553,6 +571,9 @@ def read_setup_py(path: Path) -> list[Pin]:
     out = []
     tree = ast.parse(text)
     optional = _extras_strings(tree)
+    # the package's own name (`setup(name="alignment-handbook")` in a copy of the handbook) is no requirement
+    optional |= {id(kw.value) for node in ast.walk(tree) if isinstance(node, ast.Call) for kw in node.keywords
+                 if kw.arg == "name"}
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 400 and \
                 id(node) not in optional:

@@ -544,10 +544,11 @@ def read_by_project(diagnostics: list, fields: dict[str, ProjectField], framewor
         if found is not None and parsed_into is not None and not owners.get(d.key, frozenset()) & parsed_into:
             found = None  # the script's parser fills none of the project classes that declare it
         if found is not None and config_path is not None and _lost_on_training_arguments(d, found, config_path):
-            out.append(replace(d, message=f"{d.message}; the project's own {found.where()} re-declares it on "
-                                          "transformers' TrainingArguments, so the parser takes it, but nothing in "
-                                          "the project reads it and transformers no longer does: the setting is "
-                                          "lost where it is removed"))
+            kept = d.message.replace(": it breaks on that upgrade", ": the setting is lost on that upgrade")
+            out.append(replace(d, message=f"{kept}; the project's own {found.where()} re-declares it on "
+                                          "transformers' TrainingArguments, so the parser takes it on every release, "
+                                          "but nothing in the project reads it: where transformers no longer does, "
+                                          "the setting is lost without a word"))
             continue
         whose = f"{framework}'" if framework.endswith("s") else f"{framework}'s"  # transformers', TRL's
         out.append(d if found is None else replace(

@@ -470,7 +470,8 @@ def infer_trainer(data: Mapping[str, Any], path: str | None = None) -> tuple[str
     if pref and pref <= SHARED_PREFERENCE_KEYS and named in ("grpo", "kto", "orpo", "cpo"):
         return named, (f"{named_why}; its preference keys, {', '.join(sorted(pref))}, are fields of "
                        f"{named.upper()}Config too")
-    if pref and not (keys & SFT_KEYS):
+    if pref and not (keys & SFT_KEYS - own_fields):  # an SFT key the project's own class declares (CustomPOs'
+        # CustomPOConfig.max_seq_length) is no sign of SFTConfig
         return "dpo", "inferred from " + ", ".join(sorted(pref)) + " (preference-training keys)"
     if named and named != "sft" and not (keys & SFT_KEYS) and not pref:  # nothing in the keys decides: the path
         return named, f"no trainer's own keys; {named_why}"

@@ -113,6 +113,11 @@ class _Values:
 
 
 
+
+# dialects whose parser lets the command line override the file (HfArgumentParser, TrlParser, H4ArgumentParser)
+COMMAND_LINE_DIALECTS = frozenset({"hf", "trl"})
+CHECKPOINT_KEYS = ("save_strategy", "save_steps")
+
 def build_facts(plan: Plan, profile: Profile | None = None, *, gpu: GpuFacts | None = None,
                 world_size: int | None = None, simulate: bool = True, memory: Any = None,
                 model_config: str | None = None, estimate_memory: bool = True,
@@ -125,6 +130,10 @@ def build_facts(plan: Plan, profile: Profile | None = None, *, gpu: GpuFacts | N
     is False (no enabled rule reads memory). `registry` is the dataset registry the config's names are looked up
     in (seqprof.lint.config_data.dataset_registry), read by the caller, which knows the working directory."""
     cfg = {name: s.value for name, s in plan.settings.items()}
+    if plan.dialect in COMMAND_LINE_DIALECTS:  # the launchers' options override the file's saving
+        from seqprof.config.launches import command_line_values
+
+        cfg.update({k: v for k, (v, _) in command_line_values(plan.path, CHECKPOINT_KEYS).items()})
     if world_size is not None:
         cfg["world_size"] = world_size
     flags = config_flags(plan)
