@@ -111,12 +111,10 @@ class _Values:
         return iter(self._data)
 
 
-
-
-
 # dialects whose parser lets the command line override the file (HfArgumentParser, TrlParser, H4ArgumentParser)
 COMMAND_LINE_DIALECTS = frozenset({"hf", "trl"})
 CHECKPOINT_KEYS = ("save_strategy", "save_steps")
+
 
 def build_facts(plan: Plan, profile: Profile | None = None, *, gpu: GpuFacts | None = None,
                 world_size: int | None = None, simulate: bool = True, memory: Any = None,
