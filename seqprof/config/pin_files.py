@@ -95,14 +95,14 @@ def requirement(text: str, source: str) -> Pin | None:
 # the recipe layers on TRL: every release's setup.py caps huggingface-hub below 1.0 (alignment-handbook's
 # "huggingface-hub>=0.14.1,<1.0" in 2023 up to its 2025 rewrite; open-r1's "huggingface-hub[cli,hf_xet]>=0.30.2,<1.0"),
 # and transformers from 5.0 on requires huggingface-hub>=1.3: installing the layer keeps transformers at 4.x
-RECIPE_LAYERS = {"alignment-handbook": "alignment-handbook", "open-r1": "open-r1"}
+RECIPE_LAYERS = frozenset({"alignment-handbook", "open-r1"})
 LAYER_HUB_CAP = "<1.0"
 
 
 def _layer_hub_cap(name: str, source: str) -> Pin:
     """The huggingface-hub cap an install of a recipe layer brings (dvlab-research/Step-DPO's requirements.txt:
     `git+https://github.com/huggingface/alignment-handbook@606d2e9`)."""
-    return Pin("huggingface-hub", LAYER_HUB_CAP, f"{source}: {RECIPE_LAYERS[name]}'s setup.py requires "
+    return Pin("huggingface-hub", LAYER_HUB_CAP, f"{source}: {name}'s setup.py requires "
                                                  f"huggingface-hub{LAYER_HUB_CAP}")
 
 
@@ -196,8 +196,7 @@ def read_readme(path: Path) -> list[Pin]:
         kept.append(line if inside and not fence else "")
         prose.append(line if not inside and not fence else "")
         inside = inside != fence
-    return [pin for pin in _install_lines(kept, path.name) if not pin.own] + _listed_environment(prose, path.name) \
-        + _requirement_blocks(kept, prose, path.name)
+    return [pin for pin in _install_lines(kept, path.name) if not pin.own] + _listed_environment(kept, prose, path.name)
 
 
 # a README heading over the environment the author ran: "Requirements", "Dependencies", "Environment", "依赖环境"
@@ -207,39 +206,25 @@ _ENVIRONMENT_HEADING = re.compile(r"^\s*#+\s.*(requirement|dependenc|environment
 _LISTED_VERSION = re.compile(r"^\s*[-*+]\s+`?([A-Za-z][\w.-]*)`?\s*(?:(==|>=|~=|<=)|:|\s)\s*v?(\d+(?:\.\d+)+)`?\s*$")
 
 
-def _listed_environment(prose: list[str], name: str) -> list[Pin]:
-    """The versions a README lists under its requirements heading in its *prose* (the lines outside code blocks:
-    zejunwang1/gpt2classifier's "依赖环境": `- transformers 4.27.3`): the environment the configs were written for;
-    a bare version is that release."""
-    out: list[Pin] = []
-    under = False
-    for number, line in enumerate(prose, 1):
-        if re.match(r"^\s*#+\s", line):
-            under = bool(_ENVIRONMENT_HEADING.match(line))
-            continue
-        listed = _LISTED_VERSION.match(line) if under else None
-        if listed and normalize(listed.group(1)) in PACKAGES:
-            out.append(Pin(normalize(listed.group(1)), f"{listed.group(2) or '=='}{listed.group(3)}",
-                           f"{name}:{number}"))
-    return out
-
-
 # a requirements-file line in a README's code block: `transformers==3.0.0`, `nlp==0.2.0 # only if you fine-tune`
 _REQUIREMENT_LINE = re.compile(r"^\s*([A-Za-z][\w.-]*)\s*(==|>=|~=|<=)\s*v?(\d+(?:\.\d+)+)\s*(?:#.*)?$")
 
 
-def _requirement_blocks(kept: list[str], prose: list[str], name: str) -> list[Pin]:
-    """The requirement lines of the code blocks under a README's requirements heading (NeilFranks/
-    question_generation's "## Requirements" block: `transformers==3.0.0`), read as a requirements file would be."""
+def _listed_environment(kept: list[str], prose: list[str], name: str) -> list[Pin]:
+    """The versions a README gives under its requirements heading: list items of its *prose* (the lines outside code
+    blocks: zejunwang1/gpt2classifier's "依赖环境": `- transformers 4.27.3`; a bare version is that release), and
+    requirement lines of its code blocks, *kept* (NeilFranks/question_generation's "## Requirements" block:
+    `transformers==3.0.0`): the environment the configs were written for."""
     out: list[Pin] = []
     under = False
     for number, (code, text) in enumerate(zip(kept, prose), 1):
         if re.match(r"^\s*#+\s", text):
             under = bool(_ENVIRONMENT_HEADING.match(text))
             continue
-        listed = _REQUIREMENT_LINE.match(code) if under and code else None
+        listed = (_REQUIREMENT_LINE.match(code) if code else _LISTED_VERSION.match(text)) if under else None
         if listed and normalize(listed.group(1)) in PACKAGES:
-            out.append(Pin(normalize(listed.group(1)), f"{listed.group(2)}{listed.group(3)}", f"{name}:{number}"))
+            out.append(Pin(normalize(listed.group(1)), f"{listed.group(2) or '=='}{listed.group(3)}",
+                           f"{name}:{number}"))
     return out
 
 

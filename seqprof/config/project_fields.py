@@ -346,7 +346,8 @@ def kept_names(comp: ast.DictComp, tree: ast.Module) -> list[ast.Constant]:
                 if isinstance(part, ast.Compare) and len(part.ops) == 1 and isinstance(part.ops[0], ast.In) \
                         and isinstance(part.left, ast.Name) and part.left.id == key_name:
                     kept = part.comparators[0]
-                    out += _name_literal(_bound_literal(kept.id, tree) if isinstance(kept, ast.Name) else kept)
+                    out += _name_literal(_literal_bindings(tree).get(kept.id) if isinstance(kept, ast.Name)
+                                         else kept)
     return out
 
 
@@ -359,13 +360,9 @@ def _literal_bindings(tree: ast.Module) -> dict[str, ast.expr]:
     return out
 
 
-def _bound_literal(name: str, tree: ast.Module) -> ast.expr:
-    return _literal_bindings(tree).get(name, ast.Constant(None))
-
-
-def _name_literal(node: ast.expr) -> list[ast.Constant]:
+def _name_literal(node: ast.expr | None) -> list[ast.Constant]:
     """The string elements of a set, list or tuple display, or of `set(...)` / `frozenset(...)` over one; [] when
-    *node* is anything else (`set(inspect.signature(SFTConfig).parameters)` is judged by signature_filters)."""
+    *node* is anything else (or None: a name bound to nothing in the module) (`set(inspect.signature(SFTConfig).parameters)` is judged by signature_filters)."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("set", "frozenset") \
             and len(node.args) == 1:
         node = node.args[0]

@@ -15,6 +15,7 @@ from typing import Any
 
 from seqprof.config.project_fields import project_name, project_root
 from seqprof.config.key_history import KeyHistory
+from seqprof.config.pin_files import LAYER_HUB_CAP
 from seqprof.config.pins import Pin, Pins
 
 PATH_TRAINERS = {"sft": "sft", "dpo": "dpo", "kto": "kto", "orpo": "orpo", "grpo": "grpo", "cpo": "cpo", "rloo": "rloo",
@@ -167,9 +168,6 @@ def read_by_own_classes(diagnostics: list, path: str, pins: Pins, history: KeyHi
 # open-r1): a recipe that sets it is written for a layer's scripts (the older dataset_mixer recipes ran under an
 # older handbook, whose pins are not these)
 LAYER_DATA_KEYS = frozenset({"dataset_mixture"})
-# alignment-handbook's and open-r1's setup.py cap huggingface-hub below 1.0 in every release that reads these keys,
-# and transformers from 5.0 on requires huggingface-hub>=1.3 (keys/companion_requires.json "shared")
-LAYER_HUB_CAP = "<1.0"
 
 
 def with_recipe_layer(pins: Pins, data: Mapping[str, Any], path: str | None) -> Pins:
