@@ -122,3 +122,27 @@ def test_a_launcher_s_option_overrides_the_file_s_saving_and_an_installed_handbo
     script.write_text(re.sub(r"--save_strategy='steps' *\\\n", "", launcher.read_text()))
     again = lint_paths([other / "dvlab-research__Step-DPO/configs__config_full.yaml"], LintOptions()).files[0]
     assert [f.code for f in again.findings if f.key == "save_strategy"] == ["SP301"]
+
+
+def test_a_key_every_tune_run_line_sets_is_not_judged_in_the_file(tmp_path):
+    """scale-lab/PoliTune's README runs its DPO config only as `tune run finetune/dpo_finetune.py --config
+    configs/... dataset._component_=data.datasets.politune_left` (or _right, its own builders): torchtune merges the
+    command line over the file, so the file's torchtune.datasets.stack_exchanged_paired_dataset, gone after 0.2,
+    never runs. Without the README the name is judged as written."""
+    from corpus_layout import lay_out
+
+    from seqprof.config.launches import tune_overrides
+
+    folder = "scale-lab__PoliTune"
+    name = f"{folder}/configs__llama8b_lora_dpo_single_device.yaml"
+    config = lay_out(tmp_path / "a", only=folder) / name
+    readme = config.parents[1] / "README.md"
+    line = next(i for i, text in enumerate(readme.read_text().splitlines(), 1)
+                if "--config configs/llama8b_lora_dpo_single_device.yaml" in text)
+    assert tune_overrides(config)["dataset._component_"] == f"README.md:{line}"
+    assert "dataset._component_" not in {d.key for d in read_plan(config).diagnostics}
+    bare = lay_out(tmp_path / "b", only=folder) / name
+    (bare.parents[1] / "README.md").unlink()
+    assert tune_overrides(bare) == {}
+    gone = next(d for d in read_plan(bare).diagnostics if d.key == "dataset._component_")
+    assert gone.kind in ("removed_key", "deprecated_key", "renamed_key")

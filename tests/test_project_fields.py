@@ -231,7 +231,9 @@ def test_a_preference_recipe_whose_sft_key_is_the_project_s_own_field_is_dpo_and
     (TrainingArguments subclass, algorithms/custom_po_config.py), which declares beta, reference_free and
     max_seq_length: max_seq_length is no sign of SFTConfig, so beta and reference_free make it a DPO-family recipe.
     CustomPOConfig re-declares warmup_ratio too: the parser takes it on every transformers release, so the upgrade
-    that drops it from TrainingArguments loses the setting without breaking the run."""
+    that drops it from TrainingArguments loses the setting without breaking the run. As published, though, the
+    ratio does nothing already: CustomPOConfig defaults warmup_steps to 150, which transformers 4.38 uses over any
+    ratio (SP450), and the upgrade warning is moot; with `warmup_steps: 0` the ratio is live again."""
     from corpus_layout import lay_out
 
     from seqprof.lint.run import LintOptions, lint_paths
@@ -241,6 +243,11 @@ def test_a_preference_recipe_whose_sft_key_is_the_project_s_own_field_is_dpo_and
                      "training_configs__eurollm-1.7b__mt__eurollm-1.7b-it-mt-slic-dpo.yaml")
     assert "max_seq_length" in config.read_text() and "beta" in config.read_text()
     assert read_plan(config).get("trainer") == "dpo"
+    [dead] = [f for f in lint_paths([config], LintOptions()).files[0].findings if f.key == "warmup_ratio"]
+    assert dead.code == "SP450" and dead.line == 53
+    assert "CustomPOConfig (algorithms/custom_po_config.py:54) defaults warmup_steps to 150" in dead.message
+    config.write_text(config.read_text().rstrip("\n") + "\nwarmup_steps: 0\n")
     [found] = [f for f in lint_paths([config], LintOptions()).files[0].findings if f.key == "warmup_ratio"]
+    assert found.code == "SP402"
     assert "breaks" not in found.message and "the setting is lost on that upgrade" in found.message
     assert "CustomPOConfig (algorithms/custom_po_config.py:56) re-declares it" in found.message

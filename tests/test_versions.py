@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from seqprof.cli import main
 from seqprof.config.dialects.common import load_keys_file
 from seqprof.config.read import read_plan
-from seqprof.config.key_history import KeyHistory
+from seqprof.config.key_history import KeyHistory, with_companions
 from seqprof.config.pins import parse_spec
 from seqprof.config.versions import find_pins
 from seqprof.errors import SeqprofError
@@ -1314,3 +1314,78 @@ def test_an_install_script_one_folder_down_pins_trl_and_a_dropped_dead_key_is_a_
 
 def _line_of(path: Path, text: str) -> int:
     return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if text in line)
+
+
+@pytest.mark.parametrize("pin,dead", [("transformers==4.57.1", "warmup_ratio"), ("transformers==5.10.4", "warmup_steps"),
+                                      ("", None)])
+def test_warmup_steps_beside_a_ratio_leaves_one_of_them_dead_by_release(tmp_path, pin, dead):
+    """transformers 4.x get_warmup_steps takes warmup_steps whenever it is above 0 (__post_init__ says so at info
+    level only); 5.0-5.14's __post_init__ copies a warmup_ratio over warmup_steps; a fresh install (5.15 on) has no
+    warmup_ratio at all, which the removal findings say, not this one."""
+    config = project(tmp_path, {"requirements.txt": f"trl==0.19.1\n{pin}\n"},
+                     extra_key="warmup_steps: 100\nwarmup_ratio: 0.1\n")
+    found = [d for d in read_plan(config).diagnostics if d.kind == "overridden_setting"]
+    assert [d.key for d in found] == ([dead] if dead else [])
+    if dead:
+        line = next(i for i, text in enumerate(config.read_text().splitlines(), 1) if text.startswith(dead + ":"))
+        assert found[0].line == line and f"transformers {pin[-6:-2]}" in found[0].message
+    zero = project(tmp_path / "zero", {"requirements.txt": f"trl==0.19.1\n{pin}\n"},
+                   extra_key="warmup_steps: 0\nwarmup_ratio: 0.1\n")  # 0 steps: the ratio decides on every release
+    assert not [d for d in read_plan(zero).diagnostics if d.kind == "overridden_setting"]
+
+
+def test_a_readme_with_two_environments_pins_the_one_the_launchers_enter(tmp_path):
+    """XuHuang441/SimPO_slurm's README installs `sim` (transformers==4.44.2, trl==0.9.6, in a `pip install \\` whose
+    wheel-URL line lost its backslash) for training and `inpo` (transformers<4.54.0) for vLLM decoding; its
+    launcher runs `.../envs/sim/bin/accelerate launch`, so the training pins are sim's. Without a launcher that
+    enters one of them, the README disagrees with itself and pins no transformers."""
+    real = CORPUS_DIR / "XuHuang441__SimPO_slurm"
+    readme = (real / "README.md").read_text()
+    assert "flash_attn-2.8.0.post2+cu12torch2.7cxx11abiFALSE-cp310-cp310-linux_x86_64.whl  \n" in readme
+
+    def repository(folder: Path, launcher: bool) -> Path:
+        (folder / ".git").mkdir(parents=True)
+        (folder / "README.md").write_text(readme)
+        if launcher:
+            shutil.copy(real / "run_sppo.slurm", folder / "run_sppo.slurm")
+        config = folder / "training_configs" / "gemma-2-9b-it-sppo-iter1.yaml"
+        config.parent.mkdir()
+        shutil.copy(real / "training_configs__gemma-2-9b-it-sppo-iter1.yaml", config)
+        return config
+
+    pins = find_pins(repository(tmp_path / "launched", True))
+    line = next(i for i, text in enumerate(readme.splitlines(), 1) if text.startswith("pip install \\"))
+    assert pins.describe("transformers") == f"transformers==4.44.2 (README.md:{line})"
+    assert pins.describe("trl") == f"trl==0.9.6 (README.md:{line})"
+    assert "envs/sim/bin/accelerate" in (real / "run_sppo.slurm").read_text()
+    assert find_pins(repository(tmp_path / "bare", False)).describe("transformers") is None
+
+
+def test_pins_of_two_environment_files_are_alternative_installs_and_a_cloned_handbook_caps_transformers(tmp_path):
+    """thanhdath/mats-sql pins transformers==4.44.0 in its environment.yml and ==4.41.2 in alignment-handbook/'s
+    (plus ==4.35.0 and ==4.28.1 elsewhere): no release meets them all, and each is a possible install, so keys are
+    judged over their union (4.36-4.46 in the history), where gradient_checkpointing_kwargs is a live field, not
+    against the newest release. junkangwu/alpha-DPO's README clones alignment-handbook and `pip install .`s it: the
+    layer's huggingface-hub<1.0 keeps transformers below 5.0."""
+    from corpus_layout import lay_out
+
+    mats = "thanhdath__mats-sql"
+    config = lay_out(tmp_path / "mats", only=mats) / f"{mats}/alignment-handbook__recipes__llama-3b-spider__orpo-" \
+                                                      "planner-iter-3.yaml"
+    pins = find_pins(config)
+    assert {p.specifier for p in pins.of("transformers")} >= {"==4.44.0", "==4.41.2"}
+    history = KeyHistory.load()
+    allowed = history.allowed("transformers", pins)
+    assert allowed and {v.rsplit(".", 1)[0] for v in allowed} >= {"4.41", "4.44"}
+    assert all(v.startswith("4.") for v in allowed)
+    assert not [d for d in read_plan(config).diagnostics if d.key == "gradient_checkpointing_kwargs"
+                and d.kind in ("deprecated_key", "removed_key", "renamed_key")]
+    alpha = "junkangwu__alpha-DPO"
+    config = lay_out(tmp_path / "alpha", only=alpha) / f"{alpha}/training_configs__mistral-7b-instruct-alpha-dpo.yaml"
+    readme = config.parents[1] / "README.md"
+    assert "git clone https://github.com/huggingface/alignment-handbook.git" in readme.read_text()
+    pins = find_pins(config)
+    assert [p.specifier for p in pins.of("huggingface-hub")] == ["<1.0"]
+    assert max(history.allowed("transformers", with_companions(pins, history))).startswith("4.")
+    removed = next(d for d in read_plan(config).diagnostics if d.key == "evaluation_strategy")
+    assert removed.kind in ("removed_key", "renamed_key") and "pip installs transformers 4.57" in removed.message

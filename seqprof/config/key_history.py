@@ -393,6 +393,8 @@ def allowed_minors(pins: Pins, package: str, order: Sequence[str], *, patch: boo
             by_file.setdefault(_pin_file(pin), []).append(pin)
         if len(by_file) > 1:
             out = [v for v in order if any(all(allows(p, v) for p in group) for group in by_file.values())]
+        if not out and len(found) > 1:  # two environment.yml of different folders (thanhdath/mats-sql: ==4.41.2 and
+            out = [v for v in order if any(allows(p, v) for p in found)]  # ==4.44.0): each pin a possible install
     if not out:
         from packaging.version import InvalidVersion, Version
 

@@ -166,6 +166,27 @@ def command_line_values(config_path: str | Path, keys: Iterable[str]) -> dict[st
     return out
 
 
+def tune_overrides(config_path: str | Path) -> dict[str, str]:
+    """Key -> 'file:line' for each dotted key that every `tune run ... --config <this file>` line of the project
+    sets on the command line (`dataset._component_=data.datasets.politune_left`): torchtune's parse_args merges
+    those over the file, so the file's own value never runs (scale-lab/PoliTune's README). Empty when no such line
+    names the file."""
+    path = Path(config_path).resolve()
+    if not path.is_file():
+        return {}
+    runs = []
+    for file, number, line in command_lines(project_root(path), path)[0]:
+        match = _TUNE_RUN.search(line)
+        if match and _names(match.group("config").strip("\"'"), path, bare=True):
+            runs.append(({m.group(1) for m in _OVERRIDE.finditer(line[match.end():])}, f"{file}:{number}"))
+    common = set.intersection(*(keys for keys, _ in runs)) if runs else set()
+    return {key: runs[0][1] for key in sorted(common)}
+
+
+_TUNE_RUN = re.compile(r"\btune\s+run\s.*?--config[=\s]+(?P<config>\S+)")
+_OVERRIDE = re.compile(r"(?:^|\s)~?([A-Za-z_][\w.]*)=(?!=)")
+
+
 def tied_scripts(config_path: str | Path) -> frozenset[str]:
     """The project's Python files a command line naming the config runs, and those that write its file name
     themselves (`add_argument("--config", default="configs/sft_config.json")`), relative to the project root: the

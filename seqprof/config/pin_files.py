@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from seqprof.config.pins import FRAMEWORKS, PACKAGES, Pin, normalize
@@ -196,7 +197,27 @@ def read_readme(path: Path) -> list[Pin]:
         kept.append(line if inside and not fence else "")
         prose.append(line if not inside and not fence else "")
         inside = inside != fence
-    return [pin for pin in _install_lines(kept, path.name) if not pin.own] + _listed_environment(kept, prose, path.name)
+    installed = [pin for pin in _install_lines(kept, path.name) if not pin.own]
+    named = _environment_names(kept)
+    installed = [replace(pin, environment=named.get(int(re.search(r":(\d+)", pin.source).group(1))))
+                 for pin in installed]
+    return installed + _listed_environment(kept, prose, path.name)
+
+
+# a named environment made or entered: `conda create -n sim python=3.10`, `conda activate inpo`, `python -m venv .rl`
+ENVIRONMENT_NAMED = re.compile(r"\b(?:conda\s+create\s+(?:\S+\s+)*?(?:-n|--name)\s+|(?:conda|source)\s+activate\s+|"
+                               r"-m\s+venv\s+|uv\s+venv\s+)([\w.-]+)")
+
+
+def _environment_names(lines: list[str]) -> dict[int, str]:
+    """Line number -> the environment the README's code made or entered last above it (XuHuang441/SimPO_slurm
+    installs `sim` for training and `inpo` for vLLM decoding, each with its own transformers)."""
+    out, current = {}, None
+    for number, line in enumerate(lines, 1):
+        found = ENVIRONMENT_NAMED.search(line)
+        current = found.group(1) if found else current
+        out[number] = current
+    return out
 
 
 # a README heading over the environment the author ran: "Requirements", "Dependencies", "Environment", "依赖环境"
@@ -237,9 +258,10 @@ def _install_lines(lines: list[str], name: str) -> list[Pin]:
     i = 0
     while i < len(lines):
         start, line = i, lines[i]
-        while line.rstrip().endswith("\\") and i + 1 < len(lines):
+        while i + 1 < len(lines) and (line.rstrip().endswith("\\") or  # a continued line, or one whose
+                                      _PIP_INSTALL.search(line) and _ARGUMENT_LINE.match(lines[i + 1])):  # \ was lost
             i += 1
-            line = line.rstrip()[:-1] + " " + lines[i]
+            line = line.rstrip().removesuffix("\\") + " " + lines[i]
         i += 1
         line = re.sub(r"(^|\s)#.*$", "", line)
         for command in re.split(r"&&|\|\||;", line):
@@ -279,6 +301,9 @@ def _install_lines(lines: list[str], name: str) -> list[Pin]:
 
 
 _CD = re.compile(r"^\s*cd\s+([\w./~-]+)\s*$")
+# an indented line holding one requirement and a backslash, after a `pip install` whose continuation broke one line
+# up (XuHuang441/SimPO_slurm's README: a wheel URL with trailing blanks, then `  transformers==4.44.2 \`)
+_ARGUMENT_LINE = re.compile(r"^\s+[A-Za-z][\w.\[\],-]*\s*(?:[=<>~!]=?\s*[\w.*]+)?\s*\\\s*$")
 _GIT_CLONE = re.compile(r"\bgit\s+clone\s+(?:-\S+\s+)*(?:https?://|git@)\S*?[/:][\w.-]+/([\w.-]+?)(?:\.git)?/?(?:\s|$)")
 _GIT_CHECKOUT = re.compile(r"\bgit\s+(?:checkout|switch)\s+(?:-\S+\s+)*([\w./-]+)")
 _INSTALL_HERE = re.compile(r"\bpip[\d.]*\s+install\s+(?:-\S+\s+)*(?:-e\s+|--editable\s+)?\.(?:\[[^\]]*\])?(?:\s|$)")
@@ -288,7 +313,8 @@ _RELEASE_TAG = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?)$")
 def _cloned_checkouts(lines: list[str], name: str) -> list[Pin]:
     """`git clone .../axolotl`, `cd axolotl`, `git checkout 55cc214c...`, `pip install -e .` (RLHFlow's pair-pm
     README): the framework installed from that checkout. A commit is a pin seqprof cannot place among releases, a
-    release tag (`v0.4.1`) that release, and no checkout the main branch (newer than every release)."""
+    release tag (`v0.4.1`) that release, and no checkout the main branch (newer than every release). A recipe layer
+    (alignment-handbook) installed so brings its huggingface-hub cap."""
     out: list[Pin] = []
     clone: tuple[str, int] | None = None
     ref = ""
@@ -296,7 +322,7 @@ def _cloned_checkouts(lines: list[str], name: str) -> list[Pin]:
         cloned = _GIT_CLONE.search(line)
         if cloned:
             package = normalize(cloned.group(1))
-            clone, ref = ((package, number) if package in FRAMEWORKS else None), ""
+            clone, ref = ((package, number) if package in FRAMEWORKS or package in RECIPE_LAYERS else None), ""
             continue
         checkout = _GIT_CHECKOUT.search(line)
         if clone and checkout:
@@ -307,6 +333,10 @@ def _cloned_checkouts(lines: list[str], name: str) -> list[Pin]:
         elif clone and _INSTALL_HERE.search(line):
             out = [p for p in out if not (p.cloned_only and p.package == clone[0])]
             source = f"{name}:{clone[1]}"
+            if clone[0] in RECIPE_LAYERS:  # junkangwu/alpha-DPO's README clones alignment-handbook and installs it
+                out.append(_layer_hub_cap(clone[0], source))
+                clone = None
+                continue
             tag = _RELEASE_TAG.match(ref)
             out.append(Pin(clone[0], f"=={tag.group(1)}", source) if tag else
                        Pin(clone[0], "", source, vcs=True, head=ref in ("", "main", "master")))

@@ -36,6 +36,7 @@ class Pin:
     checkout: str | None = None  # `pip install -e ./LLaMA-Factory`: the folder, as written, relative to the file
     cloned_only: bool = False  # a README's `git clone` + `git checkout v4.45.2` with no install line: the release of
     #                            a local checkout that another file installs (`-e /path/to/transformers`)
+    environment: str | None = None  # a README's `conda create -n sim` / `conda activate sim` above the install line
 
     def allows(self, version: str) -> bool:
         from packaging.specifiers import SpecifierSet

@@ -41,6 +41,7 @@ class ProjectField:
     file: str  # relative to the project root
     line: int
     bases: tuple[str, ...] = ()  # the class's bases, through the module's imports: "transformers.TrainingArguments"
+    default: object = None  # a literal default (`= 150`, `field(default=150)`), else None
 
     def extends_training_arguments(self) -> bool:
         """The class subclasses transformers' TrainingArguments (or Seq2SeqTrainingArguments) directly."""
@@ -199,12 +200,21 @@ def _declarations(file: Path, root: Path) -> tuple[list[ProjectField], set[str],
         decorated = any(_is_dataclass(d) for d in node.decorator_list)
         if decorated or any(_is_pydantic_model(b) for b in node.bases):
             bases = tuple(_dotted(b, imported) for b in node.bases)
-            own = [ProjectField(item.target.id, node.name, rel, item.lineno, bases) for item in node.body
-                   if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)]
+            own = [ProjectField(item.target.id, node.name, rel, item.lineno, bases, _literal_default(item.value))
+                   for item in node.body if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)]
             out += own
             if decorated:
                 dataclasses.append(ProjectDataclass(node.name, frozenset(f.name for f in own), bases))
     return out, classes, dataclasses
+
+
+def _literal_default(value: ast.expr | None) -> object:
+    """`= 150` or `field(default=150, ...)` -> 150; anything computed (a factory, a name) -> None."""
+    if isinstance(value, ast.Call) and called_name(value.func) == "field":
+        value = next((k.value for k in value.keywords if k.arg == "default"), None)
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) and isinstance(value.operand, ast.Constant):
+        return -value.operand.value if isinstance(value.operand.value, (int, float)) else None
+    return value.value if isinstance(value, ast.Constant) else None
 
 
 def imported_names(tree: ast.Module) -> dict[str, str]:

@@ -138,7 +138,12 @@ def _own_parser(path: str, data: Mapping) -> bool:
     from seqprof.config.project_fields import project_classes, project_fields
     from seqprof.config.versions import pins_beside
 
+    from seqprof.config.project_scripts import read_by_transformers_alone
+
     own = [k for k in data if k not in training_argument_fields()]
+    if own and read_by_transformers_alone(path, data):  # the scripts that parse it: HfArgumentParser, no TRL in
+        return True  # sight (haroldrubio/autoregkd's cli.py parse_json_file; groxaxo/finetune-hf-vits, whose JSON
+        #              holds 28 keys no class declares, which parse_json_file then refuses)
     fields = project_fields(path) if own else {}
     declared = [fields[k] for k in own if k in fields]
     if not own or len(declared) * 2 <= len(own):
@@ -147,10 +152,6 @@ def _own_parser(path: str, data: Mapping) -> bool:
 
     if any(k in trl_fields() for k in own if k not in fields):
         return False  # beta, max_length only TRL's configs have, and the project's classes do not: TrlParser's file
-    from seqprof.config.project_scripts import read_by_transformers_alone
-
-    if read_by_transformers_alone(path, data):  # the scripts that parse it: HfArgumentParser, no TRL in sight
-        return True  # (haroldrubio/autoregkd's cli.py parse_json_file, with nothing pinned)
     pins = pins_beside(path)
     if not pins.pins.get("transformers"):
         return False

@@ -108,7 +108,37 @@ def _readme_pins(folders: Sequence[Path], notes: list[str]) -> list[Pin]:
             for pin in found:
                 if pin.package in PACKAGES and (pin.specifier or pin.vcs):
                     per_package.setdefault(pin.package, []).append(pin)
-    return [found[0] for found in per_package.values() if len({(p.specifier, p.vcs, p.head) for p in found}) == 1]
+    named = {p.environment for found in per_package.values() for p in found} - {None}
+    if len(named) > 1:  # the README sets up several environments: the one the launchers run in, where that is one
+        used = named & _activated_environments(folders[-1])
+        if len(used) == 1:
+            per_package = {package: [p for p in found if p.environment in used]
+                           for package, found in per_package.items()}
+    return [found[0] for found in per_package.values()
+            if found and len({(p.specifier, p.vcs, p.head) for p in found}) == 1]
+
+
+# a launcher entering an environment: `conda activate sim`, `source activate sim`, `.../miniconda3/envs/sim/bin/accelerate`
+ACTIVATED = re.compile(r"(?:^|[\s;&|])(?:(?:conda|source)\s+activate\s+([\w.-]+)|\S*/envs/([\w.-]+)/bin/)", re.M)
+LAUNCHER_SUFFIXES = (".sh", ".slurm", ".sbatch", ".bash")
+
+
+def _activated_environments(root: Path) -> set[str]:
+    """The environment names the shell launchers at the repository root and one folder down enter, outside
+    comments (XuHuang441/SimPO_slurm's run_sppo.slurm runs `/hai/.../envs/sim/bin/accelerate launch`)."""
+    names: set[str] = set()
+    folders = [root, *(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))] \
+        if root.is_dir() else []
+    for folder in folders:
+        for path in sorted(folder.iterdir()):
+            if path.suffix in LAUNCHER_SUFFIXES and path.is_file():
+                try:
+                    text = "\n".join(line for line in path.read_text(errors="replace").splitlines()
+                                     if not line.lstrip().startswith("#"))
+                except OSError:
+                    continue
+                names.update(a or b for a, b in ACTIVATED.findall(text))
+    return names
 
 
 def _pins_of_folder(folder: Path, notes: list[str], launchers: bool = True) -> list[Pin]:

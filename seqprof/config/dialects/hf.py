@@ -114,10 +114,19 @@ def training_argument_fields() -> frozenset[str]:
 
 @cache
 def deprecated_aliases() -> Mapping[str, Moved]:
-    aliases = load_keys_file("hf_training_arguments")["deprecated_aliases"]
-    version = load_keys_file("hf_training_arguments")["version"]
-    return {old: Moved(new, f"a deprecated alias in transformers {version} (to be removed in v6)")
-            for old, new in aliases.items()}
+    """old -> its new name, said as deprecated since the release that brought the new name (gradient_checkpointing_
+    kwargs: 5.23, which added activation_checkpointing_kwargs), not the release the key list was made from."""
+    from packaging.version import Version
+
+    keys = load_keys_file("hf_training_arguments")
+    history = KeyHistory.load()
+
+    def since(new: str) -> str:
+        having = history.having("transformers", new, ["TrainingArguments"])
+        return minor(min(having, key=Version)) if having else keys["version"]
+
+    return {old: Moved(new, f"a deprecated alias since transformers {since(new)} (to be removed in v6)")
+            for old, new in keys["deprecated_aliases"].items()}
 
 
 def keyspace(history: KeyHistory | None = None) -> Keyspace:
@@ -179,6 +188,80 @@ def warmup_steps_refused(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> 
     return [ConfigDiagnostic(kind="invalid_value", key="warmup_steps", file=cfg.path,
                              line=cfg.line("warmup_steps") or 1, message=message,
                              suggestion="warmup_ratio" if value < 1 else None)]
+
+
+WARMUP_RATIO_REPLACES_STEPS_FROM = "5.0.0"  # __post_init__: a warmup_ratio given is copied over warmup_steps
+
+
+def overriding_warmup_steps(cfg: LoadedConfig) -> tuple[float, str] | None:
+    """The warmup_steps above 0 that a run of *cfg* gets, and where it comes from: the file, else a literal default
+    of the project's own TrainingArguments subclass (CustomPOs' CustomPOConfig: `warmup_steps = field(default=150)`).
+    None when it is 0 or unknown."""
+    steps = cfg.get("warmup_steps")
+    if "warmup_steps" in cfg.data:
+        return (steps, f"warmup_steps: {steps} (line {cfg.line('warmup_steps')})") \
+            if _number(steps) and steps > 0 else None
+    declared = project_fields(cfg.path).get("warmup_steps")
+    if declared is None or not declared.extends_training_arguments() or not _number(declared.default) \
+            or declared.default <= 0:
+        return None
+    return declared.default, f"the project's own {declared.where()} defaults warmup_steps to {declared.default}"
+
+
+def warmup_ratio_overridden(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
+    """warmup_ratio beside a warmup_steps above 0: one of the two has no effect, and which depends on the release.
+
+    transformers 4.x get_warmup_steps uses warmup_steps whenever it is above 0, and __post_init__ says so only at
+    info level, unseen at the default verbosity; 5.0-5.14 copy a warmup_ratio given over warmup_steps (with a
+    deprecation warning); 5.15 drops warmup_ratio (SP408/SP402 say so). Judged at the release pip installs (the
+    newest the pins allow); none unpinned, where a fresh install has no warmup_ratio."""
+    from packaging.version import Version
+
+    ratio = cfg.get("warmup_ratio")
+    if not _number(ratio) or ratio <= 0:
+        return []
+    steps = overriding_warmup_steps(cfg)
+    allowed = history.allowed("transformers", pins)
+    if steps is None or not allowed:
+        return []
+    installed = max(allowed, key=Version)
+    if "warmup_ratio" not in history.fields_in("transformers", installed, ["TrainingArguments"]):
+        return []
+    value, source = steps
+    release = f"{pins.describe('transformers')}, like every 4.x release," if history.older_than_known(
+        "transformers", pins) else f"transformers {minor(installed)} (which {pins.describe('transformers')} installs)"
+    if Version(installed) < Version(WARMUP_RATIO_REPLACES_STEPS_FROM):
+        key, message = "warmup_ratio", (
+            f"'warmup_ratio: {ratio}' has no effect: {source}, and {release} warms up over warmup_steps whenever "
+            "it is above 0 (TrainingArguments.get_warmup_steps; __post_init__ says so only at info level)")
+    elif "warmup_steps" in cfg.data:
+        key, message = "warmup_steps", (
+            f"'warmup_steps: {value}' has no effect: the file also sets warmup_ratio: {ratio} (line "
+            f"{cfg.line('warmup_ratio')}), and {release} copies warmup_ratio over warmup_steps "
+            "(TrainingArguments.__post_init__, 5.0-5.14)")
+    else:  # the ratio replaces the project's default, as the file means it to
+        return []
+    return [ConfigDiagnostic(kind="overridden_setting", key=key, file=cfg.path, line=cfg.line(key) or 1,
+                             message=message)]
+
+
+def without_moot_ratio_upgrade(found: list[ConfigDiagnostic], diagnostics: list[ConfigDiagnostic],
+                               fields: dict) -> list[ConfigDiagnostic]:
+    """No upgrade warning on a warmup_ratio that has no effect at the pin and that the project re-declares on its
+    TrainingArguments subclass (CustomPOConfig): its parser takes the key on every release, so the upgrade changes
+    nothing the run has now; the overridden_setting diagnostic says what to fix."""
+    declared = fields.get("warmup_ratio")
+    if declared is None or not declared.extends_training_arguments() or not any(
+            d.kind == "overridden_setting" and d.key == "warmup_ratio" for d in diagnostics):
+        return found
+    return [d for d in found if not (d.key == "warmup_ratio" and d.kind in RATIO_UPGRADE_KINDS)]
+
+
+RATIO_UPGRADE_KINDS = frozenset({"removed_key", "deprecated_key", "renamed_key"})
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 # ChatGLM3 / GLM-4's finetune_hf.py: `Seq2SeqTrainingArguments(**config["training_args"])`, the rest of the file
@@ -279,6 +362,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     b.first("datasets", ["dataset_name", "train_file"], lambda v: v if isinstance(v, list) else [v])
     apply_training_arguments(b)
     b.diagnostics.extend(warmup_steps_refused(cfg, pins, history))
+    b.diagnostics.extend(warmup_ratio_overridden(cfg, pins, history))
     b.diagnostics.extend(numbers_read_as_text(cfg))
     b.default("padding", "longest", "the Trainer's default collator (DataCollatorWithPadding) pads each "
                                     "batch to its longest row")
@@ -293,6 +377,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
         found = [replace(d, key=f"{section}.{d.key}") for d in found]
     fields = project_fields(cfg.path) if found else {}
     found = read_by_project(found, fields, "transformers", cfg.path) if found else found
+    found = without_moot_ratio_upgrade(found, b.diagnostics, fields)
     if fields:  # a field of the project's own that its code hands on to TrainingArguments is judged there
         from seqprof.config.dialects.forwarded import handed_on_by_project
 

@@ -351,6 +351,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     if not board:
         b.diagnostics.extend(_checked_keys(cfg, pins))
         b.diagnostics.extend(hf.warmup_steps_refused(cfg, pins, KeyHistory.load()))
+        b.diagnostics.extend(hf.warmup_ratio_overridden(cfg, pins, KeyHistory.load()))
     b.default("framework_versions", describe_versions(PACKAGES, pins, KeyHistory.load()),
               "the llamafactory/transformers versions keys were judged against (seqprof.config.versions)")
     omegaconf, why = _loaded_with_omegaconf(cfg, pins)

@@ -155,8 +155,20 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     b.stated("datasets", "dataset._component_", lambda v: [v])
     b.default("save_strategy", "epoch", "torchtune recipes save a checkpoint at the end of every epoch")
     b.stated("offload_params", "fsdp_cpu_offload", as_bool)
-    b.diagnostics.extend(check_keys(cfg))
+    b.diagnostics.extend(_not_overridden(check_keys(cfg), cfg.path))
     return b.result()
+
+
+def _not_overridden(found: list, path: str) -> list:
+    """Key findings less those on keys every `tune run` of the file sets on the command line: the file's value is
+    never what runs (scale-lab/PoliTune's README always passes dataset._component_=data.datasets.politune_left or
+    _right, the project's own builders, over the file's torchtune.datasets.stack_exchanged_paired_dataset)."""
+    if not found:
+        return found
+    from seqprof.config.launches import tune_overrides
+
+    overridden = tune_overrides(path)
+    return [d for d in found if d.key not in overridden]
 
 
 def _own_recipe_leaves_unread(cfg: LoadedConfig, key: str) -> bool:

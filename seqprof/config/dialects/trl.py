@@ -544,6 +544,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
               SOURCE_SFT if trainer == "sft" else SOURCE_DPO)
     hf.apply_training_arguments(b, source=SOURCE_SFT if trainer == "sft" else SOURCE_DPO)
     b.diagnostics.extend(hf.warmup_steps_refused(cfg, pins, history))
+    b.diagnostics.extend(hf.warmup_ratio_overridden(cfg, pins, history))
     b.diagnostics.extend(numbers_read_as_text(cfg, trlparser_assumed=True))
     if trainer == "kto" and as_bool(b.raw("use_liger_loss")) is True:
         b.derived("fused_loss", "liger", "use_liger_loss")
@@ -559,6 +560,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     found += premature_keys(cfg, trainer, pins, history, {d.key for d in found}, fate)
     fields = project_fields(cfg.path) if found else {}
     found = read_by_project(found, fields, "TRL", cfg.path) if found else found
+    found = hf.without_moot_ratio_upgrade(found, b.diagnostics, fields)
     if fields:  # a field of the project's own that its code hands on to TRL's classes is judged there
         from seqprof.config.dialects.forwarded import handed_on_by_project
 

@@ -1,0 +1,1 @@
+python run_seq2seq.py  configs/tensor_train_adapters.json

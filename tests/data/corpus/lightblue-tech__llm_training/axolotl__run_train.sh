@@ -1,0 +1,1 @@
+HF_HUB_ENABLE_HF_TRANSFER=1 HF_HOME=/workspace/hf_home accelerate launch -m axolotl.cli.train /workspace/llm_training/axolotl/train_config.yaml 
