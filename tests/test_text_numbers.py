@@ -87,3 +87,22 @@ def test_axolotl_converts_its_learning_rate(tmp_path):
     config = tmp_path / "axolotl.yaml"
     config.write_text("base_model: Qwen/Qwen2.5-0.5B\nmicro_batch_size: 2\nlearning_rate: 2e-4\n")
     assert _sp406(config) == []
+
+
+def test_a_text_number_the_project_casts_itself_never_reaches_the_optimizer(tmp_path):
+    """hitz-zentroa/GoLLIE's config says `adam_epsilon: 1e-7` (text to yaml.safe_load) and parse_yaml_file hands it
+    on, but its Trainer subclass builds the optimizer with epsilon=float(args.adam_epsilon) ("Ensure that the values
+    are floats", src/trainer.py): the text never reaches AdamW. Without that file the value is flagged."""
+    from corpus_layout import lay_out
+
+    folder = "hitz-zentroa__GoLLIE"
+    name = f"{folder}/configs__model_configs__GoLLIE-7B_CodeLLaMA.yaml"
+    config = lay_out(tmp_path / "a", only=folder) / name
+    assert "adam_epsilon: 1e-7" in config.read_text()
+    trainer = config.parents[2] / "src" / "trainer.py"
+    assert "epsilon=float(args.adam_epsilon)" in trainer.read_text()
+    assert "adam_epsilon" not in {f["key"] for f in _sp406(config)}
+    bare = lay_out(tmp_path / "b", only=folder) / name
+    (bare.parents[2] / "src" / "trainer.py").unlink()
+    assert "adam_epsilon" in {f["key"] for f in _sp406(bare)}
+    assert _text_after_transformers_parse(bare, "adam_epsilon")  # transformers' own parser leaves it text

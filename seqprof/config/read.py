@@ -111,7 +111,7 @@ def _choose_dialect(cfg: LoadedConfig, dialect: str | None,
             source = f"its keys {', '.join(keys)}" if keys else ""
     own_parser = not dialect and not launch and name == "trl" and not versions and _own_parser(cfg.path, cfg.data)
     if own_parser:
-        name, source = "hf", "the project's own dataclasses declare most of its keys TrainingArguments lacks"
+        name, source = "hf", own_parser
     if not dialect and not launch and name in HAND_READ_DIALECTS:
         from seqprof.config.dialects.own_schema import hydra_config, read_as_a_dict
 
@@ -125,45 +125,48 @@ def _choose_dialect(cfg: LoadedConfig, dialect: str | None,
 
         if read_by_its_own_trainer(cfg.path, cfg.data) and framework_fork(cfg.path) is None:
             name = dialects.UNKNOWN  # a script of the project's own reads axolotl's key names, axolotl never does
-    return name, variant, source, own_parser
+    return name, variant, source, bool(own_parser)
 
 
-def _own_parser(path: str, data: Mapping) -> bool:
-    """The project's own dataclasses declare most of the keys that are not TrainingArguments fields: an
-    HfArgumentParser YAML over the project's classes (allenai/open-instruct's ArgumentParserPlus(FlatArguments)), not
-    a TRL recipe, when the scripts that parse it never touch TRL, or the project pins transformers and never trl, or
-    its classes subclass TrainingArguments and none of TRL's. A TRL recipe that leaves trl unpinned has no such
-    classes beside it, or keys they do not declare."""
+OWN_CLASSES = "the project's own dataclasses declare most of its keys TrainingArguments lacks"
+
+
+def _own_parser(path: str, data: Mapping) -> str:
+    """Why a file with TRL's keys is the project's HfArgumentParser file ('' when it is not): the scripts that parse it
+    call plain HfArgumentParser and never touch TRL, whatever keys no class declares; or the project's own dataclasses
+    declare most of the keys that are not TrainingArguments fields (allenai/open-instruct's ArgumentParserPlus(
+    FlatArguments)) and the project pins transformers and never trl, or its classes subclass TrainingArguments and none
+    of TRL's. A TRL recipe that leaves trl unpinned has no such classes beside it, or keys they do not declare."""
     from seqprof.config.dialects.hf import training_argument_fields
     from seqprof.config.project_fields import project_classes, project_fields
+    from seqprof.config.project_scripts import read_by_transformers_alone
     from seqprof.config.versions import pins_beside
 
-    from seqprof.config.project_scripts import read_by_transformers_alone
-
     own = [k for k in data if k not in training_argument_fields()]
-    if own and read_by_transformers_alone(path, data):  # the scripts that parse it: HfArgumentParser, no TRL in
-        return True  # sight (haroldrubio/autoregkd's cli.py parse_json_file; groxaxo/finetune-hf-vits, whose JSON
-        #              holds 28 keys no class declares, which parse_json_file then refuses)
+    scripts = read_by_transformers_alone(path, data) if own else None
+    if scripts:  # haroldrubio/autoregkd's cli.py parse_json_file; groxaxo/finetune-hf-vits, whose JSON holds 28 keys
+        return f"parsed by HfArgumentParser in {scripts}, with no trl import"  # no class declares (refused)
     fields = project_fields(path) if own else {}
     declared = [fields[k] for k in own if k in fields]
     if not own or len(declared) * 2 <= len(own):
-        return False
+        return ""
     from seqprof.config.dialects.trl import trl_fields
 
     if any(k in trl_fields() for k in own if k not in fields):
-        return False  # beta, max_length only TRL's configs have, and the project's classes do not: TrlParser's file
+        return ""  # beta, max_length only TRL's configs have, and the project's classes do not: TrlParser's file
     pins = pins_beside(path)
     if not pins.pins.get("transformers"):
-        return False
+        return ""
     if not pins.pins.get("trl"):
-        return True
+        return OWN_CLASSES
     # trl installed beside, yet the file is the project's plain HfArgumentParser YAML: the classes declaring its keys
     # include a TrainingArguments subclass of its own and none of TRL's (Yumeio's TrainingArguments(HfTrainingArguments)
     # + GRPOArgs); alignment-handbook's layer (dataset_mixer, its H4ArgumentParser) is TRL's recipe layer, read as TRL
-    return (not any(k in data for k in ("dataset_mixer", "dataset_mixture"))
+    mine = (not any(k in data for k in ("dataset_mixer", "dataset_mixture"))
             and "H4ArgumentParser" not in project_classes(path)
             and any(f.extends_training_arguments() for f in fields.values())
             and not any(b.startswith("trl.") for f in declared for b in f.bases))
+    return OWN_CLASSES if mine else ""
 
 
 def _is_the_framework(path: str, dialect: str) -> bool:

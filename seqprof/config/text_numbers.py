@@ -48,10 +48,11 @@ def numbers_left_as_text(cfg: LoadedConfig, loader: str, keys: tuple[str, ...] =
     prefix = f"{section}." if section else ""
     found = [(key[len(prefix):], value) for key, value in _texts(cfg, tuple(prefix + k for k in keys))]
     overridden = launch_overrides(cfg.path) if found else frozenset()
+    converted = converted_by_project(cfg.path, [key for key, _ in found]) if found else frozenset()
     out = []
     for key, value in found:
-        if key in overridden:  # the launch line passes it again, and the parser converts that one
-            continue
+        if key in overridden or key in converted:  # the launch line passes it again, and the parser converts that
+            continue  # one; or the project's own code turns it into a float before the optimizer sees it
         failure, key = TEXT_NUMBER_FAILURES[key], prefix + key
         written = _EXPONENT.match(value.strip())
         fix = (f"{written.group(1)}.{written.group(2) or '0'}e{written.group(3) or '+'}{written.group(4)}"
@@ -64,6 +65,19 @@ def numbers_left_as_text(cfg: LoadedConfig, loader: str, keys: tuple[str, ...] =
                      f"{loader}, so {failure}"),
             suggestion=f"{key.rpartition('.')[2]}: {fix}"))
     return out
+
+
+def converted_by_project(config_path: str | Path, keys: list[str]) -> frozenset[str]:
+    """Those of *keys* the project's own code passes through float() (`epsilon=float(args.adam_epsilon)` in
+    hitz-zentroa/GoLLIE's Trainer subclass, "Ensure that the values are floats"): the text never reaches AdamW."""
+    from seqprof.config.project_fields import project_root, python_files, source_text
+
+    names = "|".join(re.escape(k.rpartition(".")[2]) for k in keys)
+    cast = re.compile(rf"\bfloat\(\s*[\w.]*?(?:\.|\[\s*[\"'])({names})\b")
+    found: set[str] = set()
+    for file in python_files(project_root(config_path)):
+        found.update(cast.findall(source_text(file)))
+    return frozenset(k for k in keys if k.rpartition(".")[2] in found)
 
 
 def _texts(cfg: LoadedConfig, keys: tuple[str, ...]) -> list[tuple[str, str]]:
