@@ -1389,3 +1389,24 @@ def test_pins_of_two_environment_files_are_alternative_installs_and_a_cloned_han
     assert max(history.allowed("transformers", with_companions(pins, history))).startswith("4.")
     removed = next(d for d in read_plan(config).diagnostics if d.key == "evaluation_strategy")
     assert removed.kind in ("removed_key", "renamed_key") and "pip installs transformers 4.57" in removed.message
+
+
+def test_an_axolotl_nightly_older_than_every_dated_release_is_the_next_release_s_development_build(tmp_path):
+    """Souging/G.O.D-test's miner.dockerfile builds FROM winglian/axolotl:main-20241101-...: main a week before 0.5.0
+    (2024-11-08, keys/release_dates.json), so 0.5.0.dev0, under which flash_attention and eval_max_new_tokens are
+    current fields (notes of a later deprecation), not deprecated as under the newest release assumed unpinned. Its
+    `datasets:` is left empty for the project's code to fill: the file is still axolotl's."""
+    from corpus_layout import lay_out
+
+    folder = "Souging__G.O.D-test"
+    config = lay_out(tmp_path, only=folder) / f"{folder}/core__config__14b.yml"
+    dockerfile = config.parents[2] / "dockerfiles" / "miner.dockerfile"
+    assert "FROM winglian/axolotl:main-20241101-py3.11-cu124-2.5.0" in dockerfile.read_text()
+    pins = find_pins(config)
+    assert [p.specifier for p in pins.of("axolotl")] == ["==0.5.0.dev0"]
+    assert "a nightly built before 0.5.0" in pins.describe("axolotl")
+    plan = read_plan(config)
+    assert plan.dialect == "axolotl"
+    later = {d.key: d.kind for d in plan.diagnostics if d.key in ("flash_attention", "eval_max_new_tokens")}
+    assert later == {"flash_attention": "upcoming_deprecation", "eval_max_new_tokens": "upcoming_deprecation"}
+    assert {"early_stopping_threshold", "wandb_run"} <= {d.key for d in plan.diagnostics if d.kind == "unknown_key"}

@@ -158,6 +158,9 @@ def image_pins(path: Path) -> list[Pin]:
             before = _release_before(package, built)
             if before:
                 found.append(Pin(package, f"=={before}", f"{image}, a nightly built after {before})", exact=True))
+            elif _first_release(package):  # main before the first release the dates know: its development build
+                first = _first_release(package)  # (Souging/G.O.D-test's winglian/axolotl:main-20241101: 0.5.0.dev0)
+                found.append(Pin(package, f"=={first}.dev0", f"{image}, a nightly built before {first})", exact=True))
     return found if len({(pin.specifier, pin.vcs, pin.head) for pin in found}) == 1 else []
 
 
@@ -171,6 +174,13 @@ def _release_before(package: str, day: str) -> str | None:
     dates = load_keys_file("release_dates")["packages"].get(package, {})
     out = [version for version, released in dates.items() if released <= day]
     return out[-1] if out else None
+
+
+def _first_release(package: str) -> str | None:
+    """The oldest release of *package* keys/release_dates.json holds."""
+    from seqprof.config.dialects.common import load_keys_file
+
+    return next(iter(load_keys_file("release_dates")["packages"].get(package, {})), None)
 
 
 _PIP_INSTALL = re.compile(r"(?:^|[\s;&|(])(?:uv\s+)?(?:python[\d.]*\s+-m\s+)?pip[\d.]*\s+install\s+(.*)$")

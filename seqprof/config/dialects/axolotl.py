@@ -151,7 +151,8 @@ def detect(data: Mapping[str, Any]) -> int:
     axolotl mostly does not know (a Hydra config that merely sets gradient_accumulation_steps), or one with several
     keys it does not know and no data, which axolotl also requires (validation.py check_dataset_or_pretraining_dataset,
     0.5 on): a project's own `base_model:` + `train_data:` schema. (A config without data and with axolotl's own keys
-    stays axolotl's: seqprof is often given the data with --data.)"""
+    stays axolotl's: seqprof is often given the data with --data; so does a template whose `datasets:` is left empty
+    for the project's code to fill, G.O.D's per-model templates.)"""
     if "base_model" not in data:
         return 0
     strong = sum(3 for k in data if k in STRONG)
@@ -159,7 +160,7 @@ def detect(data: Mapping[str, Any]) -> int:
         return 0
     space = keyspace()
     foreign = sum(1 for k in data if k not in space.known and k not in space.renamed and k not in space.deprecated)
-    no_data = data.get("datasets") is None and data.get("pretraining_dataset") is None
+    no_data = "datasets" not in data and "pretraining_dataset" not in data
     if foreign >= 3 and (2 * foreign > len(data) or no_data):
         return 0
     return strong + sum(1 for k in data if k in WEAK)
