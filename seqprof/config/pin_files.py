@@ -158,8 +158,8 @@ def image_pins(path: Path) -> list[Pin]:
             before = _release_before(package, built)
             if before:
                 found.append(Pin(package, f"=={before}", f"{image}, a nightly built after {before})", exact=True))
-            elif _first_release(package):  # main before the first release the dates know: its development build
-                first = _first_release(package)  # (Souging/G.O.D-test's winglian/axolotl:main-20241101: 0.5.0.dev0)
+            elif first := _first_release(package):  # main before the first release the dates know: its development
+                # build (Souging/G.O.D-test's winglian/axolotl:main-20241101: 0.5.0.dev0)
                 found.append(Pin(package, f"=={first}.dev0", f"{image}, a nightly built before {first})", exact=True))
     return found if len({(pin.specifier, pin.vcs, pin.head) for pin in found}) == 1 else []
 
