@@ -82,6 +82,14 @@ class KeyHistory:
         """The generated versions of *package* the pins allow (allowed_minors, by patch for a 'patch' history)."""
         return allowed_minors(pins, package, self.versions(package), patch=self.step(package) == "patch")
 
+    def installed(self, package: str, pins: Pins) -> str | None:
+        """The release pip installs under *pins*: the newest they allow; None when nothing pins *package* or no
+        release meets the pins."""
+        from packaging.version import Version
+
+        allowed = self.allowed(package, pins)
+        return max(allowed, key=Version) if allowed else None
+
     def fields_in(self, package: str, version: str, classes: Iterable[str]) -> set[str]:
         """The fields *classes* have in generated *version* of *package*."""
         classes = list(classes)

@@ -168,10 +168,9 @@ def warmup_steps_refused(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> 
     value = cfg.get("warmup_steps")
     if not isinstance(value, float) or not 0 <= value:
         return []
-    allowed = history.allowed("transformers", pins)
-    if not allowed:  # unpinned (a fresh install gets 5.x) or a pin no release meets
+    installed = history.installed("transformers", pins)
+    if installed is None:  # unpinned (a fresh install gets 5.x) or a pin no release meets
         return []
-    installed = max(allowed, key=Version)
     if Version(installed) >= Version(WARMUP_STEPS_FLOAT_FROM):
         return []
     fix = f"; a ratio goes in warmup_ratio ({value} of the steps) under 4.x" if value < 1 else ""
@@ -221,10 +220,9 @@ def warmup_ratio_overridden(cfg: LoadedConfig, pins: Pins, history: KeyHistory) 
     if not _number(ratio) or ratio <= 0:
         return []
     steps = overriding_warmup_steps(cfg)
-    allowed = history.allowed("transformers", pins)
-    if steps is None or not allowed:
+    installed = history.installed("transformers", pins)
+    if steps is None or installed is None:
         return []
-    installed = max(allowed, key=Version)
     if "warmup_ratio" not in history.fields_in("transformers", installed, ["TrainingArguments"]):
         return []
     value, source = steps

@@ -258,7 +258,8 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     pins = pins if pins is not None else pins_beside(cfg.path)
     # an unpinned LLaMA-Factory beside transformers==4.38.0: pip can only install a release whose own transformers
     # range takes that pin (0.8.0 requires >=4.41.2), so the newest release is not what runs (lijiazheng99's dpo_ftx)
-    pins = with_dependency_floor(pins, KeyHistory.load(), "llamafactory", "transformers")
+    history = KeyHistory.load()
+    pins = with_dependency_floor(pins, history, "llamafactory", "transformers")
     b.stated("model", "model_name_or_path")
     task, task_key = _task(b)
     if task_key:
@@ -350,9 +351,9 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     hf.apply_training_arguments(b)
     if not board:
         b.diagnostics.extend(_checked_keys(cfg, pins))
-        b.diagnostics.extend(hf.warmup_steps_refused(cfg, pins, KeyHistory.load()))
-        b.diagnostics.extend(hf.warmup_ratio_overridden(cfg, pins, KeyHistory.load()))
-    b.default("framework_versions", describe_versions(PACKAGES, pins, KeyHistory.load()),
+        b.diagnostics.extend(hf.warmup_steps_refused(cfg, pins, history))
+        b.diagnostics.extend(hf.warmup_ratio_overridden(cfg, pins, history))
+    b.default("framework_versions", describe_versions(PACKAGES, pins, history),
               "the llamafactory/transformers versions keys were judged against (seqprof.config.versions)")
     omegaconf, why = _loaded_with_omegaconf(cfg, pins)
     b.default("duplicate_keys_refused", omegaconf, why)
