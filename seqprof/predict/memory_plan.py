@@ -122,6 +122,9 @@ def setup_from_plan(plan: Any, prompt_length: int | None = None) -> tuple[Traini
     adapter = get("adapter")
     adapter = str(adapter).lower() if adapter else None
     load4 = _on(get("load_in_4bit")) or adapter == "qlora"
+    if load4 and _on(get("lora_load_in_4bit_ignored")):  # axolotl quantizes only for qlora (SP452)
+        notes.append("load_in_4bit with adapter: lora: axolotl loads the base model unquantized, as predicted here")
+        load4 = False
     load8 = _on(get("load_in_8bit"))
     if adapter in ("qlora",):
         adapter = "lora"

@@ -204,6 +204,15 @@ REFUSED_DEPRECATIONS: Mapping[str, tuple[str, str, str]] = {
 }
 
 
+def _quantized_base(cfg: LoadedConfig) -> bool:
+    """Whether the base model is a checkpoint saved quantized (unsloth's -bnb-4bit, a GPTQ or AWQ export, `gptq:
+    true`), or a path seqprof cannot see into: axolotl then loads the quantization its config carries."""
+    model = cfg.data.get("base_model")
+    if as_bool(cfg.data.get("gptq")) is True or not isinstance(model, str):
+        return True
+    return bool(PRE_QUANTIZED.search(model)) or model.startswith(("/", ".", "~")) or model.count("/") != 1
+
+
 def _judged_releases(pins: Pins, history: KeyHistory) -> list[str] | None:
     """The axolotl releases a value check judges by: those the pins allow, the newest when unpinned; None for a
     commit pin, which seqprof cannot place among releases."""
@@ -222,6 +231,17 @@ LEGACY_ATTN_REFUSED_FROM = "0.17.0"
 # check_eval_packing refuses eval_table_size with sample packing unless eval_sample_packing is false, in every
 # release the key history holds (0.5.2 on); an axolotl of 2023 (rohanbalkondekar's 0.3.0 fork) had no such check
 EVAL_PACKING_REFUSED_FROM = "0.5.0"
+
+# ModelLoader._set_quantization_config builds a 4-bit BitsAndBytesConfig only for `adapter: qlora`, and for lora only
+# an 8-bit one; 0.5.2-0.12.2 also passed load_in_4bit to from_pretrained, which transformers 4.x turned into a 4-bit
+# load, and 0.13.1 stopped (loaders/model.py: no model_kwargs["load_in_4bit"] from 0.13.1 on; 0.13.0 was never
+# published). A base model that is already quantized (its config carries quantization_config) loads as it was saved.
+LORA_4BIT_DROPPED_FROM = "0.13.0"
+PRE_QUANTIZED = re.compile(r"bnb|4bit|4-bit|int4|nf4|gptq|awq|exl2|quantized", re.IGNORECASE)
+
+# resume_from_checkpoint is `str | None` in every pydantic schema (config/models/input/v0_4_1 in 0.5.2, schemas/
+# config.py since 0.8): pydantic v2 does not turn a bool into a str, so `resume_from_checkpoint: true` is refused
+# ("Input should be a valid string"); auto_resume_from_checkpoints is the switch
 
 # TrainingValidationMixin.check_batch_size_fields (utils/schemas/validation.py; config/models/input/v0_4_1 before
 # 0.8): 0.5.2-0.18.0 refuse a config with fewer than two of micro_batch_size, gradient_accumulation_steps and
@@ -521,6 +541,12 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     if b.raw("attn_implementation") and any(as_bool(b.raw(k)) is True for k, _ in LEGACY_ATTN) and \
             not _allows_before(pins, "axolotl", LEGACY_ATTN_REFUSED_FROM):
         b.derived("legacy_attention_refused", True, "attn_implementation")
+    if b.raw("adapter") == "lora" and as_bool(b.raw("load_in_4bit")) is True and not _quantized_base(cfg) and \
+            not _allows_before(pins, "axolotl", LORA_4BIT_DROPPED_FROM):
+        b.derived("lora_load_in_4bit_ignored", True, "load_in_4bit")
+    if isinstance(b.raw("resume_from_checkpoint"), bool) and \
+            not _allows_before(pins, "axolotl", PYDANTIC_SCHEMA_FROM):
+        b.derived("resume_flag_refused", True, "resume_from_checkpoint")
     refusal = _batch_size_refusal(cfg, pins, history)
     if refusal is not None:
         b.derived("batch_size_refusal", refusal, "micro_batch_size")
