@@ -636,6 +636,8 @@ def _version_module(tree: ast.Module, root: Path) -> tuple[str, str] | None:
             parts = [a.value for a in node.args]
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.endswith(".py"):
             parts = node.value.split("/")
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):  # Path(here) / "src" / "axolotl" / ...
+            parts = _divided_path(node)
         if not parts or not parts[-1].endswith(".py") or any(p in ("..", "") for p in parts):
             continue
         file = root.joinpath(*parts)
@@ -643,6 +645,18 @@ def _version_module(tree: ast.Module, root: Path) -> tuple[str, str] | None:
         if version:
             return version, f"{'/'.join(parts)} (setup.py's version)"
     return None
+
+
+def _divided_path(node: ast.BinOp) -> list[str]:
+    """The literal parts of a pathlib chain, `Path(os.path.dirname(__file__)) / "src" / "axolotl" / "__init__.py"`
+    -> ['src', 'axolotl', '__init__.py'] (axolotl's own setup.py get_package_version)."""
+    parts: list[str] = []
+    while isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        if not (isinstance(node.right, ast.Constant) and isinstance(node.right.value, str)):
+            return []
+        parts.insert(0, node.right.value)
+        node = node.left
+    return parts
 
 
 def _own_version(name: str, version: str, source: str) -> Pin | None:
@@ -682,6 +696,12 @@ def _pyproject_own_version(data: Mapping, text: str, path: Path) -> Pin | None:
             return _own_version(name, written[0], f"{written[1]} ({path.name}'s dynamic version)")
         # a module the build writes (torchtune's setup.py turns version.txt into torchtune/version.py)
         file = next((n for n in ("version.txt", "VERSION", "VERSION.txt") if (path.parent / n).is_file()), None)
+    if file is None and "version" in (project.get("dynamic") or []) and (path.parent / "setup.py").is_file():
+        try:  # setup(version=get_package_version()) reading src/axolotl/__init__.py (a fork of axolotl's 0.13 layout)
+            written = _version_module(ast.parse(_text(path.parent / "setup.py")), path.parent)
+        except SyntaxError:
+            written = None
+        return _own_version(name, *written) if written else None
     if not isinstance(file, str) or Path(file).is_absolute() or ".." in Path(file).parts:
         return None
     version_file = path.parent / file

@@ -442,8 +442,27 @@ def framework_fork(config_path: str | Path) -> Fork | None:
     forks keep name="llamafactory", an axolotl checkout name="axolotl"); None for a project of its own."""
     from seqprof.config.pins import FRAMEWORKS
 
-    found = _own_name(config_path)
+    found = _own_name(config_path) or _framework_source(config_path)
     return Fork(*found) if found and found[0] in FRAMEWORKS else None
+
+
+# a folder of each framework's own source, in its repository (a project's scripts folder named trl/ is not one)
+FRAMEWORK_SOURCE = {"axolotl": "src/axolotl/utils", "llamafactory": "src/llamafactory/hparams",
+                    "torchtune": "torchtune/modules", "trl": "trl/trainer"}
+
+
+def _framework_source(config_path: str | Path) -> tuple[str, str] | None:
+    """(package, folder) when the project root holds a framework's own package source (selalipop/axolotl's
+    src/axolotl/utils/schemas/datasets.py, with no packaging file beside it): the repository is that framework."""
+    path = Path(config_path)
+    if not path.is_file():
+        return None
+    root = project_root(path)
+    for package, folder in FRAMEWORK_SOURCE.items():
+        source = root / folder
+        if source.is_dir() and any(source.rglob("*.py")):
+            return package, folder
+    return None
 
 
 def _own_name(config_path: str | Path) -> tuple[str, str] | None:

@@ -243,6 +243,10 @@ PRE_QUANTIZED = re.compile(r"bnb|4bit|4-bit|int4|nf4|gptq|awq|exl2|quantized", r
 # config.py since 0.8): pydantic v2 does not turn a bool into a str, so `resume_from_checkpoint: true` is refused
 # ("Input should be a valid string"); auto_resume_from_checkpoints is the switch
 
+# check_causal_lm_evals: eval_causal_lm_metrics must be a list of SUPPORTED_METRICS, the same five in every release
+# with the pydantic schema (config/models/input/v0_4_1 in 0.5.2, schemas/config.py in 0.8, validation.py since 0.12)
+CAUSAL_LM_METRICS = ("sacrebleu", "comet", "ter", "chrf", "perplexity")
+
 # TrainingValidationMixin.check_batch_size_fields (utils/schemas/validation.py; config/models/input/v0_4_1 before
 # 0.8): 0.5.2-0.18.0 refuse a config with fewer than two of micro_batch_size, gradient_accumulation_steps and
 # batch_size set; 0.19.0 refuses only batch_size alone (the schema defaults the other two to 1).
@@ -547,6 +551,11 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     if isinstance(b.raw("resume_from_checkpoint"), bool) and \
             not _allows_before(pins, "axolotl", PYDANTIC_SCHEMA_FROM):
         b.derived("resume_flag_refused", True, "resume_from_checkpoint")
+    metrics = b.raw("eval_causal_lm_metrics")
+    if metrics and not _allows_before(pins, "axolotl", PYDANTIC_SCHEMA_FROM):
+        unsupported = [m for m in metrics if m not in CAUSAL_LM_METRICS] if isinstance(metrics, list) else [metrics]
+        if unsupported:
+            b.derived("causal_lm_metrics_refused", unsupported, "eval_causal_lm_metrics")
     refusal = _batch_size_refusal(cfg, pins, history)
     if refusal is not None:
         b.derived("batch_size_refusal", refusal, "micro_batch_size")

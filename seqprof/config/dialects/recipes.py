@@ -21,6 +21,8 @@ from seqprof.config.pins import Pin, Pins
 PATH_TRAINERS = {"sft": "sft", "dpo": "dpo", "kto": "kto", "orpo": "orpo", "grpo": "grpo", "cpo": "cpo", "rloo": "rloo",
                  "ppo": "ppo", "pretrain": "pretrain", "rm": "reward", "onlinedpo": "online_dpo",
                  "simpo": "dpo"}  # SimPO recipes (princeton-nlp/SimPO, its forks) train paired preferences DPO-style
+# masked-LM (continued) pretraining: transformers' run_mlm, llm2vec's masked next token prediction (MNTP)
+MASKED_LM_WORDS = frozenset({"mlm", "mntp"})
 
 
 def path_trainer(path: str | None) -> str | None:
@@ -56,9 +58,22 @@ def named_trainer(data: Mapping[str, Any], path: str | None) -> tuple[str | None
     named = path_trainer(path)
     if named or not path:
         return named, f"the path names {named} ({Path(path).name})" if named else ""
+    if _masked_lm(data, path):
+        return "pretrain", f"masked-LM pretraining: the path names it ({Path(path).name})"
     from seqprof.config.project_scripts import project_trainer
 
     return project_trainer(path, data) or (None, "")
+
+
+def _masked_lm(data: Mapping[str, Any], path: str) -> bool:
+    """A masked-LM run: a folder of the path says mlm or mntp (IandRover/BioLLM-MLM's args.json for run_mlm.py), or
+    the file name does and the file sets run_mlm's mlm_probability (llm2vec's dictalm2_mntp.json). A file named after
+    an MNTP-trained model it fine-tunes (word-task/Llama2-bi-mntp.json) sets no masking probability."""
+    import re
+
+    parts = Path(path).parts[-4:]
+    words = [{w.lower() for w in re.split(r"[^A-Za-z0-9]+", part)} & MASKED_LM_WORDS for part in parts]
+    return any(words[:-1]) or bool(words[-1]) and "mlm_probability" in data
 
 
 def _repository_root(folder: Path) -> bool:

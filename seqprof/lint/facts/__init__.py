@@ -9,7 +9,13 @@ from typing import Any
 from seqprof.config.plan import Plan, Setting
 from seqprof.dataset.profile import Profile
 from seqprof.lint.facts.common import KEY_NAMES, KeyNames, Lazy, Loc
-from seqprof.lint.facts.config import completion_unread_keys, config_flags, key_locs, lora_target_typos
+from seqprof.lint.facts.config import (
+    completion_unread_keys,
+    config_flags,
+    key_locs,
+    lora_target_typos,
+    none_texts,
+)
 from seqprof.lint.facts.data import DataFacts, data_facts
 from seqprof.lint.facts.drafter import DrafterFacts
 from seqprof.lint.facts.gpu import GpuFacts, gpu_facts
@@ -75,6 +81,7 @@ class Facts:
             "raw": _Values(self.plan.raw), "loc": _Values(key_locs(self.plan)),  # the file's top-level keys as written
             "registry": self.registry, "lora_target_typos": lora_target_typos(self.plan),
             "completion_unread_keys": completion_unread_keys(self.plan),
+            "none_texts": none_texts(self.plan),
         }
 
     @property

@@ -131,3 +131,57 @@ def completion_unread_keys(plan: Plan) -> list[UnreadDatasetKeys]:
                 out.append(UnreadDatasetKeys(key=dotted, file=plan.path, line=plan.key_lines.get(dotted), index=i,
                                              keys=unread, field=str(entry.get("field") or "text")))
     return out
+
+
+# the dialects whose loaders keep a YAML `None` as the text "None" (PyYAML's safe_load behind HfArgumentParser,
+# TrlParser and axolotl; OmegaConf behind LLaMA-Factory), for fields whose unset value is None. torchtune's
+# tutorials write `None` as a placeholder their launchers replace (key=value overrides built up in bash arrays)
+TEXT_NONE_DIALECTS = frozenset({"hf", "trl", "llamafactory", "axolotl"})
+# Hub settings only push_to_hub reads: the text is never used while pushing is off
+HUB_ONLY = frozenset({"hub_model_id", "hub_token", "hub_strategy", "hub_private_repo", "hub_revision"})
+
+
+def none_texts(plan: Plan) -> list[Loc]:
+    """Keys of a YAML file written `key: None`: the text 'None', not null. Not those a command line naming the file
+    sets itself (wx-zhang/bfpo's `--other_data_config=...`), nor a Hub setting while push_to_hub is off, nor any
+    where the project's own code compares a value with the text "None" (it reads the word on purpose)."""
+    if plan.dialect not in TEXT_NONE_DIALECTS or str(plan.path).lower().endswith(".json"):
+        return []
+    pushing = is_on(plan.raw.get("push_to_hub"))
+    found = [Loc(key=key, file=plan.path, line=plan.key_lines.get(key), value=value)
+             for key, value in _leaves(plan.raw, "") if isinstance(value, str) and value.strip() == "None"
+             and (pushing or key not in HUB_ONLY)]
+    if found and _project_tests_none_text(plan.path):
+        return []
+    if found:
+        from pathlib import Path
+
+        from seqprof.config.parser_classes import launch_overrides
+
+        overridden = launch_overrides(plan.path) if Path(plan.path).is_file() else frozenset()
+        found = [loc for loc in found if loc.key not in overridden]
+    return found
+
+
+def _leaves(node: Any, prefix: str):
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _leaves(value, f"{prefix}{key}" if not prefix else f"{prefix}.{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _leaves(value, f"{prefix}.{i}")
+    else:
+        yield prefix, node
+
+
+def _project_tests_none_text(path: str) -> bool:
+    """The project's Python compares a value with the text "None" (`if args.x == "None":`, `in ("None", None)`)."""
+    import re
+    from pathlib import Path
+
+    from seqprof.config.project_fields import project_root, python_files, source_text
+
+    if not Path(path).is_file():
+        return False
+    test = re.compile(r"""(?:==|!=|\bin\b)\s*[(\[]?[^\n]*?["']None["']|["']None["']\s*(?:==|!=)""")
+    return any(test.search(source_text(f)) for f in python_files(project_root(path)))

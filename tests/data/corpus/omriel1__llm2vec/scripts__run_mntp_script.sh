@@ -1,0 +1,1 @@
+python experiments/run_mntp.py nlp_course/dictalm2_mntp.json

@@ -1,0 +1,1 @@
+python experiments/run_simcse.py nlp_course/dictalm2_simcse.json
