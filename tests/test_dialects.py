@@ -1291,3 +1291,24 @@ def test_a_json_only_hfargumentparser_reads_is_hf_whatever_keys_no_class_declare
     plan = read_plan(config)
     assert plan.dialect == "hf"
     assert plan.dialect_source == "parsed by HfArgumentParser in run_vits_finetuning.py, with no trl import"
+
+
+def test_masked_lm_runs_are_pretraining_by_their_folder_or_by_their_name_and_masking_probability(tmp_path):
+    """llm2vec's MNTP configs (train_configs/mntp/MetaLlama3.json) and IandRover/BioLLM-MLM's args.json for
+    run_mlm.py train masked (next) token prediction: hf pretraining. A file named after an MNTP-trained model that
+    it fine-tunes on a word task (train_configs/word-task/Llama2-bi-mntp.json) sets no mlm_probability and names
+    no trainer; omriel1's nlp_course/dictalm2_mntp.json, named so and setting it, is pretraining."""
+    from corpus_layout import lay_out
+
+    tree = lay_out(tmp_path / "a", only="McGill-NLP__llm2vec")
+    assert read_plan(tree / "McGill-NLP__llm2vec/train_configs__mntp__MetaLlama3.json").get("trainer") == "pretrain"
+    word_task = tree / "McGill-NLP__llm2vec/train_configs__word-task__Llama2-bi-mntp.json"
+    assert "mlm_probability" not in word_task.read_text() and read_plan(word_task).get("trainer") is None
+    course = lay_out(tmp_path / "b", only="omriel1__llm2vec") / "omriel1__llm2vec/nlp_course__dictalm2_mntp.json"
+    assert read_plan(course).get("trainer") == "pretrain"
+    data = json.loads(course.read_text())
+    data.pop("mlm_probability")
+    course.write_text(json.dumps(data))
+    assert read_plan(course).get("trainer") is None
+    bio = lay_out(tmp_path / "c", only="IandRover__BioLLM-MLM") / "IandRover__BioLLM-MLM/args.json"
+    assert read_plan(bio).get("trainer") == "pretrain"

@@ -632,3 +632,26 @@ def test_an_axolotl_value_its_enum_refuses(tmp_path, line, fires):
     config.write_text(text.replace("chat_template: qwen2_5", line))
     found = [f.message for f in lint_paths([config], LintOptions(select=("SP406",))).findings]
     assert (fires is not None and any(fires in m for m in found)) or (fires is None and found == [])
+
+
+def test_a_yaml_none_is_text_unless_the_launch_line_sets_the_key(tmp_path):
+    """`other_data_config: None` in wx-zhang/bfpo's recipe is the text 'None' to yaml.safe_load, but bfpo.sh, the
+    command that runs the recipe, passes --other_data_config itself, so the file's value never runs. Without the
+    launcher the text reaches the project's `Optional[str]` field: SP455. nlee-208/align's `reward_weights: None`
+    reaches GRPOTrainer's `is not None` test."""
+    from corpus_layout import lay_out
+
+    from seqprof.lint.run import LintOptions, lint_paths
+
+    tree = lay_out(tmp_path / "bfpo", only="wx-zhang__bfpo")
+    recipe = tree / "wx-zhang__bfpo/recipes__zephyr-7b-beta__bfpo__selective.yaml"
+    assert "other_data_config: None" in recipe.read_text()
+    assert not [f for f in lint_paths([recipe], LintOptions()).files[0].findings if f.code == "SP455"]
+    (tree / "wx-zhang__bfpo/bfpo.sh").unlink()
+    [text] = [f for f in lint_paths([recipe], LintOptions()).files[0].findings if f.code == "SP455"]
+    assert text.key == "other_data_config" and text.line == 12 and "the text 'None'" in text.message
+    align = lay_out(tmp_path / "align", only="nlee-208__align") / "nlee-208__align/configs__grpo__base.yaml"
+    [weights] = [f for f in lint_paths([align], LintOptions()).files[0].findings if f.code == "SP455"]
+    assert weights.key == "reward_weights" and weights.severity == "warning"
+    align.write_text(align.read_text().replace("reward_weights: None", "reward_weights: null"))
+    assert not [f for f in lint_paths([align], LintOptions()).files[0].findings if f.code == "SP455"]

@@ -332,3 +332,28 @@ def test_plan_switches_as_the_dialects_normalised_them(tmp_path):
                    "precompute_ref_log_probs: 'true'\nload_in_4bit: 'false'\n")
     s, _ = setup_from_plan(read_plan(dpo))
     assert (s.trainer, s.reference, s.load_in_4bit) == ("dpo", "precomputed", False)
+
+
+def test_axolotl_lora_with_load_in_4bit_is_modelled_unquantized(tmp_path):
+    """axolotl builds a 4-bit BitsAndBytesConfig only for `adapter: qlora` (loaders/model.py, 0.13.1 on): with
+    `adapter: lora` and `load_in_4bit: true` the base model loads in 16-bit (SP452), and the memory model takes the
+    16-bit weights; the same file with qlora is 4-bit, and under axolotl 0.12.2 (which still passed load_in_4bit to
+    from_pretrained) lora is 4-bit too."""
+    body = ("base_model: Qwen/Qwen2.5-7B-Instruct\nsequence_len: 2048\nmicro_batch_size: 1\n"
+            "gradient_accumulation_steps: 4\nlora_r: 16\nlora_alpha: 32\nlora_target_linear: true\n"
+            "load_in_4bit: true\nbf16: true\n")
+    lora = tmp_path / "lora" / "axolotl.yaml"
+    lora.parent.mkdir()
+    lora.write_text(body + "adapter: lora\n")
+    s, notes = setup_from_plan(read_plan(lora))
+    assert (s.adapter, s.load_in_4bit) == ("lora", False)
+    assert any("loads the base model unquantized" in n for n in notes)
+    qlora = tmp_path / "qlora" / "axolotl.yaml"
+    qlora.parent.mkdir()
+    qlora.write_text(body + "adapter: qlora\n")
+    assert setup_from_plan(read_plan(qlora))[0].load_in_4bit
+    old = tmp_path / "old" / "axolotl.yaml"
+    old.parent.mkdir()
+    old.write_text(body + "adapter: lora\n")
+    (old.parent / "requirements.txt").write_text("axolotl==0.12.2\n")
+    assert setup_from_plan(read_plan(old))[0].load_in_4bit

@@ -251,3 +251,26 @@ def test_a_preference_recipe_whose_sft_key_is_the_project_s_own_field_is_dpo_and
     assert found.code == "SP402"
     assert "breaks" not in found.message and "the setting is lost on that upgrade" in found.message
     assert "CustomPOConfig (algorithms/custom_po_config.py:56) re-declares it" in found.message
+
+
+def test_a_repository_holding_axolotl_s_own_source_reads_its_own_dataset_fields(tmp_path):
+    """selalipop/axolotl is a fork whose stored copy has no setup.py or pyproject.toml, only the package source:
+    src/axolotl/utils/schemas/datasets.py declares SFTDataset.train_only_last_turn, which no axolotl release has.
+    The repository is axolotl's own copy, so its dataset entries are not judged against 0.19.0; without that
+    source beside it the key is one no dataset model has."""
+    from corpus_layout import lay_out
+
+    from seqprof.config.project_fields import framework_fork
+
+    fork = "selalipop__axolotl"
+    tree = lay_out(tmp_path / "fork", only=fork)
+    config = tree / f"{fork}/local-run__26b-a4b-moe-nvfp4-lora.yaml"
+    assert "train_only_last_turn" in config.read_text()
+    assert framework_fork(config).package == "axolotl"
+    assert not [d for d in read_plan(config).diagnostics if d.key.endswith("train_only_last_turn")]
+    bare = lay_out(tmp_path / "bare", only=fork)  # a second copy: what a path's project is, is read once
+    shutil.rmtree(bare.root / fork / "src")
+    config = bare / f"{fork}/local-run__26b-a4b-moe-nvfp4-lora.yaml"
+    assert framework_fork(config) is None
+    [gone] = [d for d in read_plan(config).diagnostics if d.key.endswith("train_only_last_turn")]
+    assert gone.kind == "unknown_key"

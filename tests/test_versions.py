@@ -1410,3 +1410,23 @@ def test_an_axolotl_nightly_older_than_every_dated_release_is_the_next_release_s
     later = {d.key: d.kind for d in plan.diagnostics if d.key in ("flash_attention", "eval_max_new_tokens")}
     assert later == {"flash_attention": "upcoming_deprecation", "eval_max_new_tokens": "upcoming_deprecation"}
     assert {"early_stopping_threshold", "wandb_run"} <= {d.key for d in plan.diagnostics if d.kind == "unknown_key"}
+
+
+def test_a_fork_whose_setup_py_reads_its_version_through_a_pathlib_chain_is_pinned_to_it(tmp_path):
+    """lilyzhng/axolotl (a 2026 fork) names itself in pyproject.toml with a dynamic version, which its setup.py
+    reads from `Path(os.path.dirname(os.path.abspath(__file__))) / "src" / "axolotl" / "__init__.py"`: the checkout
+    is axolotl 0.13.0.dev, where flash_attention is a plain field, not the deprecated one of 0.19 (SP402). Without
+    the module the version is unknown and the newest release is judged."""
+    from corpus_layout import lay_out
+
+    fork = "lilyzhng__axolotl"
+    tree = lay_out(tmp_path / "fork", only=fork)
+    config = tree / f"{fork}/examples__qwen3-vl__lora-8b.yaml"
+    [pin] = find_pins(config).of("axolotl")
+    assert pin.specifier == "==0.13.0.dev" and pin.source.startswith("src/axolotl/__init__.py (setup.py's version)")
+    assert not [d for d in read_plan(config).diagnostics if d.key == "flash_attention" and d.kind == "renamed_key"]
+    bare = lay_out(tmp_path / "bare", only=fork)  # a second copy: pins are read once per path
+    (bare / f"{fork}/src__axolotl____init__.py").unlink()
+    config = bare / f"{fork}/examples__qwen3-vl__lora-8b.yaml"
+    assert not [p for p in find_pins(config).of("axolotl") if p.specifier]
+    assert [d.kind for d in read_plan(config).diagnostics if d.key == "flash_attention"] == ["renamed_key"]
