@@ -32,10 +32,17 @@ _CONDA_EXPORT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)=([0-9][^=\s]*)=[^=
 _CONDA = re.compile(r"^\s*(?:[\w.-]+::)?([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*?)\s*$")
 
 
+# requirements files under the misspellings projects commit (requirments.txt, requirement.txt is caught above)
+MISSPELLED_REQUIREMENTS = re.compile(r"^(?:[\w.-]*[-_])?(?:requirments|requirmentes|requierments|requiremnts|"
+                                     r"requeriments|requrements)(?:[-_][\w.-]*)?\.txt$")
+
+
 def reader_for(name: str):
     """The reader of a file named *name*, None for a file that pins nothing."""
     low = name.lower()
     if "requirement" in low and low.endswith((".txt", ".in")):  # new_requirements.txt, train_requirement.txt too
+        return read_requirements
+    if MISSPELLED_REQUIREMENTS.match(low):  # PhiVanDat123/riskKD's requirments.txt, which its README installs
         return read_requirements
     if low.endswith(".sh") or low == "dockerfile" or low.startswith("dockerfile.") or low.endswith(".dockerfile"):
         return lambda path: read_install_script(path) + image_pins(path)
@@ -135,13 +142,18 @@ def image_pins(path: Path) -> list[Pin]:
     which axolotl stopped pushing to on 2025-11-14 (0fbde69e9, "personal repo is deprecated"): its main-latest is
     main of that day, 0.13.0.dev. Two images of different releases in one file say nothing."""
     text = _text(path) if path.is_file() and path.stat().st_size <= MAX_IMAGE_FILE_BYTES else ""
+    return _images_named(text, path.name)
+
+
+def _images_named(text: str, name: str) -> list[Pin]:
+    """image_pins over *text*, a file called *name* (or a README's code blocks)."""
     if "axolotl" not in text:
         return []
     found: list[Pin] = []
     for match in _IMAGE.finditer(text):
         package, tag = match.group("package"), match.group("tag")
         line = text.count("\n", 0, match.start()) + 1
-        image = f"{path.name}:{line} (image {match.group(0)}"
+        image = f"{name}:{line} (image {match.group(0)}"
         release = _IMAGE_RELEASE.match(tag) if tag else None
         nightly = _IMAGE_NIGHTLY.match(tag) if tag else None
         if tag in ("main-latest", "latest") and not match.group(0).startswith("winglian/"):
@@ -196,6 +208,9 @@ README = re.compile(r"^readme(\.(md|rst|txt|markdown))?$", re.I)
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
 
+_DOCKER_LINE = re.compile(r"\s*(?:sudo\s+)?docker\s+(?:run|pull)\b")
+
+
 def read_readme(path: Path) -> list[Pin]:
     """The `pip install` lines of a README's code blocks (```shell ... ```): NV-Reason-CXR installs for training
     with `uv pip install trl==0.22.2 transformers==4.56.1` and pins nothing in a file; RLHFlow's pair-pm clones
@@ -211,7 +226,10 @@ def read_readme(path: Path) -> list[Pin]:
     named = _environment_names(kept)
     installed = [replace(pin, environment=named.get(int(re.search(r":(\d+)", pin.source).group(1))))
                  for pin in installed]
-    return installed + _listed_environment(kept, prose, path.name)
+    # the framework image its code blocks run (jcparrad's `docker run ... winglian/axolotl:main-py3.10-cu118-2.0.1`)
+    commands = [code or (text if _DOCKER_LINE.match(text) else "") for code, text in zip(kept, prose)]
+    images = _images_named("\n".join(commands), path.name)  # a `docker run` line outside a code block too
+    return installed + _listed_environment(kept, prose, path.name) + images
 
 
 # a named environment made or entered: `conda create -n sim python=3.10`, `conda activate inpo`, `python -m venv .rl`

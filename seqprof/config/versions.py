@@ -21,7 +21,14 @@ from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
-from seqprof.config.pin_files import README, image_pins, read_install_script, read_readme, reader_for
+from seqprof.config.pin_files import (
+    ENVIRONMENT_NAMED,
+    README,
+    image_pins,
+    read_install_script,
+    read_readme,
+    reader_for,
+)
 from seqprof.config.pins import PACKAGES, Pin, Pins
 
 MAX_LEVELS = 4  # parent folders searched above the config's own when no .git marks the root
@@ -49,6 +56,10 @@ def find_pins(config_path: str | Path) -> Pins:
                 pins.setdefault(pin.package, []).append(pin)
         if "axolotl" not in pins:  # an image the project's launcher runs the configs in (Modal's src/common.py)
             pins.update({pin.package: [pin] for pin in _images_anywhere(root)})
+    if repository:  # a package of the repository installed into the environment the launchers enter
+        entered = _entered_package_pins(root, notes)
+        for package in {pin.package for pin in entered}:
+            pins[package] = [pin for pin in entered if pin.package == package]
     for pin in _readme_pins(folders, notes):  # the README's install steps, for what no project file pins
         if pin.cloned_only:  # the release of a local checkout a project file installs at an unknown commit
             if pin.package in pins and all(p.vcs and p.checkout for p in pins[pin.package]):
@@ -118,27 +129,85 @@ def _readme_pins(folders: Sequence[Path], notes: list[str]) -> list[Pin]:
             if found and len({(p.specifier, p.vcs, p.head) for p in found}) == 1]
 
 
-# a launcher entering an environment: `conda activate sim`, `source activate sim`, `.../miniconda3/envs/sim/bin/accelerate`
-ACTIVATED = re.compile(r"(?:^|[\s;&|])(?:(?:conda|source)\s+activate\s+([\w.-]+)|\S*/envs/([\w.-]+)/bin/)", re.M)
+# a launcher entering an environment: `conda activate sim`, `source activate sim`, `.../miniconda3/envs/sim/bin/accelerate`,
+# a virtual environment's `source openr1/bin/activate`
+ACTIVATED = re.compile(r"(?:^|[\s;&|])(?:(?:conda|source)\s+activate\s+([\w.-]+)|\S*/envs/([\w.-]+)/bin/|"
+                       r"(?:source|\.)\s+(?:\S*/)?([\w.-]+)/bin/activate\b)", re.M)
 LAUNCHER_SUFFIXES = (".sh", ".slurm", ".sbatch", ".bash")
 
 
-def _activated_environments(root: Path) -> set[str]:
-    """The environment names the shell launchers at the repository root and one folder down enter, outside
+def _activated_environments(root: Path, depth: int = 1) -> set[str]:
+    """The environment names the shell launchers at the repository root and *depth* folders down enter, outside
     comments (XuHuang441/SimPO_slurm's run_sppo.slurm runs `/hai/.../envs/sim/bin/accelerate launch`)."""
     names: set[str] = set()
-    folders = [root, *(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))] \
-        if root.is_dir() else []
-    for folder in folders:
-        for path in sorted(folder.iterdir()):
-            if path.suffix in LAUNCHER_SUFFIXES and path.is_file():
-                try:
-                    text = "\n".join(line for line in path.read_text(errors="replace").splitlines()
-                                     if not line.lstrip().startswith("#"))
-                except OSError:
-                    continue
-                names.update(a or b for a, b in ACTIVATED.findall(text))
+    for path in _shell_files(root, depth):
+        names.update(a or b or c for a, b, c in ACTIVATED.findall(_uncommented(path)))
     return names
+
+
+def _shell_files(root: Path, depth: int) -> list[Path]:
+    """The shell scripts at the repository root and up to *depth* folders below it (hidden folders left out)."""
+    folders, level = [root] if root.is_dir() else [], [root] if root.is_dir() else []
+    for _ in range(depth):
+        level = [p for f in level for p in sorted(f.iterdir()) if p.is_dir() and not p.name.startswith(".")]
+        folders += level
+    return [path for folder in folders for path in sorted(folder.iterdir())
+            if path.suffix in LAUNCHER_SUFFIXES and path.is_file()]
+
+
+def _uncommented(path: Path) -> str:
+    try:
+        return "\n".join(line for line in path.read_text(errors="replace").splitlines()
+                         if not line.lstrip().startswith("#"))
+    except OSError:
+        return ""
+
+
+# `uv pip install -e "llm2025compet/training/open-r1[dev]"`: a package of the repository installed editable
+EDITABLE = re.compile(r"\bpip\s+install\s+(?:-\S+\s+)*?(?:-e|--editable)\s+[\"']?([^\s\"'\[]+)")
+
+
+def _entered_package_pins(root: Path, notes: list[str]) -> list[Pin]:
+    """The pins of a package of the repository (its own setup.py or pyproject.toml below the root) that an install
+    script installs editable into an environment it makes, where the project's launchers enter that environment:
+    Damin3927/llm2025compet's create_open-r1_env.sh makes `uv venv openr1` and installs training/open-r1
+    (transformers==4.54.1, trl==0.19.0), and its launchers `source openr1/bin/activate`; the root pyproject.toml's
+    transformers>=4.53.3 is another environment's."""
+    entered = _activated_environments(root, depth=3)
+    if not entered:
+        return []
+    for script in _shell_files(root, 2):
+        if not INSTALL_SCRIPT.match(script.name):
+            continue
+        text = _uncommented(script)
+        if not set(ENVIRONMENT_NAMED.findall(text)) & entered:
+            continue
+        for match in EDITABLE.finditer(text):
+            package = _repository_folder(root, match.group(1))
+            if package is None or not any((package / name).is_file() for name in ("setup.py", "pyproject.toml")):
+                continue
+            where = package.relative_to(root).as_posix()
+            found = [replace(pin, source=f"{where}/{pin.source}, installed by "
+                                         f"{script.relative_to(root).as_posix()}")
+                     for pin in _pins_of_folder(package, notes, launchers=False)
+                     if pin.package in PACKAGES and pin.specifier and not pin.own]
+            if found:
+                return found
+    return []
+
+
+def _repository_folder(root: Path, written: str) -> Path | None:
+    """The folder below *root* that an install path names by its tail (`llm2025compet/training/open-r1` is the
+    repository's training/open-r1, wherever the author cloned it); None for the root itself or no such folder."""
+    parts = [p for p in Path(written).parts if p not in (".", "/")]
+    for start in range(len(parts)):
+        tail = parts[start:]
+        if ".." in tail:
+            continue
+        folder = root.joinpath(*tail)
+        if folder.is_dir() and folder.resolve() != root.resolve() and folder.resolve().is_relative_to(root.resolve()):
+            return folder
+    return None
 
 
 def _pins_of_folder(folder: Path, notes: list[str], launchers: bool = True) -> list[Pin]:
