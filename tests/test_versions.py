@@ -1430,3 +1430,45 @@ def test_a_fork_whose_setup_py_reads_its_version_through_a_pathlib_chain_is_pinn
     config = bare / f"{fork}/examples__qwen3-vl__lora-8b.yaml"
     assert not [p for p in find_pins(config).of("axolotl") if p.specifier]
     assert [d.kind for d in read_plan(config).diagnostics if d.key == "flash_attention"] == ["renamed_key"]
+
+
+def test_a_package_installed_into_the_environment_the_launchers_enter_pins_its_configs(tmp_path):
+    """Damin3927/llm2025compet's root pyproject.toml asks for transformers>=4.53.3, but training runs in the
+    `openr1` venv: training/create_open-r1_env.sh makes it (`uv venv openr1`) and installs training/open-r1
+    editable, whose setup.py pins transformers==4.54.1 and trl==0.19.0, and every launcher in training/commands
+    enters it (`source openr1/bin/activate`). At 4.54.1 warmup_ratio still works: an upgrade warning (SP402), not
+    SP408. A launcher that enters no such environment leaves the root's pins."""
+    from corpus_layout import lay_out
+
+    repo = "Damin3927__llm2025compet"
+    tree = lay_out(tmp_path / "venv", only=repo)
+    config = tree / f"{repo}/training__configs__Qwen3-14B__DPO__config_dpo.yaml"
+    pins = find_pins(config)
+    assert pins.describe("transformers").startswith("transformers==4.54.1 (training/open-r1/setup.py:71, installed "
+                                                    "by training/create_open-r1_env.sh)")
+    assert pins.describe("trl").startswith("trl==0.19.0")
+    [ratio] = [d for d in read_plan(config).diagnostics if d.key == "warmup_ratio"]
+    assert ratio.kind == "renamed_key" and "after the pinned one" in ratio.message
+    bare = lay_out(tmp_path / "bare", only=repo)
+    for launcher in (bare.root / repo / "training" / "commands").iterdir():
+        launcher.write_text("\n".join(line for line in launcher.read_text().splitlines() if "bin/activate" not in line))
+    config = bare / f"{repo}/training__configs__Qwen3-14B__DPO__config_dpo.yaml"
+    assert find_pins(config).describe("transformers").startswith("transformers>=4.53.3 (pyproject.toml")
+
+
+def test_a_misspelled_requirements_file_and_a_readme_docker_line_pin_the_framework(tmp_path):
+    """PhiVanDat123/riskKD pins trl==0.12.0 in `requirments.txt` (its README says requirements.txt): pip installs
+    that file, so its pins count. jcparrad/llama27b_qlora_axolotl's README runs `docker run ...
+    winglian/axolotl:main-py3.10-cu118-2.0.1` outside any code block: an undated main build, a commit seqprof cannot
+    place, so flash_attention is not judged against axolotl 0.19's rename."""
+    from corpus_layout import lay_out
+
+    risk = "PhiVanDat123__riskKD"
+    config = lay_out(tmp_path / "risk", only=risk) / f"{risk}/recipes__llama3.2-1b-deita-dpomix__riskKD.yaml"
+    assert find_pins(config).describe("trl").startswith("trl==0.12.0 (requirments.txt:")
+    image = "jcparrad__llama27b_qlora_axolotl"
+    tree = lay_out(tmp_path / "image", only=image)
+    config = tree / f"{image}/llama2_7b_quotes_qlora.yaml"
+    [pin] = find_pins(config).pins["axolotl"]
+    assert pin.vcs and "main-py3.10-cu118-2.0.1" in pin.source and pin.source.startswith("README.md:5")
+    assert not [d for d in read_plan(config).diagnostics if d.key == "flash_attention" and d.kind == "renamed_key"]

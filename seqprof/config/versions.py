@@ -173,8 +173,9 @@ def _entered_package_pins(root: Path, notes: list[str]) -> list[Pin]:
     Damin3927/llm2025compet's create_open-r1_env.sh makes `uv venv openr1` and installs training/open-r1
     (transformers==4.54.1, trl==0.19.0), and its launchers `source openr1/bin/activate`; the root pyproject.toml's
     transformers>=4.53.3 is another environment's."""
-    entered = _activated_environments(root, depth=3)
-    if not entered:
+    launchers = [path for path in _shell_files(root, 3) if not INSTALL_SCRIPT.match(path.name)]
+    entered = {a or b or c for path in launchers for a, b, c in ACTIVATED.findall(_uncommented(path))}
+    if not entered:  # the install script enters the environment it makes; a launcher must enter it too
         return []
     for script in _shell_files(root, 2):
         if not INSTALL_SCRIPT.match(script.name):
@@ -238,7 +239,7 @@ ENVIRONMENT_FOLDER = re.compile(r"^\.?(envs?|env[-_]?files?|environments?|instal
 # a script whose name says it sets up the environment, in any folder at the root or one below it
 # (K-bhuvan/chess-llm's scripts/install_unsloth_blackwell.sh, which its README runs after `pip install -e .` to cap
 # transformers and trl; shangshang-wang/Tina's scripts/set/set_env.sh, which runs `pip install trl==0.15.2`)
-INSTALL_SCRIPT = re.compile(r"^(?:[\w.-]*[-_.])?(?:install|setup|env|environment)(?:[-_.][\w.-]*)?\.sh$", re.I)
+INSTALL_SCRIPT = re.compile(r"^(?:[\w.-]*[-_.])?(?:install|setup|env|environment)\d*(?:[-_.][\w.-]*)?\.sh$", re.I)
 
 
 def _environment_pins(root: Path, notes: list[str]) -> list[Pin]:
