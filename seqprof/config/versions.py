@@ -136,20 +136,24 @@ ACTIVATED = re.compile(r"(?:^|[\s;&|])(?:(?:conda|source)\s+activate\s+([\w.-]+)
 LAUNCHER_SUFFIXES = (".sh", ".slurm", ".sbatch", ".bash")
 
 
-def _activated_environments(root: Path, depth: int = 1) -> set[str]:
-    """The environment names the shell launchers at the repository root and *depth* folders down enter, outside
+def _activated_environments(root: Path) -> set[str]:
+    """The environment names the shell launchers at the repository root and one folder down enter, outside
     comments (XuHuang441/SimPO_slurm's run_sppo.slurm runs `/hai/.../envs/sim/bin/accelerate launch`)."""
     names: set[str] = set()
-    for path in _shell_files(root, depth):
+    for path in _shell_files(root, 1):
         names.update(a or b or c for a, b, c in ACTIVATED.findall(_uncommented(path)))
     return names
 
 
 def _shell_files(root: Path, depth: int) -> list[Path]:
-    """The shell scripts at the repository root and up to *depth* folders below it (hidden folders left out)."""
+    """The shell scripts at the repository root and up to *depth* folders below it (hidden, vendored and virtual
+    environment folders left out)."""
+    from seqprof.config.project_fields import SKIPPED_FOLDERS
+
     folders, level = [root] if root.is_dir() else [], [root] if root.is_dir() else []
     for _ in range(depth):
-        level = [p for f in level for p in sorted(f.iterdir()) if p.is_dir() and not p.name.startswith(".")]
+        level = [p for f in level for p in sorted(f.iterdir()) if p.is_dir() and not p.name.startswith(".")
+                 and p.name not in SKIPPED_FOLDERS]
         folders += level
     return [path for folder in folders for path in sorted(folder.iterdir())
             if path.suffix in LAUNCHER_SUFFIXES and path.is_file()]

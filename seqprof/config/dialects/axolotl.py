@@ -242,6 +242,7 @@ PRE_QUANTIZED = re.compile(r"bnb|4bit|4-bit|int4|nf4|gptq|awq|exl2|quantized", r
 # resume_from_checkpoint is `str | None` in every pydantic schema (config/models/input/v0_4_1 in 0.5.2, schemas/
 # config.py since 0.8): pydantic v2 does not turn a bool into a str, so `resume_from_checkpoint: true` is refused
 # ("Input should be a valid string"); auto_resume_from_checkpoints is the switch
+RESUME_PATH_ONLY_FROM = PYDANTIC_SCHEMA_FROM
 
 # check_causal_lm_evals: eval_causal_lm_metrics must be a list of SUPPORTED_METRICS, the same five in every release
 # with the pydantic schema (config/models/input/v0_4_1 in 0.5.2, schemas/config.py in 0.8, validation.py since 0.12)
@@ -549,7 +550,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
             not _allows_before(pins, "axolotl", LORA_4BIT_DROPPED_FROM):
         b.derived("lora_load_in_4bit_ignored", True, "load_in_4bit")
     if isinstance(b.raw("resume_from_checkpoint"), bool) and \
-            not _allows_before(pins, "axolotl", PYDANTIC_SCHEMA_FROM):
+            not _allows_before(pins, "axolotl", RESUME_PATH_ONLY_FROM):
         b.derived("resume_flag_refused", True, "resume_from_checkpoint")
     metrics = b.raw("eval_causal_lm_metrics")
     if metrics and not _allows_before(pins, "axolotl", PYDANTIC_SCHEMA_FROM):
