@@ -21,8 +21,8 @@ from pathlib import Path
 from seqprof.config.launches import command_lines, framework_launches, tied_scripts
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
-from seqprof.config.project_fields import (called_name, imported_names, in_project, parsed_module,
-                                         project_dataclasses, project_reads, project_root, python_files, source_text)
+from seqprof.config.project_fields import (called_name, code_matches, imported_names, in_project, parsed_module,
+                                         project_dataclasses, project_reads, project_root, source_text)
 from seqprof.config.project_scripts import parser_files, parser_scripts
 from seqprof.config.key_history import KeyHistory
 from seqprof.config.pins import Pins
@@ -109,7 +109,7 @@ def _loads_by_hand(root: str, json_file: bool) -> bool:
     """Whether any Python file of the project loads a YAML (or, for a JSON config, JSON) file as a mapping, which its
     code could then read keys out of by name."""
     pattern = JSON_LOADS if json_file else YAML_LOADS
-    return any(pattern.search(source_text(f)) for f in python_files(Path(root)))
+    return code_matches(Path(root), pattern)
 
 
 def _own_config_class(call: ParserCall, root: Path, keys: list[str], expected: str, pins: Pins,

@@ -382,6 +382,11 @@ def _name_literal(node: ast.expr | None) -> list[ast.Constant]:
     return elements if len(elements) == len(node.elts) else []
 
 
+def code_matches(root: Path, pattern: re.Pattern) -> bool:
+    """Whether any of the project's Python files (under *root*) matches *pattern*."""
+    return any(pattern.search(source_text(f)) for f in python_files(root))
+
+
 def source_text(file: Path) -> str:
     """*file*'s text; '' for a file that is unreadable, too large or not a regular file."""
     try:

@@ -139,10 +139,12 @@ LAUNCHER_SUFFIXES = (".sh", ".slurm", ".sbatch", ".bash")
 def _activated_environments(root: Path) -> set[str]:
     """The environment names the shell launchers at the repository root and one folder down enter, outside
     comments (XuHuang441/SimPO_slurm's run_sppo.slurm runs `/hai/.../envs/sim/bin/accelerate launch`)."""
-    names: set[str] = set()
-    for path in _shell_files(root, 1):
-        names.update(a or b or c for a, b, c in ACTIVATED.findall(_uncommented(path)))
-    return names
+    return _entered_by(_shell_files(root, 1))
+
+
+def _entered_by(launchers: Iterable[Path]) -> set[str]:
+    """The environment names *launchers* enter (ACTIVATED), outside comments."""
+    return {a or b or c for path in launchers for a, b, c in ACTIVATED.findall(_uncommented(path))}
 
 
 def _shell_files(root: Path, depth: int) -> list[Path]:
@@ -177,8 +179,7 @@ def _entered_package_pins(root: Path, notes: list[str]) -> list[Pin]:
     Damin3927/llm2025compet's create_open-r1_env.sh makes `uv venv openr1` and installs training/open-r1
     (transformers==4.54.1, trl==0.19.0), and its launchers `source openr1/bin/activate`; the root pyproject.toml's
     transformers>=4.53.3 is another environment's."""
-    launchers = [path for path in _shell_files(root, 3) if not INSTALL_SCRIPT.match(path.name)]
-    entered = {a or b or c for path in launchers for a, b, c in ACTIVATED.findall(_uncommented(path))}
+    entered = _entered_by(path for path in _shell_files(root, 3) if not INSTALL_SCRIPT.match(path.name))
     if not entered:  # the install script enters the environment it makes; a launcher must enter it too
         return []
     for script in _shell_files(root, 2):

@@ -331,13 +331,13 @@ DATASET_TYPE = "datasets.type"  # key_history.json "values": the bare `type:` wo
 def _compared_in_project(config_path: str, kind: str) -> bool:
     """Whether the project's code tests a dataset's type against *kind* (PhungVanDuy/openchai's finetune.py:
     `if item["type"] == "chatml" or item["type"] == "input_output":` routes those entries to its own loader)."""
-    from seqprof.config.project_fields import project_root, python_files, source_text
+    from seqprof.config.project_fields import code_matches, project_root
 
     if not Path(config_path).is_file():
         return False
     test = re.compile(r"""\[\s*["']type["']\s*\]\s*(?:==|!=|in)\s*[^\n]*["']""" + re.escape(kind) + r"""["']|"""
                       r"""["']""" + re.escape(kind) + r"""["']\s*(?:==|!=)\s*\w+\s*\[\s*["']type["']""")
-    return any(test.search(source_text(f)) for f in python_files(project_root(config_path)))
+    return code_matches(project_root(config_path), test)
 
 
 def _dataset_types_unhandled(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
@@ -773,7 +773,7 @@ def _schema_release(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> tuple
     if _judged_releases(pins, history) is None:  # a commit seqprof cannot place
         return None
     allowed = history.allowed("axolotl", pins)
-    installed = max(allowed, key=history.versions("axolotl").index) if allowed else history.newest("axolotl")
+    installed = history.installed("axolotl", pins) or history.newest("axolotl")
     return installed, (f"{pins.describe('axolotl')} installs {minor(installed)}" if allowed else
                        _assumed_newest(pins, installed))
 

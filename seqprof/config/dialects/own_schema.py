@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from seqprof.config.launches import command_lines
-from seqprof.config.project_fields import IDENTIFIER, project_root, python_files, source_text
+from seqprof.config.project_fields import IDENTIFIER, code_matches, project_root, python_files, source_text
 from seqprof.config.key_history import KeyHistory
 
 # a project's own names for what TrainingArguments / ModelConfig call otherwise: a file that writes two of them (and
@@ -164,4 +164,4 @@ def _parsed_whole(group: str, root: Path) -> bool:
     read as a framework's would be."""
     section = rf"""(?:\[\s*["']{re.escape(group)}["']\s*\]|\.{re.escape(group)}\b)"""
     pattern = re.compile(rf"parse_dict\([^\n]*{section}")
-    return any(pattern.search(source_text(f)) for f in python_files(root))
+    return code_matches(root, pattern)

@@ -179,9 +179,8 @@ def _project_tests_none_text(path: str) -> bool:
     import re
     from pathlib import Path
 
-    from seqprof.config.project_fields import project_root, python_files, source_text
+    from seqprof.config.project_fields import code_matches, project_root
 
     if not Path(path).is_file():
         return False
-    test = re.compile(r"""(?:==|!=|\bin\b)\s*[(\[]?[^\n]*?["']None["']|["']None["']\s*(?:==|!=)""")
-    return any(test.search(source_text(f)) for f in python_files(project_root(path)))
+    return code_matches(project_root(path), re.compile(r"""(?:==|!=|\bin\b)\s*[(\[]?[^\n]*?["']None["']|["']None["']\s*(?:==|!=)"""))
