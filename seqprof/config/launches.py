@@ -166,6 +166,16 @@ def command_line_values(config_path: str | Path, keys: Iterable[str]) -> dict[st
     return out
 
 
+def launch_overrides(config_path: str | Path) -> frozenset[str]:
+    """The keys a command line naming the config also passes itself (`--learning_rate=1e-5`, LLaMA-Factory's
+    `learning_rate=1e-5`): the parser takes those from the command line, through argparse or OmegaConf."""
+    path = Path(config_path)
+    lines, _ = command_lines(project_root(path), path.resolve())
+    return frozenset(m.group(1) for _, _, line in lines
+                     for m in re.finditer(r"(?:^|\s)(?:--)?([A-Za-z_][\w.]*)(?:=|\s+(?=[^-\s]))", line)
+                     if "--" + m.group(1) in line or m.group(1) + "=" in line)
+
+
 def tune_overrides(config_path: str | Path) -> dict[str, str]:
     """Key -> 'file:line' for each dotted key that every `tune run ... --config <this file>` line of the project
     sets on the command line (`dataset._component_=data.datasets.politune_left`): torchtune's parse_args merges

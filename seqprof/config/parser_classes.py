@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from seqprof.config.launches import command_lines, framework_launches, tied_scripts
+from seqprof.config.launches import framework_launches, tied_scripts
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_fields import (called_name, code_matches, imported_names, in_project, parsed_module,
@@ -335,16 +335,6 @@ def yaml_reading(config_path: str | Path, keys: list[str]) -> YamlReading | None
     if len(through_argparse) != 1:
         return None
     return YamlReading("; ".join(where), argparse=through_argparse.pop())
-
-
-def launch_overrides(config_path: str | Path) -> frozenset[str]:
-    """The keys a command line naming the config also passes itself (`--learning_rate=1e-5`, LLaMA-Factory's
-    `learning_rate=1e-5`): the parser takes those from the command line, through argparse or OmegaConf."""
-    path = Path(config_path)
-    lines, _ = command_lines(project_root(path), path.resolve())
-    return frozenset(m.group(1) for _, _, line in lines
-                     for m in re.finditer(r"(?:^|\s)(?:--)?([A-Za-z_][\w.]*)(?:=|\s+(?=[^-\s]))", line)
-                     if "--" + m.group(1) in line or m.group(1) + "=" in line)
 
 
 def _leftover_fate(text: str, copied_trlparser: bool = False) -> str | None:

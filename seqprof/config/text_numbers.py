@@ -43,7 +43,7 @@ def numbers_left_as_text(cfg: LoadedConfig, loader: str, keys: tuple[str, ...] =
     before 0.9.4) hands the value on as it is, and the run stops on it. argparse (TrlParser) and OmegaConf turn it
     into a float; axolotl's schema converts learning_rate. *section*: the mapping whose entries the *keys* are
     (`TrainingArguments` of a file whose code spreads that section into the class)."""
-    from seqprof.config.parser_classes import launch_overrides
+    from seqprof.config.launches import launch_overrides
 
     prefix = f"{section}." if section else ""
     found = [(key[len(prefix):], value) for key, value in _texts(cfg, tuple(prefix + k for k in keys))]

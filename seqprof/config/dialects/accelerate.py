@@ -84,7 +84,7 @@ def _refused_beside_file(cfg: LoadedConfig, ds: Mapping[str, Any]) -> list[dict[
     DeepSpeedPlugin refuses beside a deepspeed_config_file: deepspeed_config entries of its list, and
     mixed_precision, which launch counts whenever the file states it ('no' too; `accelerate config` leaves it out
     when asked for a DeepSpeed file) and the launch line does not pass --mixed_precision itself."""
-    from seqprof.config.parser_classes import launch_overrides
+    from seqprof.config.launches import launch_overrides
 
     keys = [f"deepspeed_config.{name}" for name in REFUSED_BESIDE_FILE if name in ds]
     if cfg.data.get("mixed_precision") is not None and \

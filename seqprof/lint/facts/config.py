@@ -156,7 +156,7 @@ def none_texts(plan: Plan) -> list[Loc]:
     if found:
         from pathlib import Path
 
-        from seqprof.config.parser_classes import launch_overrides
+        from seqprof.config.launches import launch_overrides
 
         overridden = launch_overrides(plan.path) if Path(plan.path).is_file() else frozenset()
         found = [loc for loc in found if loc.key not in overridden]
