@@ -1290,7 +1290,30 @@ def test_a_json_only_hfargumentparser_reads_is_hf_whatever_keys_no_class_declare
     assert "import trl" not in script.read_text() and "from trl" not in script.read_text()
     plan = read_plan(config)
     assert plan.dialect == "hf"
-    assert plan.dialect_source == "parsed by HfArgumentParser in run_vits_finetuning.py, with no trl import"
+    assert plan.dialect_source == ("parsed by HfArgumentParser in run_vits_finetuning.py, with no TRL config, parser "
+                                   "or trainer")
+
+
+def test_a_trl_data_helper_does_not_make_a_transformers_script_trl_s(tmp_path):
+    """sign/image-latent-transformer's training/train.py parses its YAMLs with HfArgumentParser((ModelArguments,
+    DataTrainingArguments, TrainingArguments)) and trains with transformers' Trainer; from trl it takes only
+    pack_dataset. The file (dataset_name, model keys) is transformers', and its TrainingArguments keys are judged as
+    such; a script that takes SFTConfig from trl as well is TRL's."""
+    from corpus_layout import lay_out
+
+    from seqprof.config.project_scripts import uses_trl
+
+    assert not uses_trl("from trl import pack_dataset\nfrom trl.trainer.utils import (truncate_dataset,  # SFTConfig\n)\n")
+    assert uses_trl("from trl import (\n    pack_dataset,\n    SFTConfig,\n)\n") and uses_trl("import trl\n")
+    folder = "sign__image-latent-transformer"
+    name = "training__experiments__easy-tasks__string-repetition.yaml"
+    plan = read_plan(lay_out(tmp_path / "helper", only=folder) / f"{folder}/{name}")
+    assert (plan.dialect, plan.dialect_source) == (
+        "hf", "parsed by HfArgumentParser in training/train.py, with no TRL config, parser or trainer")
+    tree = lay_out(tmp_path / "config", only=folder)
+    script = tree.root / folder / "training" / "train.py"
+    script.write_text(script.read_text().replace("from trl import pack_dataset", "from trl import SFTConfig, pack_dataset"))
+    assert read_plan(tree / f"{folder}/{name}").dialect == "trl"
 
 
 def test_masked_lm_runs_are_pretraining_by_their_folder_or_by_their_name_and_masking_probability(tmp_path):

@@ -370,3 +370,31 @@ def test_a_filter_against_the_class_signature_keeps_no_names_of_its_own(tmp_path
                      "z = {k: v for k, v in d.items() if k not in listed}\n")
     comps = [n for n in ast.walk(tree) if isinstance(n, ast.DictComp)]
     assert [[c.value for c in kept_names(comp, tree)] for comp in comps] == [[], ["a", "b"], []]
+
+
+def test_a_key_the_script_pops_before_the_spread_or_that_unsloth_takes_back_is_no_finding(tmp_path):
+    """likebeans/Genesis-LLM spreads `training_args:` into TrainingArguments only after
+    `d["eval_strategy"] = d.pop("evaluation_strategy")`: transformers 4.57.3 never gets the removed name. Without
+    the pop it is the TypeError. AM-2304/gemma4-npc-it imports unsloth before `from trl import SFTConfig`: unsloth's
+    patched SFTConfig takes max_seq_length again and copies it into max_length; imported after trl, it does not."""
+    root = _laid_out(tmp_path / "pop", "likebeans__Genesis-LLM")
+    config = root / "config" / "self_model_config" / "pretrain.yaml"
+    assert not [d for d in read_plan(config).diagnostics if d.key.endswith("evaluation_strategy")]
+    bare = _laid_out(tmp_path / "no_pop", "likebeans__Genesis-LLM")
+    for script in bare.rglob("*.py"):
+        script.write_text(script.read_text().replace('.pop("evaluation_strategy")', '["evaluation_strategy"]'))
+    [removed] = [d for d in read_plan(bare / "config" / "self_model_config" / "pretrain.yaml").diagnostics
+                 if d.key == "training_args.evaluation_strategy"]
+    assert removed.kind == "removed_key" and "spreads 'training_args' into TrainingArguments" in removed.message
+
+    root = _laid_out(tmp_path / "unsloth", "AM-2304__gemma4-npc-it")
+    config = root / "configs" / "training_npc_it.yaml"
+    assert not [d for d in read_plan(config).diagnostics if d.key == "data.max_seq_length"]
+    late = _laid_out(tmp_path / "late", "AM-2304__gemma4-npc-it")
+    script = late / "finetuning" / "train.py"
+    text = script.read_text()
+    assert "    from unsloth import FastModel\n" in text
+    script.write_text("from trl import SFTConfig\n" + text)
+    [removed] = [d for d in read_plan(late / "configs" / "training_npc_it.yaml").diagnostics
+                 if d.key == "data.max_seq_length"]
+    assert removed.kind == "removed_key" and "SFTConfig" in removed.message

@@ -395,3 +395,22 @@ def test_a_custom_rl_recipe_s_advantage_estimator_names_its_trainer(tmp_path: Pa
         estimator = load_config(config).data["advantage"]["_component_"].rsplit(".", 1)[-1]
         seen[estimator] = read_plan(config, "torchtune").settings["trainer"].value
     assert seen == {"GAE": "ppo", "GRAE": "grpo"}
+
+
+def test_a_copy_of_torchtune_the_project_installs_gives_its_builder_signatures(tmp_path):
+    """shawnricecake/Heima keeps torchtune 0.5.0 with its own changes in torchtune_pkg/torchtune (pyproject name
+    torchtune; the README installs it with `pip install -e .`): its lora_llama3_1_8b takes use_abstract_projection
+    and projector_input_dim, which the released builder lacks. That copy is what config.instantiate imports; without
+    its pyproject.toml it is not a torchtune checkout, and the released signature makes both keys TypeErrors."""
+    from corpus_layout import lay_out
+
+    repo = "shawnricecake__Heima"
+    name = ("heima__configs__2_1-llama3_2_vision-11b-main_lora-pure_llm_decoder_lora-split_3_stages-fix_num-"
+            "progressive.yaml")
+    keys = {"model_decoder.use_abstract_projection", "model_decoder.projector_input_dim"}
+    plan = read_plan(lay_out(tmp_path / "copy", only=repo) / f"{repo}/{name}")
+    assert not [d for d in plan.diagnostics if d.key in keys]
+    bare = lay_out(tmp_path / "bare", only=repo)
+    (bare.root / repo / "torchtune_pkg" / "torchtune" / "pyproject.toml").unlink()
+    plan = read_plan(bare / f"{repo}/{name}")
+    assert {d.key for d in plan.diagnostics if d.kind == "unknown_key"} >= keys

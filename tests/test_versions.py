@@ -1472,3 +1472,26 @@ def test_a_misspelled_requirements_file_and_a_readme_docker_line_pin_the_framewo
     [pin] = find_pins(config).pins["axolotl"]
     assert pin.vcs and "main-py3.10-cu118-2.0.1" in pin.source and pin.source.startswith("README.md:5")
     assert not [d for d in read_plan(config).diagnostics if d.key == "flash_attention" and d.kind == "renamed_key"]
+
+
+def test_extras_written_after_the_version_still_pin_it_and_an_axolotl_checkout_reads_its_own_version(tmp_path):
+    """himanshushukla12/grpo_code's README installs `axolotl==0.8.0[vllm,flash-attn]`: pip refuses the extras after
+    the version, and whoever mends the line keeps 0.8.0, so flash_attention and dataset_processes are judged at 0.8
+    (plain fields there), and vllm.host, which VllmConfig gets only in 0.9, is dropped. obalcells/axolotl is axolotl
+    0.11.0.dev itself (setup.py reads src/axolotl/__init__.py): its flash_attention is only a note too; without
+    the module the version is unknown and axolotl 0.19's rename is assumed."""
+    from corpus_layout import lay_out
+
+    repo = "himanshushukla12__grpo_code"
+    config = lay_out(tmp_path / "readme", only=repo) / f"{repo}/single_gpu_config.yaml"
+    assert find_pins(config).describe("axolotl").startswith("axolotl==0.8.0 (README.md:29")
+    found = {d.key: d for d in read_plan(config).diagnostics}
+    assert found["flash_attention"].kind == found["dataset_processes"].kind == "upcoming_deprecation"
+    assert found["vllm.host"].kind == "unknown_key" and "(axolotl adds it in 0.9)" in found["vllm.host"].message
+    fork = "obalcells__axolotl"
+    config = lay_out(tmp_path / "fork", only=fork) / f"{fork}/hooked_lora.yaml"
+    assert [d.kind for d in read_plan(config).diagnostics if d.key == "flash_attention"] == ["upcoming_deprecation"]
+    bare = lay_out(tmp_path / "bare", only=fork)
+    (bare.root / fork / "src/axolotl/__init__.py").unlink()
+    [renamed] = [d for d in read_plan(bare / f"{fork}/hooked_lora.yaml").diagnostics if d.key == "flash_attention"]
+    assert renamed.kind == "renamed_key" and "assuming axolotl 0.19" in renamed.message

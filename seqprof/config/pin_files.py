@@ -319,7 +319,7 @@ def _install_lines(lines: list[str], name: str) -> list[Pin]:
                 pin = editable_checkout(word, source) if editable or word == here and here else None
                 if pin is None and not editable:
                     try:
-                        pin = requirement(word, source)
+                        pin = requirement(_EXTRAS_LAST.sub(r"\1[\3]\2", word), source)
                     except ValueError:
                         pin = None
                 editable = False
@@ -329,6 +329,9 @@ def _install_lines(lines: list[str], name: str) -> list[Pin]:
 
 
 _CD = re.compile(r"^\s*cd\s+([\w./~-]+)\s*$")
+# `pip install axolotl==0.8.0[vllm,flash-attn]` (himanshushukla12/grpo_code's README): pip refuses the extras after the
+# version, and the reader who mends it keeps that version (its own how-to writes axolotl[vllm,flash-attn]==0.8.0)
+_EXTRAS_LAST = re.compile(r"^([A-Za-z0-9][\w.-]*)(==[\w.+!-]+)\[([\w,.-]+)\]$")
 # an indented line holding one requirement and a backslash, after a `pip install` whose continuation broke one line
 # up (XuHuang441/SimPO_slurm's README: a wheel URL with trailing blanks, then `  transformers==4.44.2 \`)
 _ARGUMENT_LINE = re.compile(r"^\s+[A-Za-z][\w.\[\],-]*\s*(?:[=<>~!]=?\s*[\w.*]+)?\s*\\\s*$")

@@ -451,6 +451,28 @@ def framework_fork(config_path: str | Path) -> Fork | None:
     return Fork(*found) if found and found[0] in FRAMEWORKS else None
 
 
+def vendored_checkout(config_path: str | Path, package: str) -> Path | None:
+    """The folder below the project root (at most two down) that is a checkout of framework *package*: its own
+    pyproject.toml or setup.py names it so and the package's folder sits beside (shawnricecake/Heima's
+    torchtune_pkg/torchtune, which its README installs with `pip install -e .`). Its source, not the release's, is
+    what `import torchtune` runs."""
+    from seqprof.config.pins import normalize
+
+    path = Path(config_path)
+    if not path.is_file():
+        return None
+    root = project_root(path)
+    for folder in sorted({*root.glob("*/"), *root.glob("*/*/")}):
+        if folder.name in SKIPPED_FOLDERS or folder.name.startswith(".") or not (folder / package).is_dir():
+            continue
+        for name, reader in (("pyproject.toml", _pyproject_name), ("setup.py", _setup_py_name)):
+            file = folder / name
+            found = reader(file) if file.is_file() else None
+            if found and normalize(found[0]) == package:
+                return folder
+    return None
+
+
 # a folder of each framework's own source, in its repository (a project's scripts folder named trl/ is not one)
 FRAMEWORK_SOURCE = {"axolotl": "src/axolotl/utils", "llamafactory": "src/llamafactory/hparams",
                     "torchtune": "torchtune/modules", "trl": "trl/trainer"}

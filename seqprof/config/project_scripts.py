@@ -25,7 +25,24 @@ TRAINER_CLASSES = {"SFTTrainer": "sft", "DPOTrainer": "dpo", "KTOTrainer": "kto"
 # HfArgumentParser and the subclasses projects name (or copy: muqeeth's TRLParser) are called over a tuple of classes
 PARSERS = re.compile(r"(?<!class )\b(HfArgumentParser|TrlParser|H4ArgumentParser|ArgumentParserPlus|\w+Parser(?=\s*\(\s*[(\[]))"
                      r"\s*\(")
-USES_TRL = re.compile(r"^\s*(?:from\s+trl\b|import\s+trl\b)", re.M)
+_TRL_IMPORT = re.compile(r"^\s*(?:import\s+trl\b|from\s+trl[\w.]*\s+import\s+(\([^)]*\)|[^\n]*))", re.M)
+# what a script takes from trl that makes its parser TRL's: config, argument and parser classes, trainers, and the
+# helpers over TRL's ModelConfig; data helpers alone (pack_dataset) leave it transformers' script
+_TRL_PARSING_NAME = re.compile(r"(?:Config|Arguments|Parser|Trainer)$|^get_(?:peft|quantization|kbit)")
+
+
+def uses_trl(text: str) -> bool:
+    """The script imports trl itself, or a name from it that belongs to TRL's configs, parsers or trainers."""
+    for match in _TRL_IMPORT.finditer(text):
+        if match.group(1) is None:
+            return True
+        listed = re.sub(r"#[^\n]*", "", match.group(1)).strip().strip("()").replace("\\", "")
+        names = [n.split(" as ")[0].strip() for n in listed.split(",")]
+        if any(_TRL_PARSING_NAME.search(n) or n == "*" for n in names if n):
+            return True
+    return False
+
+
 _SUBCLASS = re.compile(r"^\s*class\s+(\w+)\s*\(([^)]*)\)", re.M)
 
 
@@ -36,7 +53,7 @@ class ParserScript:
     file: str  # relative to the project root
     parser: str  # "HfArgumentParser" | "TrlParser" | "H4ArgumentParser" | "ArgumentParserPlus"
     trainers: tuple[tuple[str, int], ...]  # (kind, line) of each trainer it builds; kind '' for transformers' own
-    uses_trl: bool  # it imports trl
+    uses_trl: bool  # it imports trl's configs, parsers or trainers
 
 
 def parser_scripts(config_path: str | Path, keys: Iterable[str]) -> tuple[ParserScript, ...]:
@@ -82,7 +99,7 @@ def _parser_script(root: Path, file: str) -> ParserScript | None:
     parser = PARSERS.search(text)
     if not parser:
         return None
-    return ParserScript(file, parser.group(1), tuple(_trainers_built(text)), bool(USES_TRL.search(text)))
+    return ParserScript(file, parser.group(1), tuple(_trainers_built(text)), uses_trl(text))
 
 
 def launched_trainer(config_path: str | Path) -> tuple[str, str] | None:
@@ -117,8 +134,9 @@ def project_trainer(config_path: str | Path, keys: Iterable[str]) -> tuple[str, 
 
 
 def read_by_transformers_alone(config_path: str | Path, keys: Iterable[str]) -> str | None:
-    """'scripts/run_cft.py' when every script that parses the config calls plain HfArgumentParser, never imports
-    trl and builds no TRL trainer: transformers' parser reads it, whatever TRL-era keys (dataset_mixer) it shares."""
+    """'scripts/run_cft.py' when every script that parses the config calls plain HfArgumentParser, takes no TRL
+    config or parser (a data helper such as pack_dataset is not one) and builds no TRL trainer: transformers' parser
+    reads it, whatever TRL-era keys (dataset_mixer) it shares."""
     scripts = parser_scripts(config_path, keys)
     if scripts and all(s.parser == "HfArgumentParser" and not any(kind for kind, _ in s.trainers) and not s.uses_trl
                        for s in scripts):

@@ -145,7 +145,7 @@ def _own_parser(path: str, data: Mapping) -> str:
     own = [k for k in data if k not in training_argument_fields()]
     scripts = read_by_transformers_alone(path, data) if own else None
     if scripts:  # haroldrubio/autoregkd's cli.py parse_json_file; groxaxo/finetune-hf-vits, whose JSON holds 28 keys
-        return f"parsed by HfArgumentParser in {scripts}, with no trl import"  # no class declares (refused)
+        return f"parsed by HfArgumentParser in {scripts}, with no TRL config, parser or trainer"  # no class declares (refused)
     fields = project_fields(path) if own else {}
     declared = [fields[k] for k in own if k in fields]
     if not own or len(declared) * 2 <= len(own):

@@ -804,7 +804,9 @@ def _section_keys(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[Co
             top_level = key in top  # ikedachin's special_tokens.eot_tokens, tcapelle's trl.vllm
             guess = key if top_level else did_you_mean(key, fields)
             had = history.having("axolotl", key, [model])  # trl.vllm_device: TRLConfig's up to 0.7
-            since = f" (it had one up to {minor(max(had, key=order.index))})" if had else ""
+            later = [v for v in had if order.index(v) > order.index(installed)]
+            since = (f" (axolotl adds it in {minor(min(later, key=order.index))})" if later else
+                     f" (it had one up to {minor(max(had, key=order.index))})" if had else "")
             reason = (f"{model} ({source}) has no field '{key}'{since}: pydantic drops it, so "
                       + ("axolotl reads it only as a top-level key" if top_level else "its value is never used")
                       + f"; {where}")

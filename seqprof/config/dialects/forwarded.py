@@ -46,7 +46,9 @@ def forwarded_key_diagnostics(cfg: LoadedConfig, only: Collection[str] | None = 
     history = KeyHistory.load()
     pins = pins if pins is not None else with_companions(pins_beside(cfg.path), history)
     out: list[ConfigDiagnostic] = []
-    for forward in _each_key(forwards.values(), cfg.data):
+    for forward in _each_key(forwards.values(), cfg.data, cfg.path):
+        if forward.keyword == "max_seq_length" and forward.package == "trl" and _imports_unsloth(cfg.path, forward):
+            continue
         # a spread section's key reaches the class under its own name: the fix is the config's, not the code's
         out += [replace(d, key=forward.key, message=_handed_on(d.message, forward),
                         handed_on=None if forward.spread else forward.where())
@@ -93,7 +95,7 @@ def _section_leaves(data: Mapping) -> dict[str, str]:
     return {name: paths[0] for name, paths in seen.items() if len(paths) == 1}
 
 
-def _each_key(forwards, data) -> list[Forward]:
+def _each_key(forwards, data, path: str) -> list[Forward]:
     """The hand-offs key by key: a section spread into the class (`TrainingArguments(**config.training_args)`)
     hands each of its keys on under its own name (`training_args.evaluation_strategy`)."""
     out: list[Forward] = []
@@ -102,9 +104,34 @@ def _each_key(forwards, data) -> list[Forward]:
         if forward.keyword != SECTION:
             out.append(forward)
         elif isinstance(section, Mapping):
+            taken = _taken_out(path, forward.file, [name for name in section if isinstance(name, str)])
             out += [replace(forward, key=f"{forward.key}.{name}", keyword=name, spread=forward.key) for name in section
-                    if isinstance(name, str)]
+                    if isinstance(name, str) and name not in taken]
     return out
+
+
+def _imports_unsloth(path: str, forward: Forward) -> bool:
+    """The handing-off script imports unsloth before trl: unsloth's patched TRL configs take max_seq_length again
+    wherever TRL's have only max_length, and copy it into max_length (unsloth 2026.10.9 models/rl.py;
+    AM-2304/gemma4-npc-it's `from unsloth import FastModel`, then `from trl import SFTConfig`)."""
+    from seqprof.config.project_fields import project_root, source_text
+
+    script = project_root(path) / forward.file
+    text = source_text(script) if script.is_file() else ""
+    unsloth = re.search(r"^\s*(?:import|from)\s+unsloth\b", text, re.M)
+    trl_import = re.search(r"^\s*(?:import|from)\s+trl\b", text, re.M)
+    return unsloth is not None and (trl_import is None or unsloth.start() < trl_import.start())
+
+
+def _taken_out(path: str, file: str, names: list[str]) -> set[str]:
+    """The *names* the spreading script pops or deletes from the mapping before the spread (likebeans/Genesis-LLM's
+    `d["eval_strategy"] = d.pop("evaluation_strategy")`): the class never gets them under that name."""
+    from seqprof.config.project_fields import project_root, source_text
+
+    script = project_root(path) / file
+    text = source_text(script) if script.is_file() else ""
+    return {name for name in names
+            if re.search(rf"""(?:\.pop\(\s*|\bdel\s+[\w.]+\[\s*)["']{re.escape(name)}["']""", text)} if text else set()
 
 
 def handed_on_by_project(found: list[ConfigDiagnostic], cfg: LoadedConfig, fields: Collection[str],

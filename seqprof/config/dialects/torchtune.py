@@ -319,13 +319,16 @@ def _components() -> tuple[Mapping[str, int], tuple[tuple[frozenset[str], bool],
 
 def _component_keys(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
     """A key of a ``_component_`` node that the callable does not take (and it has no ``**kwargs``). Where the
-    repository carries the component's package itself (a fork of torchtune, installed from the checkout), its own
-    source gives the signature: the fork may have added parameters (Tora's lora_qwen2_5_3b(lora_type=...))."""
-    from seqprof.config.project_fields import framework_fork, project_root
+    repository carries the component's package itself (a fork of torchtune, installed from the checkout, or a copy
+    of it in a folder of its own), that source gives the signature: the fork may have added parameters (Tora's
+    lora_qwen2_5_3b(lora_type=...), Heima's lora_llama3_1_8b(use_abstract_projection=...))."""
+    from seqprof.config.project_fields import framework_fork, project_root, vendored_checkout
 
     paths, signatures, _ = _components()
     root = project_root(cfg.path) if Path(cfg.path).is_file() else None
     fork = root is not None and getattr(framework_fork(cfg.path), "package", None) == "torchtune"
+    # a copy of torchtune in a folder of the repository, which the project installs, runs instead of the release
+    vendored = vendored_checkout(cfg.path, "torchtune") if root is not None and not fork else None
     out = []
     for dotted, node in _nodes(cfg.data, ""):
         if not isinstance(node, Mapping) or "_component_" not in node:
@@ -334,9 +337,11 @@ def _component_keys(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
         if component not in paths:
             continue  # the user's own callable, or one from a package seqprof has no signature for
         params, var_kw = signatures[paths[component]]
-        if root is not None and (fork or (root / component.split(".")[0] / "__init__.py").is_file()):
+        source = vendored if vendored is not None and component.startswith("torchtune.") else root
+        if source is not None and (fork or source is vendored or
+                                   (source / component.split(".")[0] / "__init__.py").is_file()):
             # the checkout's own package runs (fxmeng/torchtune's lora_llama3_8b takes pissa_config)
-            own = _checkout_signature(root, component)
+            own = _checkout_signature(source, component)
             if own is None:
                 continue  # the checkout's own package is what runs, and its definition is not readable here
             params, var_kw = own
