@@ -1316,6 +1316,26 @@ def test_a_trl_data_helper_does_not_make_a_transformers_script_trl_s(tmp_path):
     assert read_plan(tree / f"{folder}/{name}").dialect == "trl"
 
 
+def test_sections_the_project_s_parser_classes_declare_leave_the_file_transformers(tmp_path):
+    """Hon-Wong/VoRA's configs set TrainingArguments keys beside `model:` and `data:` mappings, which look like a
+    schema of the project's own; but train/train.py declares them as ModelArguments.model and DataArguments.data and
+    parses the file with HfArgumentParser((ModelArguments, DataArguments, TrainingArguments)).parse_dict, so its
+    evaluation_strategy meets transformers 4.50.3's deprecation. Without those fields the file is the project's."""
+    from corpus_layout import lay_out
+
+    folder = "Hon-Wong__VoRA"
+    plan = read_plan(lay_out(tmp_path / "declared", only=folder) / f"{folder}/configs__finetuning.yaml")
+    assert plan.dialect == "hf" and "(ModelArguments.model, DataArguments.data, train/train.py)" in plan.dialect_source
+    [renamed] = [d for d in plan.diagnostics if d.key == "evaluation_strategy"]
+    assert renamed.kind == "renamed_key" and "transformers 4.51 removes it" in renamed.message
+    tree = lay_out(tmp_path / "undeclared", only=folder)
+    script = tree.root / folder / "train" / "train.py"
+    text = script.read_text()
+    assert "    model: Optional[dict] = field(default_factory=dict)\n" in text
+    script.write_text(text.replace("    model: Optional[dict] = field(default_factory=dict)\n", "    pass\n"))
+    assert read_plan(tree / f"{folder}/configs__finetuning.yaml").dialect == "unknown"
+
+
 def test_masked_lm_runs_are_pretraining_by_their_folder_or_by_their_name_and_masking_probability(tmp_path):
     """llm2vec's MNTP configs (train_configs/mntp/MetaLlama3.json) and IandRover/BioLLM-MLM's args.json for
     run_mlm.py train masked (next) token prediction: hf pretraining. A file named after an MNTP-trained model that

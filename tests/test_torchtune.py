@@ -414,3 +414,17 @@ def test_a_copy_of_torchtune_the_project_installs_gives_its_builder_signatures(t
     (bare.root / repo / "torchtune_pkg" / "torchtune" / "pyproject.toml").unlink()
     plan = read_plan(bare / f"{repo}/{name}")
     assert {d.key for d in plan.diagnostics if d.kind == "unknown_key"} >= keys
+
+
+def test_an_rl_loss_one_section_down_names_the_trainer(tmp_path):
+    """joecummings/r1-zero's dev/qwen3B_async_grpo.yaml keeps its GRPOWithChunkedOutputLoss under `training: loss:`
+    (the async recipe reads cfg.training.loss): a GRPO run, not the supervised default."""
+    from corpus_layout import lay_out
+
+    repo = "joecummings__r1-zero"
+    config = lay_out(tmp_path, only=repo) / f"{repo}/recipes__configs__dev__qwen3B_async_grpo.yaml"
+    text = config.read_text()
+    assert "\nloss:" not in text and "_component_: torchtune.dev.rl.loss.GRPOWithChunkedOutputLoss" in text
+    assert read_plan(config).settings["trainer"].value == "grpo"
+    config.write_text(text.replace("GRPOWithChunkedOutputLoss", "CEWithChunkedOutputLoss"))
+    assert read_plan(config).settings["trainer"].value == "sft"

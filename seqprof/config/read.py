@@ -103,12 +103,15 @@ def _choose_dialect(cfg: LoadedConfig, dialect: str | None,
         from seqprof.config.launches import framework_launch
 
         name, variant = dialects.detect(cfg.data), None
+        declared = _sections_are_declared_fields(cfg) if name == dialects.UNKNOWN else ""
+        flat = {k: v for k, v in cfg.data.items() if not isinstance(v, Mapping)} if declared else cfg.data
+        name = dialects.detect(flat) if declared else name
         launch = framework_launch(cfg.path)
         if launch is not None:  # the framework's own command reads the file, whatever its keys look like
             name, source = launch.dialect, launch.describe()
         else:
-            keys = dialects.deciding_keys(cfg.data, name)
-            source = f"its keys {', '.join(keys)}" if keys else ""
+            keys = dialects.deciding_keys(flat, name)
+            source = "; ".join(filter(None, [f"its keys {', '.join(keys)}" if keys else "", declared]))
     own_parser = not dialect and not launch and name == "trl" and not versions and _own_parser(cfg.path, cfg.data)
     if own_parser:
         name, source = "hf", own_parser
@@ -126,6 +129,27 @@ def _choose_dialect(cfg: LoadedConfig, dialect: str | None,
         if read_by_its_own_trainer(cfg.path, cfg.data) and framework_fork(cfg.path) is None:
             name = dialects.UNKNOWN  # a script of the project's own reads axolotl's key names, axolotl never does
     return name, variant, source, bool(own_parser)
+
+
+def _sections_are_declared_fields(cfg: LoadedConfig) -> str:
+    """The file's own-looking sections are dict fields of the project's argument dataclasses, in a file that calls
+    an argument parser: Hon-Wong/VoRA's `model:` and `data:` are ModelArguments.model / DataArguments.data, which
+    HfArgumentParser((ModelArguments, DataArguments, TrainingArguments)).parse_dict fills beside TrainingArguments'
+    keys. The file is then read by the rest of its keys. Returns why, or ''."""
+    from seqprof.config.dialects.own_schema import own_sections
+
+    sections = own_sections(cfg.data)
+    if not sections or not Path(cfg.path).is_file():
+        return ""
+    from seqprof.config.project_fields import project_fields, project_root
+    from seqprof.config.project_scripts import parser_files
+
+    fields = project_fields(cfg.path)
+    parsers = parser_files(project_root(cfg.path))
+    if not all(s in fields and fields[s].file in parsers for s in sections):
+        return ""
+    owners = ", ".join(f"{fields[s].owner}.{s}" for s in sections)
+    return f"its sections are fields of the project's parser classes ({owners}, {fields[sections[0]].file})"
 
 
 OWN_CLASSES = "the project's own dataclasses declare most of its keys TrainingArguments lacks"

@@ -90,7 +90,9 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     b = Builder(replace(cfg, data=_resolved(cfg.data)))
     data = b.cfg.data
     model = _component(data, "model")
-    loss = _component(data, "loss")
+    # the async GRPO recipe keeps its loss one section down (r1-zero's dev/qwen3B_async_grpo.yaml `training: loss:`)
+    loss = _component(data, "loss") or next((c for v in data.values() if isinstance(v, Mapping)
+                                             if (c := _component(v, "loss"))), "")
     rl = next((trainer for name, trainer in RL_LOSSES if name in loss.rsplit(".", 1)[-1]), None)
     if rl:
         b.derived("trainer", rl, "loss._component_")
