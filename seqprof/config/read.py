@@ -112,6 +112,11 @@ def _choose_dialect(cfg: LoadedConfig, dialect: str | None,
         else:
             keys = dialects.deciding_keys(flat, name)
             source = "; ".join(filter(None, [f"its keys {', '.join(keys)}" if keys else "", declared]))
+    if not dialect and not launch and name in ("hf", "trl"):
+        from seqprof.config.dialects.own_schema import unread_dump
+
+        if unread_dump(cfg.path, cfg.data):
+            return dialects.UNKNOWN, None, "", False  # a run's saved arguments, which nothing parses
     own_parser = not dialect and not launch and name == "trl" and not versions and _own_parser(cfg.path, cfg.data)
     if own_parser:
         name, source = "hf", own_parser

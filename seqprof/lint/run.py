@@ -195,12 +195,16 @@ def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions
                             gpu_price=settings.gpu_price, calibration=options.calibration, registry=registry)
         report = lint_plan(plan, facts, rules, settings, text=_read_text(path))
         if plan.dialect == "unknown":
-            from seqprof.config.dialects.own_schema import hand_mapped, hydra_config, own_sections, read_as_a_dict
+            from seqprof.config.dialects.own_schema import (hand_mapped, hydra_config, own_sections, read_as_a_dict,
+                                                            unread_dump)
 
             own, sections = hand_mapped(plan.raw), own_sections(plan.raw)
             reads = read_as_a_dict(str(path), plan.raw) if not (own or sections) else {}
             hydra = hydra_config(str(path)) if not (own or sections or reads) else None
-            if hydra:
+            dump = unread_dump(str(path), plan.raw) if not (own or sections or reads or hydra) else ""
+            if dump:
+                notes += (f"{dump}; no framework's key checks apply",)
+            elif hydra:
                 notes += (f"the project's Hydra entry point ({hydra}) composes the configs of this folder into its "
                           "own DictConfig, so its code reads this file and no framework's key checks apply",)
             elif own:  # say why no framework was claimed

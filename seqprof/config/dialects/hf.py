@@ -268,11 +268,13 @@ SECTION = "training_args"
 
 
 def detect(data: Mapping[str, Any]) -> int:
-    from seqprof.config.dialects.own_schema import composed, hand_mapped, own_sections
+    from seqprof.config.dialects.own_schema import composed, hand_mapped, mostly_foreign, own_sections
 
     if hand_mapped(data) or own_sections(data) or composed(data):
         return 0
     fields = training_argument_fields() | frozenset(LEGACY_RENAMED) | frozenset(LEGACY_DEPRECATED)
+    if mostly_foreign(data, fields | EXAMPLE_SCRIPT_KEYS):
+        return 0
     score = sum(SIGNATURE_WEIGHT for k in data if k in fields)
     if score < 2 and isinstance(data.get(SECTION), Mapping):  # TrainingArguments one level down
         score = sum(SIGNATURE_WEIGHT for k in data[SECTION] if k in fields)

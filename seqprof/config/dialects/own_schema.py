@@ -66,6 +66,40 @@ def _dict_valued_fields_allowed() -> frozenset[str]:
                      | EXAMPLE_SCRIPT_KEYS | {"dataset_mixer", "dataset_mixture", "env"})
 
 
+def mostly_foreign(data: Mapping[str, Any], known: frozenset[str]) -> bool:
+    """A long file of which the framework knows under a fifth of the keys: another tool's schema that shares a few
+    generic names (JanusL/nlp-project's OpenNMT-py training.yaml: 50 keys, of which seed, optim, learning_rate ...
+    are TrainingArguments fields and label_smoothing a DPOConfig one). Its reader is not the framework."""
+    keys = [k for k in data if isinstance(k, str)]
+    return len(keys) >= 20 and 5 * sum(k in known for k in keys) < len(keys)
+
+
+def unread_dump(config_path: str, data: Mapping[str, Any]) -> str:
+    """Why the file is a record of a finished run that nothing reads back ('' when it is not): TrainingArguments'
+    to_dict masks every *_token value as `<HUB_TOKEN>`, which no one writes by hand, and no file of the project names
+    it (adityaxdubey/grpo-accounting-finetune's model_file/training_args.json, saved beside the adapter). A dump the
+    project parses again (vkk1710/Automotive_NER's configs/config.json names its training_args.json) is a config."""
+    masked = [k for k, v in data.items() if isinstance(k, str) and k.endswith("_token") and v == f"<{k.upper()}>"]
+    path = Path(config_path)
+    if not masked or not path.is_file():
+        return ""
+    root = project_root(path)
+    if command_lines(root, path.resolve())[0] or _named_in_project(root, path):
+        return ""
+    return (f"'{masked[0]}: {data[masked[0]]}' is how TrainingArguments.to_dict masks a token: the file is a record "
+            "of a finished run, and no file of the project names it, so nothing reads it back")
+
+
+def _named_in_project(root: Path, path: Path) -> bool:
+    """Some Python, shell, YAML, JSON or notebook file of the project writes this file's name."""
+    suffixes = {".py", ".sh", ".yaml", ".yml", ".json", ".ipynb", ".toml", ".cfg"}
+    for file in sorted(root.rglob("*"))[:5000]:
+        if file.suffix in suffixes and file.is_file() and file.resolve() != path.resolve() and \
+                file.stat().st_size < 2_000_000 and path.name in file.read_text(encoding="utf-8", errors="replace"):
+            return True
+    return False
+
+
 def composed(data: Mapping[str, Any]) -> bool:
     """A file that names other YAML files to merge under it (Quinine's `inherit: [trainers/gpt2-small.yaml, ...]`,
     stanford-crfm/mistral): the project's own loader composes it before anything reads it, and HfArgumentParser or

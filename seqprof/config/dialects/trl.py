@@ -49,7 +49,7 @@ from seqprof.config.dialects.common import (
     load_keys_file,
     split_list,
 )
-from seqprof.config.dialects.own_schema import composed, hand_mapped, own_sections
+from seqprof.config.dialects.own_schema import composed, hand_mapped, mostly_foreign, own_sections
 from seqprof.config.dialects.recipes import named_trainer, read_by_own_classes, with_recipe_layer
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
@@ -357,6 +357,8 @@ def detect(data: Mapping[str, Any]) -> int:
     """TRL by evidence: one of its distinctive keys, or `model_name_or_path` (ModelConfig) beside keys that only
     TRL's configs define (`max_length`, `beta`, `num_generations`, ...), with or without `dataset_name`."""
     if hand_mapped(data) or own_sections(data) or composed(data):
+        return 0
+    if mostly_foreign(data, trl_fields() | hf.training_argument_fields() | _model_config_fields()):
         return 0
     strong = sum(3 for k in data if k in STRONG_KEYS)
     evidence = {k for k in data if (k in trl_only_fields() or k in HANDBOOK_DATA_KEYS) and k not in SHARED_NAMES}
