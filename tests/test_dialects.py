@@ -1355,3 +1355,38 @@ def test_masked_lm_runs_are_pretraining_by_their_folder_or_by_their_name_and_mas
     assert read_plan(course).get("trainer") is None
     bio = lay_out(tmp_path / "c", only="IandRover__BioLLM-MLM") / "IandRover__BioLLM-MLM/args.json"
     assert read_plan(bio).get("trainer") == "pretrain"
+
+
+def test_a_long_file_of_another_tool_s_keys_is_no_framework_s(tmp_path):
+    """JanusL/nlp-project's training.yaml is OpenNMT-py's (`onmt_train -config`): 50 keys, of which seed, optim,
+    learning_rate, warmup_steps, adam_beta2 and max_grad_norm are TrainingArguments fields and label_smoothing a
+    DPOConfig one. Under a fifth of its keys known, it is neither TRL's nor transformers'; the same keys with only a
+    handful of the tool's own beside them are read as one of the two."""
+    from corpus_layout import lay_out
+
+    folder = "JanusL__nlp-project"
+    config = lay_out(tmp_path, only=folder) / f"{folder}/training.yaml"
+    data = yaml.safe_load(config.read_text())
+    assert len(data) >= 20 and "label_smoothing" in data
+    assert read_plan(config).dialect == "unknown"
+    known = ("seed", "optim", "learning_rate", "warmup_steps", "adam_beta2", "max_grad_norm", "label_smoothing")
+    short = {k: data[k] for k in known} | {k: data[k] for k in [k for k in data if k not in known][:3]}
+    assert detect_dialect(short) in ("hf", "trl")
+
+
+def test_a_saved_training_arguments_dump_nothing_reads_is_no_config(tmp_path):
+    """adityaxdubey/grpo-accounting-finetune commits model_file/training_args.json, GRPOConfig.to_dict of a finished
+    run (hub_token masked as '<HUB_TOKEN>'), which no file of the project names: it is read as no framework's, and
+    its 25 keys later releases dropped are no findings. vkk1710/Automotive_NER's configs/config.json names its own
+    dump, which train.py parses back with parse_json_file: that one is transformers'."""
+    from corpus_layout import lay_out
+
+    folder = "adityaxdubey__grpo-accounting-finetune"
+    config = lay_out(tmp_path / "dump", only=folder) / f"{folder}/model_file__training_args.json"
+    assert json.loads(config.read_text())["hub_token"] == "<HUB_TOKEN>"
+    plan = read_plan(config)
+    assert plan.dialect == "unknown" and not plan.diagnostics
+    (config.parent / "train.py").write_text(f"args = json.load(open('model_file/{config.name}'))\n")
+    assert read_plan(config).dialect == "trl"
+    folder = "vkk1710__Automotive_NER"
+    assert read_plan(lay_out(tmp_path / "read", only=folder) / f"{folder}/configs__training_args.json").dialect == "hf"
