@@ -92,10 +92,14 @@ def unread_dump(config_path: str, data: Mapping[str, Any]) -> str:
 
 def _named_in_project(root: Path, path: Path) -> bool:
     """Some Python, shell, YAML, JSON or notebook file of the project writes this file's name."""
+    from seqprof.config.project_fields import SKIPPED_FOLDERS
+
     suffixes = {".py", ".sh", ".yaml", ".yml", ".json", ".ipynb", ".toml", ".cfg"}
-    for file in sorted(root.rglob("*"))[:5000]:
-        if file.suffix in suffixes and file.is_file() and file.resolve() != path.resolve() and \
-                file.stat().st_size < 2_000_000 and path.name in file.read_text(encoding="utf-8", errors="replace"):
+    files = (f for f in sorted(root.rglob("*")) if f.suffix in suffixes
+             and not any(part in SKIPPED_FOLDERS or part.startswith(".") for part in f.relative_to(root).parts[:-1]))
+    for file in list(files)[:5000]:
+        if file.is_file() and file.resolve() != path.resolve() and file.stat().st_size < 2_000_000 and \
+                path.name in file.read_text(encoding="utf-8", errors="replace"):
             return True
     return False
 
