@@ -456,8 +456,6 @@ def vendored_checkout(config_path: str | Path, package: str) -> Path | None:
     pyproject.toml or setup.py names it so and the package's folder sits beside (shawnricecake/Heima's
     torchtune_pkg/torchtune, which its README installs with `pip install -e .`). Its source, not the release's, is
     what `import torchtune` runs."""
-    from seqprof.config.pins import normalize
-
     path = Path(config_path)
     if not path.is_file():
         return None
@@ -465,11 +463,9 @@ def vendored_checkout(config_path: str | Path, package: str) -> Path | None:
     for folder in sorted({*root.glob("*/"), *root.glob("*/*/")}):
         if folder.name in SKIPPED_FOLDERS or folder.name.startswith(".") or not (folder / package).is_dir():
             continue
-        for name, reader in (("pyproject.toml", _pyproject_name), ("setup.py", _setup_py_name)):
-            file = folder / name
-            found = reader(file) if file.is_file() else None
-            if found and normalize(found[0]) == package:
-                return folder
+        found = _packaged_name(folder)
+        if found and found[0] == package:
+            return folder
     return None
 
 
@@ -494,14 +490,16 @@ def _framework_source(config_path: str | Path) -> tuple[str, str] | None:
 
 def _own_name(config_path: str | Path) -> tuple[str, str] | None:
     """(normalised name, 'setup.py:40') from the project root's pyproject.toml, else its setup.py."""
+    path = Path(config_path)
+    return _packaged_name(project_root(path)) if path.is_file() else None
+
+
+def _packaged_name(folder: Path) -> tuple[str, str] | None:
+    """(normalised name, 'setup.py:40') that *folder*'s pyproject.toml, else its setup.py, gives the package."""
     from seqprof.config.pins import normalize
 
-    path = Path(config_path)
-    if not path.is_file():
-        return None
-    root = project_root(path)
     for name, reader in (("pyproject.toml", _pyproject_name), ("setup.py", _setup_py_name)):
-        file = root / name
+        file = folder / name
         found = reader(file) if file.is_file() else None
         if found:
             return normalize(found[0]), f"{name}:{found[1]}"

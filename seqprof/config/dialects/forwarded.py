@@ -114,10 +114,7 @@ def _imports_unsloth(path: str, forward: Forward) -> bool:
     """The handing-off script imports unsloth before trl: unsloth's patched TRL configs take max_seq_length again
     wherever TRL's have only max_length, and copy it into max_length (unsloth 2026.10.9 models/rl.py;
     AM-2304/gemma4-npc-it's `from unsloth import FastModel`, then `from trl import SFTConfig`)."""
-    from seqprof.config.project_fields import project_root, source_text
-
-    script = project_root(path) / forward.file
-    text = source_text(script) if script.is_file() else ""
+    text = _script_text(path, forward.file)
     unsloth = re.search(r"^\s*(?:import|from)\s+unsloth\b", text, re.M)
     trl_import = re.search(r"^\s*(?:import|from)\s+trl\b", text, re.M)
     return unsloth is not None and (trl_import is None or unsloth.start() < trl_import.start())
@@ -126,12 +123,17 @@ def _imports_unsloth(path: str, forward: Forward) -> bool:
 def _taken_out(path: str, file: str, names: list[str]) -> set[str]:
     """The *names* the spreading script pops or deletes from the mapping before the spread (likebeans/Genesis-LLM's
     `d["eval_strategy"] = d.pop("evaluation_strategy")`): the class never gets them under that name."""
+    text = _script_text(path, file)
+    return {name for name in names
+            if re.search(rf"""(?:\.pop\(\s*|\bdel\s+[\w.]+\[\s*)["']{re.escape(name)}["']""", text)} if text else set()
+
+
+def _script_text(path: str, file: str) -> str:
+    """The text of the project file *file* (relative to the root of the config at *path*), '' when unreadable."""
     from seqprof.config.project_fields import project_root, source_text
 
     script = project_root(path) / file
-    text = source_text(script) if script.is_file() else ""
-    return {name for name in names
-            if re.search(rf"""(?:\.pop\(\s*|\bdel\s+[\w.]+\[\s*)["']{re.escape(name)}["']""", text)} if text else set()
+    return source_text(script) if script.is_file() else ""
 
 
 def handed_on_by_project(found: list[ConfigDiagnostic], cfg: LoadedConfig, fields: Collection[str],
