@@ -36,6 +36,11 @@ COMMAND = "python scripts/gen_companion_requires.py"
 COMPANIONS = ("vllm", "unsloth", "unsloth-zoo")
 DEPENDENCIES = ("trl", "transformers")
 SHARED = {"transformers": ("huggingface-hub", "tokenizers"), "trl": ("accelerate",)}  # framework -> libraries projects pin beside it
+# frameworks whose Requires-Python bounds them under the project's own Python (environment.yml's python=3.8.13:
+# transformers 4.47 requires >=3.9, so pip installs 4.46.3 at most), and the CPython releases a pin is matched with
+PYTHON_BOUND = ("transformers", "trl", "llamafactory", "axolotl")
+PYTHON_RELEASES = {"3.6": 15, "3.7": 17, "3.8": 20, "3.9": 25, "3.10": 19, "3.11": 14, "3.12": 12, "3.13": 11,
+                   "3.14": 2}  # minor -> its last patch release
 KEY_HISTORY = OUT.parent / "key_history.json"
 MARKER_ENV = {"sys_platform": "linux", "platform_system": "Linux", "python_version": "3.11",
               "python_full_version": "3.11.9", "implementation_name": "cpython", "platform_machine": "x86_64",
@@ -142,7 +147,8 @@ def requirements(requires_dist: list[str] | None, names: tuple[str, ...], keep=l
 
 def build_shared() -> dict:
     """Per framework of SHARED, each release key_history.json lists -> its requirement on the shared libraries;
-    and each shared library's final releases (to tell whether a project's pin and a requirement meet)."""
+    and each shared library's final releases (to tell whether a project's pin and a requirement meet). Per
+    framework of PYTHON_BOUND, its Requires-Python as requirement on "python" too."""
     history = json.loads(KEY_HISTORY.read_text())
     out: dict = {"requires": {}, "releases": {}}
     for framework, libraries in SHARED.items():
@@ -151,6 +157,25 @@ def build_shared() -> dict:
                                       for v in history[framework]["versions"] if v in urls}
         for library in libraries:
             out["releases"][library] = list(releases(library))
+    for framework in PYTHON_BOUND:
+        python = requires_python(framework)
+        table = out["requires"].setdefault(framework, {})
+        for version in history[framework]["versions"]:
+            if python.get(version):
+                table.setdefault(version, {})["python"] = python[version]
+    out["releases"]["python"] = [f"{minor}.{patch}" for minor, last in PYTHON_RELEASES.items()
+                                 for patch in range(last + 1)]
+    return out
+
+
+def requires_python(package: str) -> dict[str, str]:
+    """Release -> the Requires-Python of its files on PyPI (a wheel's first, else the sdist's), where one is set."""
+    out = {}
+    for version, files in pypi(package)["releases"].items():
+        found = [f.get("requires_python") for f in sorted(files, key=lambda f: not f["filename"].endswith(".whl"))
+                 if f.get("requires_python") and not f.get("yanked")]
+        if found:
+            out[version] = found[0].replace(" ", "")
     return out
 
 
@@ -171,7 +196,8 @@ def build(section: str | None = None) -> dict:
     return {"command": COMMAND,
             "source": "Requires-Dist of each final, unyanked release's wheel METADATA (PyPI; Linux, Python 3.11), "
                       "kept where it caps trl or transformers; shared: what each transformers release requires of "
-                      "huggingface-hub and tokenizers, and each trl release of accelerate",
+                      "huggingface-hub and tokenizers, each trl release of accelerate, and the Requires-Python of "
+                      "transformers, trl, llamafactory and axolotl releases",
             "packages": packages, "shared": build_shared()}
 
 

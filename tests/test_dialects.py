@@ -1298,7 +1298,7 @@ def test_a_trl_data_helper_does_not_make_a_transformers_script_trl_s(tmp_path):
     """sign/image-latent-transformer's training/train.py parses its YAMLs with HfArgumentParser((ModelArguments,
     DataTrainingArguments, TrainingArguments)) and trains with transformers' Trainer; from trl it takes only
     pack_dataset. The file (dataset_name, model keys) is transformers', and its TrainingArguments keys are judged as
-    such; a script that takes SFTConfig from trl as well is TRL's."""
+    such; a script that parses it into trl's SFTConfig instead is TRL's."""
     from corpus_layout import lay_out
 
     from seqprof.config.project_scripts import uses_trl
@@ -1312,7 +1312,8 @@ def test_a_trl_data_helper_does_not_make_a_transformers_script_trl_s(tmp_path):
         "hf", "parsed by HfArgumentParser in training/train.py, with no TRL config, parser or trainer")
     tree = lay_out(tmp_path / "config", only=folder)
     script = tree.root / folder / "training" / "train.py"
-    script.write_text(script.read_text().replace("from trl import pack_dataset", "from trl import SFTConfig, pack_dataset"))
+    script.write_text(script.read_text().replace("from trl import pack_dataset", "from trl import SFTConfig, pack_dataset")
+                      .replace("DataTrainingArguments, TrainingArguments))", "DataTrainingArguments, SFTConfig))"))
     assert read_plan(tree / f"{folder}/{name}").dialect == "trl"
 
 
@@ -1390,3 +1391,52 @@ def test_a_saved_training_arguments_dump_nothing_reads_is_no_config(tmp_path):
     assert read_plan(config).dialect == "trl"
     folder = "vkk1710__Automotive_NER"
     assert read_plan(lay_out(tmp_path / "read", only=folder) / f"{folder}/configs__training_args.json").dialect == "hf"
+
+
+def test_hfargumentparser_over_trainingarguments_and_own_classes_reads_a_file_whatever_keys_look_like(tmp_path):
+    """yshihao-ai/HyCoRA pins trl==0.7.11 and its train.py builds DPOTrainer for train_mode dpo, but it parses its
+    JSONs with HfArgumentParser((CustomizedArguments, TrainingArguments)): TRL's classes take none of their keys, so
+    the files are transformers' (their `alpha`, `max_seq_length` are CustomizedArguments fields). Its evaluate.py
+    fills EvaluateArguments alone: that file is the project's own. 61peng/matmech's `dataset` and `lora_rank` look
+    like LLaMA-Factory's, yet its HfArgumentParser((CustomizedArguments, TrainingArguments)).parse_dict reads them,
+    with no LLaMA-Factory installed. With TRL's SFTConfig in the call instead, the files are TRL's again."""
+    from corpus_layout import lay_out
+
+    folder = "yshihao-ai__HyCoRA"
+    tree = lay_out(tmp_path / "hycora", only=folder)
+    train = read_plan(tree / f"{folder}/train_args__sft__hyperlora__qwen2.5-7b-sft-hyperlora.json")
+    assert train.dialect == "hf" and "train.py:56" in train.dialect_source
+    assert read_plan(tree / f"{folder}/eval_args__sft__hyperlora__qwen2.5-7b-sft-hyperlora.json").dialect == "unknown"
+    script = tree.root / folder / "train.py"
+    text = script.read_text()
+    assert "parser = HfArgumentParser((CustomizedArguments, TrainingArguments))" in text
+    script.write_text(text.replace("parser = HfArgumentParser((CustomizedArguments, TrainingArguments))",
+                                   "parser = HfArgumentParser((CustomizedArguments, SFTConfig))")
+                      .replace("from transformers import (", "from trl import SFTConfig\nfrom transformers import ("))
+    assert read_plan(tree / f"{folder}/train_args__sft__hyperlora__qwen2.5-7b-sft-hyperlora.json").dialect == "trl"
+
+    folder = "61peng__matmech"
+    tree = lay_out(tmp_path / "matmech", only=folder)
+    plan = read_plan(tree / f"{folder}/config__training_config.json")
+    assert plan.dialect == "hf" and not any(d.key == "num_train_epochs" for d in plan.diagnostics)
+    script = tree.root / folder / "train.py"
+    script.write_text(script.read_text().replace("HfArgumentParser((CustomizedArguments, TrainingArguments))",
+                                                 "HfArgumentParser(PARSED)"))
+    assert read_plan(tree / f"{folder}/config__training_config.json").dialect == "llamafactory"
+
+
+def test_a_file_whose_keys_the_project_hands_on_by_keyword_alone_is_the_project_s(tmp_path):
+    """junqiangchen/qwen3_Lora_sft_medicalQA's model/__init__.py loads config/sft_config.yaml with yaml.safe_load
+    and builds TrainingArguments(output_dir=self.sft_cfg["output_dir"], ...) from six of its 26 keys; nothing spreads
+    it or parses it, so its warmup_ratio and evaluation_strategy never reach transformers and are no findings. A
+    `TrainingArguments(**self.sft_cfg)` in the project makes the file transformers' again."""
+    from corpus_layout import lay_out
+
+    folder = "junqiangchen__qwen3_Lora_sft_medicalQA"
+    tree = lay_out(tmp_path / "by_keyword", only=folder)
+    plan = read_plan(tree / f"{folder}/config__sft_config.yaml")
+    assert plan.dialect == "unknown" and not [d for d in plan.diagnostics if d.severity in ("warning", "error")]
+    tree = lay_out(tmp_path / "spread", only=folder)
+    (tree.root / folder / "train_all.py").write_text("args = TrainingArguments(**cfg)\n")
+    assert read_plan(tree / f"{folder}/config__sft_config.yaml").dialect == "hf"
+

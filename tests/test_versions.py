@@ -1495,3 +1495,100 @@ def test_extras_written_after_the_version_still_pin_it_and_an_axolotl_checkout_r
     (bare.root / fork / "src/axolotl/__init__.py").unlink()
     [renamed] = [d for d in read_plan(bare / f"{fork}/hooked_lora.yaml").diagnostics if d.key == "flash_attention"]
     assert renamed.kind == "renamed_key" and "assuming axolotl 0.19" in renamed.message
+
+
+def test_a_git_install_at_a_release_tag_pins_that_release(tmp_path):
+    """VietHoang1512/recap's requirements.txt installs `git+https://github.com/huggingface/trl.git@v0.16.0`: the
+    tag is trl 0.16.0's release, where torch_dtype is still ModelConfig's own field, so it is a warning for the
+    upgrade that breaks it (0.27), not a note about a checkout seqprof cannot place, as a commit stays."""
+    from corpus_layout import lay_out
+
+    from seqprof.config.pin_files import requirement
+
+    assert requirement("git+https://github.com/huggingface/trl.git@v0.16.0", "r:1").specifier == "==0.16.0"
+    assert requirement("trl @ git+https://github.com/huggingface/trl@0.19.1", "r:1").specifier == "==0.19.1"
+    commit = requirement("git+https://github.com/huggingface/trl.git@3b4c1e2", "r:1")
+    assert (commit.specifier, commit.vcs, commit.head) == ("", True, False)
+    assert requirement("git+https://github.com/huggingface/trl.git@main", "r:1").head
+    folder = "VietHoang1512__recap"
+    config = lay_out(tmp_path / "tag", only=folder) / f"{folder}/configs__template.yaml"
+    plan = read_plan(config)
+    assert plan.get("framework_versions")["trl"]["pinned"] == "==0.16.0"
+    [dtype] = [d for d in plan.diagnostics if d.key == "torch_dtype"]
+    assert dtype.kind == "deprecated_key" and "trl==0.16.0" in dtype.message and "still has it" in dtype.message
+    tree = lay_out(tmp_path / "commit", only=folder)
+    pins = tree.root / folder / "requirements.txt"
+    pins.write_text(pins.read_text().replace("trl.git@v0.16.0", "trl.git@3b4c1e2"))
+    assert [d.kind for d in read_plan(tree / f"{folder}/configs__template.yaml").diagnostics
+            if d.key == "torch_dtype"] == ["unread_key"]
+
+
+def test_an_axolotl_checkout_s_development_version_is_older_than_the_next_releases(tmp_path):
+    """mussakhojayeva/axolotl_local is axolotl 0.8.0.dev0 (src/axolotl/__init__.py). Its loader passes load_in_4bit
+    to from_pretrained for `adapter: lora` (utils/models.py), which transformers 4.50 turns into a 4-bit load, as
+    every release before 0.13 did: no SP452. z7ye/axolotl is 0.3.0, older than every schema seqprof holds, and its
+    staged trainer_builder.py is no config schema: its utils/config.py reads eval_table_max_new_tokens, so the key
+    is a note. NextAI-Inc/axolotl stages its own 0.4 schema, which lacks the key: that stays a warning."""
+    from corpus_layout import lay_out
+
+    folder = "mussakhojayeva__axolotl_local"
+    config = lay_out(tmp_path / "dev", only=folder) / f"{folder}/examples__gemma3__gemma-3-27b-lora_v1.yml"
+    plan = read_plan(config)
+    assert plan.get("framework_versions")["axolotl"]["pinned"] == "==0.8.0.dev0"
+    assert plan.get("lora_load_in_4bit_ignored") is None
+    tree = lay_out(tmp_path / "release", only=folder)
+    init = tree.root / folder / "src" / "axolotl" / "__init__.py"
+    init.write_text(init.read_text().replace("0.8.0.dev0", "0.13.1"))
+    assert read_plan(tree / f"{folder}/examples__gemma3__gemma-3-27b-lora_v1.yml").get("lora_load_in_4bit_ignored")
+
+    old = read_plan(lay_out(tmp_path / "old", only="z7ye__axolotl") / "z7ye__axolotl/examples__mistral__qlora.yml")
+    assert [d.kind for d in old.diagnostics if d.key == "eval_table_max_new_tokens"] == ["unread_key"]
+    schema = read_plan(lay_out(tmp_path / "schema", only="NextAI-Inc__axolotl")
+                       / "NextAI-Inc__axolotl/examples__mistral__lora-mps.yml")
+    assert [d.kind for d in schema.diagnostics if d.key == "eval_table_max_new_tokens"] == ["unknown_key"]
+
+
+def test_the_project_s_python_bounds_the_releases_pip_can_install(tmp_path):
+    """ataylor24/llm_algorithmic_reasoning's environment.yml builds python=3.8.13 with transformers==4.37.0, while
+    its setup.py asks transformers>=4.39.3: two installs that contradict each other, both under Python 3.8, where
+    pip finds no transformers from 4.47 on (Requires-Python >=3.9; keys/companion_requires.json). So its
+    evaluation_strategy and warmup_ratio are live fields either way, and only an upgrade breaks them; without the
+    interpreter pin, setup.py's open range reaches 5.x, which lacks them."""
+    from corpus_layout import lay_out
+
+    from seqprof.config.pin_files import read_environment
+
+    folder = "ataylor24__llm_algorithmic_reasoning"
+    name = "recipes__algorithmic_reasoning__sft__config_qlora.yaml"
+    tree = lay_out(tmp_path / "py38", only=folder)
+    [python] = [p for p in read_environment(tree.root / folder / "environment.yml") if p.package == "python"]
+    assert python.specifier == "==3.8.13.*"  # `python=3.8.13=h12debd9_0`: the build string is no version
+    plan = read_plan(tree / f"{folder}/{name}")
+    assert "transformers 4.47 requires python>=3.9.0" in plan.get("framework_versions")["transformers"]["source"]
+    kinds = {d.key: d.kind for d in plan.diagnostics}
+    assert kinds["evaluation_strategy"] == "renamed_key" and kinds["warmup_ratio"] == "renamed_key"  # upgrade warnings
+    tree = lay_out(tmp_path / "no_python", only=folder)
+    env = tree.root / folder / "environment.yml"
+    env.write_text("\n".join(line for line in env.read_text().splitlines() if "- python=" not in line) + "\n")
+    kinds = {d.key: d.kind for d in read_plan(tree / f"{folder}/{name}").diagnostics}
+    assert kinds["evaluation_strategy"] == "removed_key" and kinds["warmup_ratio"] == "removed_key"
+
+
+def test_a_conda_environment_file_under_another_name_pins_the_framework(tmp_path):
+    """riyazahuja/ImProver's conda_env.yml installs axolotl==0.8.0 through its pip list: that release passes
+    load_in_4bit to from_pretrained for `adapter: lora`, so SP452 does not apply, as it would at an assumed 0.19.
+    A YAML of another name is no environment file."""
+    from corpus_layout import lay_out
+
+    from seqprof.config.pin_files import reader_for, read_environment
+
+    assert reader_for("conda_env.yml") is read_environment and reader_for("environment-gpu.yaml") is read_environment
+    assert reader_for("sft_config.yaml") is None and reader_for("train_env_config.json") is None
+    folder = "riyazahuja__ImProver"
+    name = "experiments__final__completion__base_sft_conf.yaml"
+    plan = read_plan(lay_out(tmp_path / "conda", only=folder) / f"{folder}/{name}")
+    assert plan.get("framework_versions")["axolotl"]["pinned"] == "==0.8.0"
+    assert plan.get("lora_load_in_4bit_ignored") is None
+    tree = lay_out(tmp_path / "none", only=folder)
+    (tree.root / folder / "conda_env.yml").rename(tree.root / folder / "conda_env.txt")
+    assert read_plan(tree / f"{folder}/{name}").get("lora_load_in_4bit_ignored")

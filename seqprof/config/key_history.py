@@ -301,9 +301,9 @@ def _first_missed(allowed: Sequence[str], meets, order: Sequence[str]) -> str | 
     return next(v for v in allowed if order.index(v) > order.index(keep[-1]))
 
 
-def _capped(pins: Pins, package: str, first_out: str, why: str) -> Pins:
+def _capped(pins: Pins, package: str, first_out: str, why: str, interpreter: bool = False) -> Pins:
     """*pins* with *package* capped below *first_out*'s minor release (a generated version stands for its minor)."""
-    return pins.with_pin(Pin(package, f"<{minor(first_out)}.0", why))
+    return pins.with_pin(Pin(package, f"<{minor(first_out)}.0", why, interpreter=interpreter))
 
 
 def with_trl_and_transformers(pins: Pins, history: KeyHistory) -> Pins:
@@ -345,10 +345,12 @@ def with_shared_dependencies(pins: Pins, history: KeyHistory) -> Pins:
         checkout = pins.vcs(framework)
         if any(p.exact for p in pins.pins.get(framework, ())) or checkout is not None and not checkout.head:
             continue
-        if framework in INSTALLED_TOGETHER_ONLY and framework not in pins.pins:
-            continue  # trl installed apart from the file that pins accelerate: pip upgrades accelerate for it
+        apart = framework in INSTALLED_TOGETHER_ONLY and framework not in pins.pins
         order = history.versions(framework)
         for library in SHARED_LIBRARIES:
+            if apart and library != "python":
+                continue  # trl installed apart from the file that pins accelerate: pip upgrades accelerate for it,
+                # but not the interpreter
             own = pins.of(library)
             releases = [r for r in shared.get("releases", {}).get(library, ()) if all(p.allows(r) for p in own)]
             if not own or not releases:
@@ -368,7 +370,7 @@ def with_shared_dependencies(pins: Pins, history: KeyHistory) -> Pins:
                     "too, so pip cannot install both as written, and only a release before it runs with that pin"
                 pins = _capped(pins, framework, first_out, f"{library}{own[0].specifier} ({own[0].source}); "
                                f"{framework} {minor(first_out)} requires {library}{table[first_out][library]}"
-                               f"{branch}")
+                               f"{branch}", interpreter=library == "python")
     return pins
 
 
@@ -395,12 +397,14 @@ def allowed_minors(pins: Pins, package: str, order: Sequence[str], *, patch: boo
 
     out = [v for v in order if all(allows(p, v) for p in found)]
     if not out:  # files that contradict each other (requirements.txt ==4.38.2, setup.py ==4.37.0) are alternative
-        # installs: each one's releases are possible
+        # installs: each one's releases are possible, under the project's Python whichever file installs
         by_file: dict[str, list[Pin]] = {}
         for pin in found:
             by_file.setdefault(_pin_file(pin), []).append(pin)
+        interpreter = [pin for pin in found if pin.interpreter]
         if len(by_file) > 1:
-            out = [v for v in order if any(all(allows(p, v) for p in group) for group in by_file.values())]
+            out = [v for v in order if any(all(allows(p, v) for p in group + interpreter)
+                                           for group in by_file.values())]
         if not out and len(found) > 1:  # two environment.yml of different folders (thanhdath/mats-sql: ==4.41.2 and
             out = [v for v in order if any(allows(p, v) for p in found)]  # ==4.44.0): each pin a possible install
     if not out:

@@ -168,6 +168,47 @@ def classes_parsed_into(config_path: str | Path, keys: list[str]) -> frozenset[s
     return frozenset(reached)
 
 
+@dataclass(frozen=True)
+class ParsedInto:
+    """The frameworks whose classes a config's parser calls fill, and where the calls are."""
+
+    frameworks: frozenset[str]  # "transformers", "trl": the calls' classes are or derive from theirs
+    where: str  # "train.py:56"
+
+
+def parsed_into(config_path: str | Path, keys: list[str]) -> ParsedInto | None:
+    """Which frameworks' classes take the config's keys, when every script that parses it calls HfArgumentParser
+    over classes that are transformers' or TRL's own or the project's (through their bases); None when a call cannot
+    be read or a class is an installed package's. Only those classes take its keys, whatever trainer the script also
+    builds: yshihao-ai/HyCoRA's train.py builds DPOTrainer for train_mode dpo beside HfArgumentParser((
+    CustomizedArguments, TrainingArguments)), with trl pinned; its evaluate.py fills EvaluateArguments alone."""
+    root = project_root(config_path)
+    scripts = [s.file for s in parser_scripts(config_path, keys)]
+    if not scripts:
+        return None
+    table = project_dataclasses(root)
+    frameworks: set[str] = set()
+    where = []
+    for script in scripts:
+        call = _parser_call(root / script, root, Path(config_path))
+        if call is None or call.parser != "HfArgumentParser":
+            return None
+        todo, seen = list(_resolved_classes(call, root)), set()
+        while todo:
+            dotted = todo.pop()
+            package, _, name = dotted.rpartition(".")
+            if package.split(".")[0] in ("trl", "transformers") and name not in table:
+                frameworks.add(package.split(".")[0])
+                continue
+            if name not in table or (package and not in_project(package, str(root))):
+                return None  # an installed package's class, or one the checkout does not define
+            if name not in seen:
+                seen.add(name)
+                todo += [b for one in table[name] for b in one.bases if b and b != "object"]
+        where.append(f"{call.file}:{call.line}")
+    return ParsedInto(frozenset(frameworks), ", ".join(where))
+
+
 def _parser_call(file: Path, root: Path, config: Path | None = None) -> ParserCall | None:
     """The one parser call of *file* whose classes are plain names (a variable set to classes in branches stands for
     the branch the launch line of *config* takes); None when there is none, several with other classes, or one over

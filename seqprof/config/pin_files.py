@@ -37,6 +37,11 @@ MISSPELLED_REQUIREMENTS = re.compile(r"^(?:[\w.-]*[-_])?(?:requirments|requirmen
                                      r"requeriments|requrements)(?:[-_][\w.-]*)?\.txt$")
 
 
+# a conda environment file under another name than environment.yml / env.yml (read_environment wants its
+# `dependencies:`; a file without them pins nothing)
+CONDA_ENVIRONMENT = re.compile(r"^(?:[\w.]+[_-])?(?:conda[_-]?env|environment|conda)(?:[_-][\w.-]+)?\.ya?ml$")
+
+
 def reader_for(name: str):
     """The reader of a file named *name*, None for a file that pins nothing."""
     low = name.lower()
@@ -48,6 +53,8 @@ def reader_for(name: str):
         return lambda path: read_install_script(path) + image_pins(path)
     if low.endswith(".py") and low != "setup.py" or low.startswith(("docker-compose", "compose.")):
         return image_pins  # a launcher that runs the configs in a framework's image (Modal's from_registry)
+    if CONDA_ENVIRONMENT.match(low):  # riyazahuja/ImProver's conda_env.yml, environment-gpu.yml
+        return read_environment
     return {"pyproject.toml": read_pyproject, ".gitmodules": read_gitmodules, "uv.lock": read_lock,
             "poetry.lock": read_lock, "environment.yml": read_environment, "environment.yaml": read_environment,
             "env.yml": read_environment, "env.yaml": read_environment,
@@ -58,6 +65,20 @@ def _text(path: Path) -> str:
     if path.stat().st_size > MAX_PIN_FILE_BYTES:
         raise ValueError(f"over {MAX_PIN_FILE_BYTES // (1024 * 1024)} MiB")
     return path.read_text(encoding="utf-8")
+
+
+# a git ref that is a release's tag (trl's v0.16.0, transformers' v4.45.2): that release's code
+RELEASE_TAG = re.compile(r"v?(\d+\.\d+(?:\.\d+)?)")
+
+
+def _vcs_pin(name: str, ref: str, source: str) -> Pin | None:
+    """A git install of *name* at *ref*: the release a tag names, else a commit seqprof cannot place, or the head."""
+    if name not in PACKAGES:
+        return None
+    tag = RELEASE_TAG.fullmatch(ref)
+    if tag is not None:
+        return Pin(name, f"=={tag.group(1)}", f"{source} (the v{tag.group(1)} tag)")
+    return Pin(name, "", source, vcs=True, head=ref in ("", "main", "master"))
 
 
 def requirement(text: str, source: str) -> Pin | None:
@@ -75,15 +96,12 @@ def requirement(text: str, source: str) -> Pin | None:
         if name in RECIPE_LAYERS:
             return _layer_hub_cap(name, source)
         ref = re.search(r"\.git@([^#\s/]+)$|github\.com/[^/]+/[^/@]+@([^#\s/]+)$", bare.group(1))
-        head = ((ref.group(1) or ref.group(2)) if ref else "") in ("", "main", "master")
-        return Pin(name, "", source, vcs=True, head=head) if name in PACKAGES else None
+        return _vcs_pin(name, (ref.group(1) or ref.group(2)) if ref else "", source)
     url = _URL_REQUIREMENT.match(text)
     if url is not None:
         name = normalize(url.group(1))
         ref = re.search(r"\.git@([^#\s]+)|@([^/#\s]+)$", url.group(0).split("@", 1)[1])
-        ref_name = (ref.group(1) or ref.group(2)) if ref else ""
-        head = ref_name in ("", "main", "master")
-        return Pin(name, "", source, vcs=True, head=head) if name in PACKAGES else None
+        return _vcs_pin(name, (ref.group(1) or ref.group(2)) if ref else "", source)
     m = _REQUIREMENT.match(text)
     if m is None:
         return None
@@ -576,8 +594,10 @@ def read_environment(path: Path) -> list[Pin]:
         if m is None or normalize(m.group(1)) not in PACKAGES:
             continue
         spec = m.group(3).replace(" ", "")
-        if re.fullmatch(r"=[^=<>!~].*", spec):
-            spec = "==" + spec[1:].rstrip("*").rstrip(".") + ".*"
+        if re.fullmatch(r"=[^=<>!~].*", spec):  # `python=3.8.13=h12debd9_0`: version, then a build string
+            spec = "==" + spec[1:].split("=")[0].rstrip("*").rstrip(".") + ".*"
+        elif re.fullmatch(r"==[^=]+=[^=]+", spec):  # `python==3.8.13=h12debd9_0`
+            spec = spec.rsplit("=", 1)[0]
         out.append(Pin(normalize(m.group(1)), spec, f"{path.name}:{_line_of(text, m.group(1))}"))
     return out
 

@@ -14,7 +14,9 @@ from seqprof.errors import SeqprofError
 FRAMEWORKS = ("trl", "transformers", "axolotl", "llamafactory", "torchtune", "vllm", "unsloth", "unsloth-zoo")
 # libraries a project pins itself that bound which transformers it can install (keys/companion_requires.json
 # "shared": transformers 5.0 requires huggingface-hub>=1.3, so huggingface-hub<1.0 means transformers 4.57 at most)
-SHARED_LIBRARIES = ("huggingface-hub", "tokenizers", "accelerate")
+# libraries (and the interpreter: environment.yml's python=3.8.13) whose pins bound the framework releases pip can
+# install beside them (keys/companion_requires.json "shared")
+SHARED_LIBRARIES = ("huggingface-hub", "tokenizers", "accelerate", "python")
 PACKAGES = FRAMEWORKS + SHARED_LIBRARIES  # the packages whose pins are read
 # installed beside trl / transformers, and capping the releases of both (keys/companion_requires.json)
 COMPANIONS = ("vllm", "unsloth", "unsloth-zoo")
@@ -37,11 +39,15 @@ class Pin:
     cloned_only: bool = False  # a README's `git clone` + `git checkout v4.45.2` with no install line: the release of
     #                            a local checkout that another file installs (`-e /path/to/transformers`)
     environment: str | None = None  # a README's `conda create -n sim` / `conda activate sim` above the install line
+    interpreter: bool = False  # a cap the project's Python puts on every install of it, whichever file pins it
 
     def allows(self, version: str) -> bool:
-        from packaging.specifiers import SpecifierSet
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-        return SpecifierSet(self.specifier).contains(version, prereleases=True)
+        try:
+            return SpecifierSet(self.specifier).contains(version, prereleases=True)
+        except InvalidSpecifier:  # a spec pip would refuse too: it bounds nothing seqprof can tell
+            return True
 
 
 @dataclass(frozen=True)

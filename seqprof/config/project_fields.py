@@ -533,14 +533,16 @@ def _setup_py_name(file: Path) -> tuple[str, int] | None:
 
 
 def read_by_own_copy(diagnostics: list, config_path: str | Path, package: str, framework: str,
-                     own_argument=lambda key: False) -> list:
+                     own_argument=lambda key: False, older_copy: bool = False) -> list:
     """A framework's key diagnostics as the config's repository reads them: by its own dataclasses where their
     Python files are beside the config (read_by_project), else, in a repository that is *package* itself, as that
-    copy's possible arguments (read_by_fork)."""
+    copy's possible arguments (read_by_fork). A copy older than every release seqprof knows (*older_copy*) is read
+    as such whatever classes it stages: z7ye's axolotl 0.3.0 checkout ships its trainer's TrainingArguments
+    subclass, not a config schema, and that release's utils/config.py reads eval_table_max_new_tokens."""
     if not diagnostics:
         return diagnostics
     fields = project_fields(config_path)
-    if not fields:
+    if not fields or older_copy:
         diagnostics = read_by_fork(diagnostics, framework_fork(config_path), package, framework, own_argument)
     return read_by_project(diagnostics, fields, framework, config_path)
 

@@ -117,13 +117,26 @@ def _choose_dialect(cfg: LoadedConfig, dialect: str | None,
 
         if unread_dump(cfg.path, cfg.data):
             return dialects.UNKNOWN, None, "", False  # a run's saved arguments, which nothing parses
+        from seqprof.config.parser_classes import parsed_into
+
+        calls = parsed_into(cfg.path, list(cfg.data)) if Path(cfg.path).is_file() else None
+        if calls is not None and not calls.frameworks:
+            return dialects.UNKNOWN, None, "", False  # HfArgumentParser fills only the project's own classes
     own_parser = not dialect and not launch and name == "trl" and not versions and _own_parser(cfg.path, cfg.data)
+    if not dialect and not launch and name.startswith("llamafactory") and not _is_the_framework(cfg.path, name):
+        from seqprof.config.parser_classes import parsed_into
+
+        calls = parsed_into(cfg.path, list(cfg.data)) if Path(cfg.path).is_file() else None
+        if calls is not None and calls.frameworks == {"transformers"}:  # 61peng/matmech's dataset, lora_rank
+            own_parser = f"parsed by HfArgumentParser over TrainingArguments and the project's own classes at {calls.where}"
+            name, source = "hf", own_parser
     if own_parser:
         name, source = "hf", own_parser
     if not dialect and not launch and name in HAND_READ_DIALECTS:
-        from seqprof.config.dialects.own_schema import hydra_config, read_as_a_dict
+        from seqprof.config.dialects.own_schema import hydra_config, mapped_by_keyword, read_as_a_dict
 
-        if read_as_a_dict(cfg.path, cfg.data) and not _is_the_framework(cfg.path, name):
+        if (read_as_a_dict(cfg.path, cfg.data) or mapped_by_keyword(cfg.path, cfg.data)) \
+                and not _is_the_framework(cfg.path, name):
             name, own_parser = dialects.UNKNOWN, False  # the project's code reads most keys out of the mapping itself
         elif name in ("hf", "trl") and hydra_config(cfg.path):
             name, own_parser = dialects.UNKNOWN, False  # Hydra composes it into the project's own DictConfig
@@ -175,6 +188,11 @@ def _own_parser(path: str, data: Mapping) -> str:
     scripts = read_by_transformers_alone(path, data) if own else None
     if scripts:  # haroldrubio/autoregkd's cli.py parse_json_file; groxaxo/finetune-hf-vits, whose JSON holds 28 keys
         return f"parsed by HfArgumentParser in {scripts}, with no TRL config, parser or trainer"  # no class declares (refused)
+    from seqprof.config.parser_classes import parsed_into
+
+    calls = parsed_into(path, list(data)) if own else None
+    if calls and calls.frameworks == {"transformers"}:
+        return f"parsed by HfArgumentParser over TrainingArguments and the project's own classes at {calls.where}"
     fields = project_fields(path) if own else {}
     declared = [fields[k] for k in own if k in fields]
     if not own or len(declared) * 2 <= len(own):

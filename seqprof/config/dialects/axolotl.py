@@ -413,9 +413,20 @@ def _allows_before(pins: Pins, package: str, version: str) -> bool:
             spec = SpecifierSet(pin.specifier)
         except InvalidSpecifier:
             return True  # cannot place it: claim nothing
+        if any(_older(s.version, version) for s in spec if s.operator in ("==", "===")):
+            return True  # a checkout's own 0.8.0.dev0, which no release equals
         if any(spec.contains(v, prereleases=True) for v in older):
             return True
     return False
+
+
+def _older(pinned: str, version: str) -> bool:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(pinned) < Version(version)
+    except InvalidVersion:  # `==0.4.*`, `===main`
+        return False
 
 
 def _all_of_type(datasets: Any, kind: str) -> bool:
@@ -576,7 +587,8 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     found = _refused_deprecations(found, cfg, pins, history) + _fsdp_config_keys(cfg, pins, history) + \
         _section_keys(cfg, pins, history) + _dataset_entry_keys(cfg, pins, history)
     # a fork's own plugin arguments (pydantic models beside the config) are read by its axolotl
-    b.diagnostics.extend(read_by_project_code(read_by_own_copy(found, cfg.path, NAME, LABEL), cfg.path, LABEL))
+    b.diagnostics.extend(read_by_project_code(read_by_own_copy(found, cfg.path, NAME, LABEL,
+                                                                older_copy=_older_copy_unstaged(cfg, pins, history)), cfg.path, LABEL))
     return b.result()
 
 
@@ -881,17 +893,27 @@ def _assumed_newest(pins: Pins, newest: str) -> str:
 def _releases_run(pins: Pins, history: KeyHistory) -> list[str] | None:
     """The axolotl releases the pins allow (None: unpinned); a checkout's own version older than every release the
     history holds (unknown-submitter-000's fork, setup.py version="0.3.0-dev") stands for itself."""
+    return _older_copy(pins, history) or history.allowed("axolotl", pins)
+
+
+def _older_copy_unstaged(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> bool:
+    """A checkout older than every release the history holds whose config schema is not beside the config: the
+    classes that are (z7ye's trainer_builder.py) do not say what it reads (NextAI-Inc's staged v0_4_1 schema does)."""
+    from seqprof.config.project_fields import project_fields
+
+    return _older_copy(pins, history) is not None and \
+        not any(f.owner in SCHEMA_CLASSES for f in project_fields(cfg.path).values())
+
+
+def _older_copy(pins: Pins, history: KeyHistory) -> list[str] | None:
+    """The checkout's own versions when they are older than every release the history holds, else None."""
     from packaging.version import InvalidVersion, Version
 
-    allowed = history.allowed("axolotl", pins)
-    if allowed == []:
-        own = [re.sub(r"^==", "", p.specifier) for p in pins.of("axolotl") if p.own]
-        try:
-            if own and all(Version(v) < Version(history.versions("axolotl")[0]) for v in own):
-                return own
-        except InvalidVersion:
-            pass
-    return allowed
+    own = [re.sub(r"^==", "", p.specifier) for p in pins.of("axolotl") if p.own]
+    try:
+        return own if own and all(Version(v) < Version(history.versions("axolotl")[0]) for v in own) else None
+    except InvalidVersion:
+        return None
 
 
 def _pinned(allowed: list[str]) -> str:

@@ -114,10 +114,21 @@ def _imports_unsloth(path: str, forward: Forward) -> bool:
     """The handing-off script imports unsloth before trl: unsloth's patched TRL configs take max_seq_length again
     wherever TRL's have only max_length, and copy it into max_length (unsloth 2026.10.9 models/rl.py;
     AM-2304/gemma4-npc-it's `from unsloth import FastModel`, then `from trl import SFTConfig`)."""
-    text = _script_text(path, forward.file)
-    unsloth = re.search(r"^\s*(?:import|from)\s+unsloth\b", text, re.M)
-    trl_import = re.search(r"^\s*(?:import|from)\s+trl\b", text, re.M)
-    return unsloth is not None and (trl_import is None or unsloth.start() < trl_import.start())
+    if _imported_first(_script_text(path, forward.file), "unsloth", "trl", or_alone=True):
+        return True
+    # or a script imports unsloth before the handing-off module (boostcampaitech7's train.py: `from unsloth import
+    # FastLanguageModel`, then `from models.base_model import BaseModel`, whose own trl import comes first)
+    from seqprof.config.project_fields import project_root, python_files, source_text
+
+    module = re.escape(forward.file.removesuffix(".py").replace("/", "."))
+    return any(_imported_first(source_text(file), "unsloth", module) for file in python_files(project_root(path)))
+
+
+def _imported_first(text: str, first: str, then: str, or_alone: bool = False) -> bool:
+    """*text* imports module *first* before module *then* (patterns), or, *or_alone*, without ever importing it."""
+    one = re.search(rf"^\s*(?:import|from)\s+{first}\b", text, re.M)
+    other = re.search(rf"^\s*(?:import|from)\s+{then}\b", text, re.M)
+    return one is not None and (one.start() < other.start() if other is not None else or_alone)
 
 
 def _taken_out(path: str, file: str, names: list[str]) -> set[str]:

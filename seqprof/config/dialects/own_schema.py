@@ -137,6 +137,33 @@ def read_as_a_dict(config_path: str, data: Mapping[str, Any]) -> dict[str, str]:
     return {key: f"{best[0]}:{line}" for key, line in best[1]}
 
 
+def mapped_by_keyword(config_path: str, data: Mapping[str, Any]) -> dict[str, str]:
+    """Key -> where the project's code hands it to a framework class by keyword, when that is how the file reaches
+    the framework: three or more of its keys go in as `TrainingArguments(output_dir=cfg["output_dir"], ...)`, no
+    code of the project spreads a mapping into an argument class or calls an argument parser, so the class sees
+    those keywords alone and the file's other keys are the project's (junqiangchen's sft_config.yaml: 28 keys, six
+    handed on, warmup_ratio and evaluation_strategy read by nothing)."""
+    from seqprof.config.project_calls import SECTION, project_forwards
+    from seqprof.config.project_scripts import parser_files
+
+    keys = [k for k in data if isinstance(k, str)]
+    if len(keys) < 4 or not Path(config_path).is_file():
+        return {}
+    forwards = project_forwards(config_path, keys)
+    if len(forwards) < 3 or any(f.spread or f.keyword == SECTION for f in forwards.values()):
+        return {}
+    root = project_root(config_path)
+    if parser_files(root) or any(SPREAD_INTO_A_CLASS.search(source_text(f)) for f in python_files(root)):
+        return {}
+    return {key: forward.where() for key, forward in forwards.items()}
+
+
+# `TrainingArguments(**kwargs)`, `SFTConfig(output_dir=..., **cfg["train"])`: a mapping spread into an argument class
+# (a LoraConfig(**cfg) or BitsAndBytesConfig(**q) takes no training argument)
+SPREAD_INTO_A_CLASS = re.compile(r"\b(?:\w*Arguments|\w*(?:SFT|DPO|GRPO|KTO|ORPO|CPO|Reward|PPO|RLOO|GKD|PRM|XPO|Nash|"
+                                 r"BCO|Model)Config)\s*\((?:[^()]|\([^()]*\))*?\*\*\s*[\w\[]")
+
+
 def read_by_its_own_trainer(config_path: str, data: Mapping[str, Any]) -> dict[str, str]:
     """read_as_a_dict for an axolotl-shaped file, when the one project file that reads most of its keys never imports
     or runs axolotl, and a command of the project runs that file on this config while none runs axolotl on it:
