@@ -1440,3 +1440,20 @@ def test_a_file_whose_keys_the_project_hands_on_by_keyword_alone_is_the_project_
     (tree.root / folder / "train_all.py").write_text("args = TrainingArguments(**cfg)\n")
     assert read_plan(tree / f"{folder}/config__sft_config.yaml").dialect == "hf"
 
+
+
+def test_deepspeed_s_own_top_level_sections_are_known_and_a_stray_floor_is_not(tmp_path):
+    """PKU-Alignment/align-anything's ds_z3_config.json has a `hybrid_engine:` section, which DeepSpeed reads
+    (0.19.8 runtime/config.py get_hybrid_engine_config: param_dict.get("hybrid_engine")); datawhalechina/self-llm's
+    top-level `min_lr` is read by nothing (DeepSpeed's floor is scheduler.params.warmup_min_lr)."""
+    from corpus_layout import lay_out
+
+    folder = "PKU-Alignment__align-anything"
+    config = lay_out(tmp_path / "a", only=folder) / f"{folder}/align_anything__configs__deepspeed__ds_z3_config.json"
+    plan = read_plan(config)
+    assert plan.dialect == "deepspeed" and "hybrid_engine" in json.loads(config.read_text())
+    assert not [d for d in plan.diagnostics if d.kind == "unknown_key"]
+    folder = "datawhalechina__self-llm"
+    tree = lay_out(tmp_path / "b", only=folder)
+    [config] = [p for p in (tree.root / folder).rglob("*.json") if '"min_lr"' in p.read_text()]
+    assert [d.key for d in read_plan(config).diagnostics if d.kind == "unknown_key"] == ["min_lr"]

@@ -34,7 +34,10 @@ tensorboard wandb csv_monitor comet elasticity autotuning compression_training c
 communication_data_type seq_parallel_communication_data_type memory_breakdown disable_allgather
 tensor_parallel nebula weight_quantization sparse_attention torch_autocast compile graph_harvesting
 use_data_before_expert_parallel_ timers zero_optimization_stage _comment
-""".split())
+hybrid_engine eigenvalue progressive_layer_drop quantize_training dataloader_drop_last vocabulary_size expert_parallel
+gradient_allreduce_op log_level disable_python_gc managed_gradient_accumulation use_data_before_expert_parallelism
+seq_parallel_comm_data_type allgather_size datastates_ckpt dynamic_batching
+""".split())  # the last three lines: read by 0.12-0.19.8 (runtime/config.py, its get_* readers and constants)
 
 
 def detect(data: Mapping[str, Any]) -> int:
