@@ -348,3 +348,44 @@ def test_tags_the_project_s_own_loader_constructs_are_read(tmp_path: Path) -> No
                                  "yaml.add_constructor('!ext', lambda loader, node: node.value)\n"
                                  "yaml.add_multi_constructor('!imp', lambda loader, suffix, node: node.value)\n")
     assert load_config(own / "c.yaml").data["config"]["output_dir"].startswith("../")
+
+
+def test_python_tags_a_project_s_full_loader_builds_are_read(tmp_path: Path) -> None:
+    """ssbuild/chatglm_finetuning's config/main.py reads its train_pl.yaml with `yaml.full_load`, whose
+    FullConstructor builds `optimizer_betas: !!python/tuple [0.9, 0.999]` (PyYAML constructor.py): the file loads.
+    With the loader switched to safe_load the tag stands as an error, and FullLoader never builds a python/object."""
+    from corpus_layout import lay_out
+
+    folder = "ssbuild__chatglm_finetuning"
+    tree = lay_out(tmp_path / "full", only=folder)
+    config = tree / f"{folder}/scripts__config__train_pl.yaml"
+    assert "!!python/tuple" in config.read_text()
+    assert load_config(config).data["optimizer_betas"] == [0.9, 0.999]
+    tree = lay_out(tmp_path / "safe", only=folder)
+    main = tree.root / folder / "config" / "main.py"
+    main.write_text(main.read_text().replace("yaml.full_load(", "yaml.safe_load("))
+    with pytest.raises(SeqprofError) as err:
+        load_config(tree / f"{folder}/scripts__config__train_pl.yaml")
+    assert "python/tuple" in err.value.message
+    own = tmp_path / "object"
+    (own / ".git").mkdir(parents=True)
+    (own / "main.py").write_text("cfg = yaml.full_load(open(path))\n")
+    (own / "c.yaml").write_text("model: !!python/object:foo.Bar {}\n")
+    with pytest.raises(SeqprofError):
+        load_config(own / "c.yaml")
+
+
+def test_a_json_config_under_another_name_is_read_as_json(tmp_path: Path) -> None:
+    """hkust-nlp/dart-math's cfgs/deepspeed/zero-stage2.conf is a DeepSpeed JSON with a trailing comma, which
+    json.load (accelerate's HfDeepSpeedConfig) refuses: read as JSON by its first character, not leniently as a YAML
+    flow mapping. A .yaml file that starts with a flow mapping stays YAML."""
+    from corpus_layout import lay_out
+
+    folder = "hkust-nlp__dart-math"
+    config = lay_out(tmp_path, only=folder) / f"{folder}/cfgs__deepspeed__zero-stage2.conf"
+    with pytest.raises(SeqprofError) as err:
+        load_config(config)
+    assert err.value.line == 7 and "invalid JSON" in err.value.message
+    flow = tmp_path / "flow.yaml"
+    flow.write_text('{"a": 1, "b": 2,}\n')
+    assert load_config(flow).data == {"a": 1, "b": 2}

@@ -1457,3 +1457,42 @@ def test_deepspeed_s_own_top_level_sections_are_known_and_a_stray_floor_is_not(t
     tree = lay_out(tmp_path / "b", only=folder)
     [config] = [p for p in (tree.root / folder).rglob("*.json") if '"min_lr"' in p.read_text()]
     assert [d.key for d in read_plan(config).diagnostics if d.kind == "unknown_key"] == ["min_lr"]
+
+
+def test_a_file_one_plain_dataclass_of_the_project_is_built_from_is_the_project_s(tmp_path):
+    """codefuse-ai/MFTCoder's dpo_train_config.json is loaded with json.load and built as XXPOTrainArgs(**config), a
+    plain @dataclass declaring all 32 keys; its output_dir and learning_rate look like TrainingArguments', yet no
+    framework parses the file. With the class deriving from transformers' TrainingArguments it is transformers'."""
+    from corpus_layout import lay_out
+
+    folder = "codefuse-ai__MFTCoder"
+    name = "mftcoder_accelerate__src__configs__dpo_train_config.json"
+    assert read_plan(lay_out(tmp_path / "plain", only=folder) / f"{folder}/{name}").dialect == "unknown"
+    tree = lay_out(tmp_path / "derived", only=folder)
+    args = tree.root / folder / "mftcoder_accelerate" / "src" / "xxpo" / "xxpo_arguments.py"
+    text = args.read_text()
+    assert "class XXPOTrainArgs:" in text
+    args.write_text("from transformers import TrainingArguments\n" +
+                    text.replace("class XXPOTrainArgs:", "class XXPOTrainArgs(TrainingArguments):"))
+    assert read_plan(tree / f"{folder}/{name}").dialect == "hf"
+
+
+def test_deepspeed_precision_sections_and_parameter_offload_below_stage_3(tmp_path):
+    """dvlab-research/LongLoRA's stage2.json copies fp16's loss-scaling keys under bf16: DeepSpeedBF16Config has no
+    such fields, and DeepSpeed 0.17.1 on refuses them (extra="forbid"). CarperAI/trlx's ds_config_gptj.json offloads
+    parameters to cpu at ZeRO stage 2, where DeepSpeed keeps them on the GPU (SP456's fact); at stage 3 it would not
+    be reported."""
+    from corpus_layout import lay_out
+
+    folder = "dvlab-research__LongLoRA"
+    plan = read_plan(lay_out(tmp_path / "a", only=folder) / f"{folder}/ds_configs__stage2.json")
+    assert sorted(d.key for d in plan.diagnostics if d.kind == "unknown_key") == [
+        "bf16.hysteresis", "bf16.initial_scale_power", "bf16.loss_scale", "bf16.loss_scale_window",
+        "bf16.min_loss_scale"]
+    folder = "CarperAI__trlx"
+    config = lay_out(tmp_path / "b", only=folder) / f"{folder}/examples__summarize_rlhf__sft__ds_config_gptj.json"
+    assert read_plan(config).get("param_offload_below_stage_3") == 2
+    data = json.loads(config.read_text())
+    data["zero_optimization"]["stage"] = 3
+    config.write_text(json.dumps(data))
+    assert read_plan(config).get("param_offload_below_stage_3") is None

@@ -90,7 +90,8 @@ def load_config(path: str | Path) -> LoadedConfig:
     """Read *path* (YAML, or JSON by extension or content) into a LoadedConfig."""
     p = Path(path)
     text = read_input_text(p, what="config", limit=MAX_FILE_BYTES)
-    is_json = p.suffix.lower() == ".json"
+    # a DeepSpeed file named .conf (hkust-nlp/dart-math's zero-stage2.conf) is read by json.load like a .json one
+    is_json = p.suffix.lower() == ".json" or p.suffix.lower() not in (".yaml", ".yml") and text.lstrip().startswith("{")
     return parse_config(text, str(path), is_json=is_json)
 
 
@@ -267,7 +268,10 @@ class _Builder:
         """The project's own loader constructs *tag* (configue's `!path`): the value is read as written."""
         from seqprof.config.yaml_tags import constructed_by_project
 
-        return not tag.startswith(_TAG) and constructed_by_project(self.path, tag) is not None
+        if tag.startswith(_TAG):  # only PyYAML's python/ tags, which a full or unsafe loader builds
+            return tag.startswith(_TAG + "python/") and constructed_by_project(self.path, "!!" + tag[len(_TAG):]) \
+                is not None
+        return constructed_by_project(self.path, tag) is not None
 
     def build(self, node: Any, prefix: str) -> Any:
         tag = str(node.tag) if node.tag is not None else ""

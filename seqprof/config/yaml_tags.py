@@ -4,7 +4,8 @@ yaml.safe_load refuses a tag it does not know (`!path`, `!!python/name:...`), an
 that way stops before training. A project that loads its files itself may register the tag first: configue (used by
 illuin-tech/colpali's `configue.load(config_file)`) constructs `!path`, `!ext`, `!cfg` and `!import:...`
 (configue 6.0.2 file_loader.py:27-30), and a script's own `yaml.add_constructor("!include", ...)` constructs that
-one. Files are scanned as text, never imported.
+one; a script that loads with yaml.full_load (or an unsafe loader) constructs PyYAML's python/ tags. Files are
+scanned as text, never imported.
 """
 
 from __future__ import annotations
@@ -18,6 +19,13 @@ CONFIGUE_TAGS = frozenset({"!path", "!ext", "!cfg"})
 CONFIGUE_PREFIXES = frozenset({"!import"})
 _USES_CONFIGUE = re.compile(r"^\s*(?:import\s+configue\b|from\s+configue\b)", re.M)
 _CONSTRUCTOR = re.compile(r"\badd_(multi_)?constructor\(\s*[\"'](![^\"'\s]*)[\"']")
+# PyYAML's own loaders beyond safe_load: FullLoader builds the plain Python types (ssbuild/chatglm_finetuning's
+# config/main.py yaml.full_load reads `optimizer_betas: !!python/tuple [0.9, 0.999]`); the unsafe ones build any
+# python/ tag (yaml/constructor.py FullConstructor / UnsafeConstructor)
+_FULL_LOAD = re.compile(r"\byaml\.full_load(?:_all)?\(|Loader\s*=\s*(?:yaml\.)?FullLoader\b")
+_UNSAFE_LOAD = re.compile(r"\byaml\.unsafe_load(?:_all)?\(|Loader\s*=\s*(?:yaml\.)?(?:Unsafe)?Loader\b")
+FULL_TAGS = frozenset(f"!!python/{name}" for name in ("none", "bool", "str", "unicode", "bytes", "int", "long", "float",
+                                                     "complex", "list", "tuple", "dict"))
 
 
 def constructed_by_project(config_path: str | Path, tag: str) -> str | None:
@@ -43,9 +51,14 @@ def _registered(root: str) -> tuple[dict[str, str], dict[str, str]]:
     prefixes: dict[str, str] = {}
     for file in python_files(Path(root)):
         text = source_text(file)
-        if "configue" not in text and "constructor" not in text:
+        if "configue" not in text and "constructor" not in text and "load" not in text:
             continue
         where = file.relative_to(root).as_posix()
+        if _UNSAFE_LOAD.search(text):
+            prefixes.setdefault("!!python/", where)
+        elif _FULL_LOAD.search(text):
+            for tag in FULL_TAGS:
+                tags.setdefault(tag, where)
         if _USES_CONFIGUE.search(text):
             for tag in CONFIGUE_TAGS:
                 tags.setdefault(tag, where)

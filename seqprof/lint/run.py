@@ -195,12 +195,14 @@ def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions
                             gpu_price=settings.gpu_price, calibration=options.calibration, registry=registry)
         report = lint_plan(plan, facts, rules, settings, text=_read_text(path))
         if plan.dialect == "unknown":
-            from seqprof.config.dialects.own_schema import (hand_mapped, hydra_config, mapped_by_keyword, own_sections,
-                                                            read_as_a_dict, unread_dump)
+            from seqprof.config.dialects.own_schema import (built_from_the_mapping, hand_mapped, hydra_config,
+                                                            mapped_by_keyword, own_sections, read_as_a_dict,
+                                                            unread_dump)
 
             own, sections = hand_mapped(plan.raw), own_sections(plan.raw)
             reads = read_as_a_dict(str(path), plan.raw) if not (own or sections) else {}
             handed = mapped_by_keyword(str(path), plan.raw) if not (own or sections or reads) else {}
+            built = built_from_the_mapping(str(path), plan.raw) if not (own or sections or reads or handed) else ""
             hydra = hydra_config(str(path)) if not (own or sections or reads) else None
             dump = unread_dump(str(path), plan.raw) if not (own or sections or reads or hydra) else ""
             if dump:
@@ -226,6 +228,9 @@ def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions
                 notes += (f"the project's code hands {len(handed)} of the file's {len(plan.raw)} keys to the framework "
                           f"by keyword ({shown}{', ...' if len(handed) > 3 else ''}) and spreads no mapping into it, so "
                           "the framework sees those alone and no framework's key checks apply to the rest",)
+            elif built:
+                notes += (f"the project's own dataclass {built} declares every key of the file and is built from "
+                          "it, so no framework's key checks apply",)
         return replace(report, notes=notes) if notes else report
 
     for config in configs:  # ruff-like: a config that cannot be read is an error line; the others still run

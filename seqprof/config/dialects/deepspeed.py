@@ -21,6 +21,7 @@ from seqprof.config.dialects.common import (
     check_keys,
 )
 from seqprof.config.loader import LoadedConfig
+from seqprof.config.plan import ConfigDiagnostic
 
 NAME = "deepspeed"
 LABEL = "DeepSpeed"
@@ -50,6 +51,18 @@ def detect(data: Mapping[str, Any]) -> int:
     return 20 + hits if hits >= 1 and ("zero_optimization" in data or hits >= 2) else 0
 
 
+# The fields of DeepSpeed's precision sections (runtime/precision_config.py DeepSpeedBF16Config / DeepSpeedFP16Config,
+# 0.17.1 to 0.19.8): from 0.17.1 they are pydantic models with extra="forbid" (runtime/config_utils.py), so a key
+# they lack stops deepspeed.initialize ("Extra inputs are not permitted"); before, only the keys read were read
+PRECISION_FIELDS = {
+    "bf16": frozenset({"enabled", "immediate_grad_update", "check_grad_overflow", "bf16_master_weights_and_grads",
+                       "bf16_optimizer_states"}),
+    "fp16": frozenset({"enabled", "auto_cast", "loss_scale", "initial_scale_power", "loss_scale_window", "hysteresis",
+                       "consecutive_hysteresis", "min_loss_scale", "fp16_master_weights_and_grads"}),
+}
+PRECISION_FIELDS["bfloat16"] = PRECISION_FIELDS["bf16"]  # the old name, read when bf16 is absent
+
+
 def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     """Settings a DeepSpeed JSON pins on its own."""
     b = Builder(cfg)
@@ -59,5 +72,32 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     g, m, a = (b.value(n) for n in ("global_batch_size", "micro_batch_size", "gradient_accumulation_steps"))
     if all(isinstance(v, int) and v > 0 for v in (g, m, a)) and g % (m * a) == 0:
         b.derived("world_size", g // (m * a), "train_batch_size")
+    stage, device = cfg.get("zero_optimization.stage"), cfg.get("zero_optimization.offload_param.device")
+    if isinstance(stage, int) and not isinstance(stage, bool) and stage < 3 and \
+            isinstance(device, str) and device.lower() in ("cpu", "nvme"):
+        b.derived("param_offload_below_stage_3", stage, "zero_optimization.offload_param")
     b.diagnostics.extend(check_keys(cfg, Keyspace(known=KNOWN), dialect_label=LABEL))
+    b.diagnostics.extend(_precision_section_keys(cfg))
     return b.result()
+
+
+def _precision_section_keys(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
+    """Keys of a bf16 / fp16 section that DeepSpeed's precision model lacks: an fp16 block copied under bf16
+    (DAMO's LongLoRA stage2.json: loss_scale, hysteresis ... under bf16), or apex's fp16_opt_level under fp16."""
+    out = []
+    for section, fields in PRECISION_FIELDS.items():
+        block = cfg.get(section)
+        if not isinstance(block, dict):
+            continue
+        model = "DeepSpeedFP16Config" if section == "fp16" else "DeepSpeedBF16Config"
+        for key in block:
+            if not isinstance(key, str) or key in fields:
+                continue
+            dotted = f"{section}.{key}"
+            reason = (f"DeepSpeed's {model} (runtime/precision_config.py) has no field '{key}': from 0.17.1 it "
+                      "refuses the config (extra=\"forbid\", \"Extra inputs are not permitted\") when "
+                      "deepspeed.initialize reads it, and earlier releases never read the key")
+            out.append(ConfigDiagnostic(kind="unknown_key", key=dotted, file=cfg.path, line=cfg.line(dotted) or 1,
+                                        message=f"'{dotted}' is not a DeepSpeed {section} setting: {reason}",
+                                        reason=reason))
+    return out

@@ -158,10 +158,73 @@ def mapped_by_keyword(config_path: str, data: Mapping[str, Any]) -> dict[str, st
     return {key: forward.where() for key, forward in forwards.items()}
 
 
+# a spread into transformers' or TRL's argument classes by name (not a project's ModelConfig / TrainConfig)
+SPREAD_INTO_A_FRAMEWORK_CLASS = re.compile(r"\b(?:\w*TrainingArguments|(?:SFT|DPO|GRPO|KTO|ORPO|CPO|Reward|PPO|RLOO|GKD|"
+                                           r"PRM|XPO|NashMD|BCO|OnlineDPO)Config)\s*\((?:[^()]|\([^()]*\))*?\*\*\s*[\w\[]")
 # `TrainingArguments(**kwargs)`, `SFTConfig(output_dir=..., **cfg["train"])`: a mapping spread into an argument class
 # (a LoraConfig(**cfg) or BitsAndBytesConfig(**q) takes no training argument)
 SPREAD_INTO_A_CLASS = re.compile(r"\b(?:\w*Arguments|\w*(?:SFT|DPO|GRPO|KTO|ORPO|CPO|Reward|PPO|RLOO|GKD|PRM|XPO|Nash|"
                                  r"BCO|Model)Config)\s*\((?:[^()]|\([^()]*\))*?\*\*\s*[\w\[]")
+
+
+def built_from_the_mapping(config_path: str, data: Mapping[str, Any]) -> str:
+    """'XXPOTrainArgs (xxpo/xxpo_accelerate.py)' when one @dataclass of the project, with no transformers or TRL class
+    among its ancestors, declares every key of the file (four or more) and the project builds it from a mapping
+    (`XXPOTrainArgs(**train_config)`, codefuse-ai/MFTCoder): no framework's parser reads the file; else ''."""
+    from seqprof.config.project_fields import project_dataclasses
+
+    keys = [k for k in data if isinstance(k, str)]
+    if len(keys) < 4 or not Path(config_path).is_file():
+        return ""
+    root = project_root(config_path)
+    if any(SPREAD_INTO_A_FRAMEWORK_CLASS.search(source_text(f)) for f in python_files(root)):
+        return ""  # wndudwkd003/kr_llm_ft_25 builds its own SFTConfig, then TrainingArguments(**asdict(cm.sft))
+    table = project_dataclasses(root)
+    for name, declared in sorted(table.items()):
+        if SPREAD_INTO_A_FRAMEWORK_CLASS.match(f"{name}(**x"):
+            continue  # a name of a framework's class (the project's DPOConfig beside trl's)
+        fields = set().union(*(one.fields | _inherited(one, table) for one in declared))
+        if not all(k in fields for k in keys) or _framework_ancestry(name, table):
+            continue
+        built = re.compile(rf"(?<![\w.]){re.escape(name)}\(\s*\*\*")
+        for file in python_files(root):
+            if built.search(source_text(file)):
+                return f"{name} ({file.relative_to(root).as_posix()})"
+    return ""
+
+
+def _inherited(one, table) -> set[str]:
+    """The fields *one* inherits from the project's own dataclasses."""
+    out: set[str] = set()
+    todo, seen = [b.rpartition(".")[2] for b in one.bases], set()
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in table:
+            continue
+        seen.add(name)
+        for base in table[name]:
+            out |= base.fields
+            todo += [b.rpartition(".")[2] for b in base.bases]
+    return out
+
+
+def _framework_ancestry(name: str, table) -> bool:
+    """Whether a base of class *name*, or of its project bases, is not the project's own (transformers', TRL's,
+    pydantic's, an installed package's)."""
+    todo, seen = [name], set()
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        for one in table.get(current, ()):
+            for base in one.bases:
+                short = base.rpartition(".")[2]
+                if short in table:
+                    todo.append(short)
+                elif base not in ("object", ""):
+                    return True
+    return False
 
 
 def read_by_its_own_trainer(config_path: str, data: Mapping[str, Any]) -> dict[str, str]:
