@@ -1407,6 +1407,7 @@ def test_hfargumentparser_over_trainingarguments_and_own_classes_reads_a_file_wh
     train = read_plan(tree / f"{folder}/train_args__sft__hyperlora__qwen2.5-7b-sft-hyperlora.json")
     assert train.dialect == "hf" and "train.py:56" in train.dialect_source
     assert read_plan(tree / f"{folder}/eval_args__sft__hyperlora__qwen2.5-7b-sft-hyperlora.json").dialect == "unknown"
+    tree = lay_out(tmp_path / "hycora_sft_config", only=folder)
     script = tree.root / folder / "train.py"
     text = script.read_text()
     assert "parser = HfArgumentParser((CustomizedArguments, TrainingArguments))" in text
@@ -1419,6 +1420,7 @@ def test_hfargumentparser_over_trainingarguments_and_own_classes_reads_a_file_wh
     tree = lay_out(tmp_path / "matmech", only=folder)
     plan = read_plan(tree / f"{folder}/config__training_config.json")
     assert plan.dialect == "hf" and not any(d.key == "num_train_epochs" for d in plan.diagnostics)
+    tree = lay_out(tmp_path / "matmech_variable", only=folder)
     script = tree.root / folder / "train.py"
     script.write_text(script.read_text().replace("HfArgumentParser((CustomizedArguments, TrainingArguments))",
                                                  "HfArgumentParser(PARSED)"))

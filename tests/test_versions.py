@@ -1592,3 +1592,22 @@ def test_a_conda_environment_file_under_another_name_pins_the_framework(tmp_path
     tree = lay_out(tmp_path / "none", only=folder)
     (tree.root / folder / "conda_env.yml").rename(tree.root / folder / "conda_env.txt")
     assert read_plan(tree / f"{folder}/{name}").get("lora_load_in_4bit_ignored")
+
+
+def test_an_environment_folder_beside_the_config_s_folder_pins_it(tmp_path):
+    """Azure/azureml-examples' GRPO lab keeps src/grpo_trainer_config.yaml beside environment/requirements.txt
+    (transformers==4.51.3), below the repository root: the lab's own pins, so warmup_ratio is a live field and only an
+    upgrade warning, not a removal at an assumed 5.25. Without that folder nothing pins transformers."""
+    from corpus_layout import lay_out
+
+    folder = "Azure__azureml-examples"
+    name = "sdk__python__jobs__grpo__src__grpo_trainer_config.yaml"
+    plan = read_plan(lay_out(tmp_path / "beside", only=folder) / f"{folder}/{name}")
+    versions = plan.get("framework_versions")["transformers"]
+    assert versions["pinned"] == "==4.51.3" and versions["source"].startswith("sdk/python/jobs/grpo/environment/")
+    assert [d.kind for d in plan.diagnostics if d.key == "warmup_ratio"] == ["renamed_key"]
+    tree = lay_out(tmp_path / "none", only=folder)
+    env = tree.root / folder / "sdk" / "python" / "jobs" / "grpo" / "environment"
+    env.rename(env.parent / "notes")
+    plan = read_plan(tree / f"{folder}/{name}")
+    assert plan.get("framework_versions")["transformers"]["pinned"] is None

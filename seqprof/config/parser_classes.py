@@ -175,13 +175,26 @@ class ParsedInto:
     frameworks: frozenset[str]  # "transformers", "trl": the calls' classes are or derive from theirs
     where: str  # "train.py:56"
 
+    def transformers_alone(self) -> str:
+        """Why the file is transformers' ('' when TRL's classes, or no framework's, take its keys)."""
+        if self.frameworks != {"transformers"}:
+            return ""
+        return f"parsed by HfArgumentParser over TrainingArguments and the project's own classes at {self.where}"
 
-def parsed_into(config_path: str | Path, keys: list[str]) -> ParsedInto | None:
+
+def parsed_into(config_path: str | Path, keys: Iterable[str]) -> ParsedInto | None:
     """Which frameworks' classes take the config's keys, when every script that parses it calls HfArgumentParser
     over classes that are transformers' or TRL's own or the project's (through their bases); None when a call cannot
     be read or a class is an installed package's. Only those classes take its keys, whatever trainer the script also
     builds: yshihao-ai/HyCoRA's train.py builds DPOTrainer for train_mode dpo beside HfArgumentParser((
     CustomizedArguments, TrainingArguments)), with trl pinned; its evaluate.py fills EvaluateArguments alone."""
+    path = Path(config_path)
+    return _parsed_into(str(path), frozenset(keys)) if path.is_file() else None
+
+
+@lru_cache(maxsize=256)
+def _parsed_into(config_path: str, keys: frozenset[str]) -> ParsedInto | None:
+    """parsed_into, once per config and run: the dialect choice asks it from up to three places."""
     root = project_root(config_path)
     scripts = [s.file for s in parser_scripts(config_path, keys)]
     if not scripts:

@@ -119,17 +119,15 @@ def _choose_dialect(cfg: LoadedConfig, dialect: str | None,
             return dialects.UNKNOWN, None, "", False  # a run's saved arguments, which nothing parses
         from seqprof.config.parser_classes import parsed_into
 
-        calls = parsed_into(cfg.path, list(cfg.data)) if Path(cfg.path).is_file() else None
+        calls = parsed_into(cfg.path, cfg.data)
         if calls is not None and not calls.frameworks:
             return dialects.UNKNOWN, None, "", False  # HfArgumentParser fills only the project's own classes
     own_parser = not dialect and not launch and name == "trl" and not versions and _own_parser(cfg.path, cfg.data)
     if not dialect and not launch and name.startswith("llamafactory") and not _is_the_framework(cfg.path, name):
         from seqprof.config.parser_classes import parsed_into
 
-        calls = parsed_into(cfg.path, list(cfg.data)) if Path(cfg.path).is_file() else None
-        if calls is not None and calls.frameworks == {"transformers"}:  # 61peng/matmech's dataset, lora_rank
-            own_parser = f"parsed by HfArgumentParser over TrainingArguments and the project's own classes at {calls.where}"
-            name, source = "hf", own_parser
+        calls = parsed_into(cfg.path, cfg.data)  # 61peng/matmech's dataset and lora_rank are its own classes'
+        own_parser = calls.transformers_alone() if calls is not None else ""
     if own_parser:
         name, source = "hf", own_parser
     if not dialect and not launch and name in HAND_READ_DIALECTS:
@@ -191,9 +189,9 @@ def _own_parser(path: str, data: Mapping) -> str:
         return f"parsed by HfArgumentParser in {scripts}, with no TRL config, parser or trainer"  # no class declares (refused)
     from seqprof.config.parser_classes import parsed_into
 
-    calls = parsed_into(path, list(data)) if own else None
-    if calls and calls.frameworks == {"transformers"}:
-        return f"parsed by HfArgumentParser over TrainingArguments and the project's own classes at {calls.where}"
+    calls = parsed_into(path, data) if own else None
+    if calls is not None and calls.transformers_alone():
+        return calls.transformers_alone()
     fields = project_fields(path) if own else {}
     declared = [fields[k] for k in own if k in fields]
     if not own or len(declared) * 2 <= len(own):

@@ -51,6 +51,11 @@ def find_pins(config_path: str | Path) -> Pins:
             pins.setdefault(pin.package, []).append(pin)
     if repository:  # the repository's environment folders, for what nothing above the config pins to a version
         pinned = {package for package, found_pins in pins.items() if any(p.specifier or p.vcs for p in found_pins)}
+        beside = [pin for pin in _environment_pins_beside(folders, notes) if pin.package not in pinned]
+        for pin in beside:  # the nearer environment folder, where the config's own project keeps its pins
+            if pin.package in PACKAGES:
+                pins.setdefault(pin.package, []).append(pin)
+        pinned |= {pin.package for pin in beside}
         for pin in _environment_pins(root, notes):
             if pin.package in PACKAGES and pin.package not in pinned:
                 pins.setdefault(pin.package, []).append(pin)
@@ -265,6 +270,28 @@ def _environment_pins(root: Path, notes: list[str]) -> list[Pin]:
     for pin in found:
         per_package.setdefault(pin.package, set()).add(pin.specifier)
     return [pin for pin in found if len(per_package[pin.package]) == 1]
+
+
+def _environment_pins_beside(folders: Sequence[Path], notes: list[str]) -> list[Pin]:
+    """Pins in environment folders beside the config's folder or one of its parents below the repository root
+    (Azure/azureml-examples' lab keeps src/grpo_trainer_config.yaml and environment/requirements.txt side by side),
+    the nearest level that has any, kept per package only where its files agree."""
+    for level in folders[:-1]:
+        parent = level.parent
+        if parent == folders[-1] or parent not in folders:
+            break  # the root's environment folders are _environment_pins'
+        found: list[Pin] = []
+        for folder in sorted(p for p in parent.iterdir() if p.is_dir() and p != level and
+                             ENVIRONMENT_FOLDER.match(p.name)):
+            where = folder.relative_to(folders[-1]).as_posix()
+            found.extend(replace(pin, source=f"{where}/{pin.source}") for pin in _pins_of_folder(folder, notes)
+                         if not pin.own)
+        if found:
+            per_package: dict[str, set[str]] = {}
+            for pin in found:
+                per_package.setdefault(pin.package, set()).add(pin.specifier)
+            return [pin for pin in found if len(per_package[pin.package]) == 1]
+    return []
 
 
 def _install_scripts_of(folder: Path, notes: list[str]) -> list[Pin]:

@@ -587,8 +587,8 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     found = _refused_deprecations(found, cfg, pins, history) + _fsdp_config_keys(cfg, pins, history) + \
         _section_keys(cfg, pins, history) + _dataset_entry_keys(cfg, pins, history)
     # a fork's own plugin arguments (pydantic models beside the config) are read by its axolotl
-    b.diagnostics.extend(read_by_project_code(read_by_own_copy(found, cfg.path, NAME, LABEL,
-                                                                older_copy=_older_copy_unstaged(cfg, pins, history)), cfg.path, LABEL))
+    found = read_by_own_copy(found, cfg.path, NAME, LABEL, older_copy=_older_copy_unstaged(cfg, pins, history))
+    b.diagnostics.extend(read_by_project_code(found, cfg.path, LABEL))
     return b.result()
 
 

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from seqprof.config.launches import command_lines
-from seqprof.config.project_fields import IDENTIFIER, code_matches, project_root, python_files, source_text
+from seqprof.config.project_fields import (IDENTIFIER, ProjectDataclass, code_matches, project_root, python_files,
+                                         source_text)
 from seqprof.config.key_history import KeyHistory
 
 # a project's own names for what TrainingArguments / ModelConfig call otherwise: a file that writes two of them (and
@@ -193,7 +194,7 @@ def built_from_the_mapping(config_path: str, data: Mapping[str, Any]) -> str:
     return ""
 
 
-def _inherited(one, table) -> set[str]:
+def _inherited(one: ProjectDataclass, table: Mapping[str, list[ProjectDataclass]]) -> set[str]:
     """The fields *one* inherits from the project's own dataclasses."""
     out: set[str] = set()
     todo, seen = [b.rpartition(".")[2] for b in one.bases], set()
@@ -208,7 +209,7 @@ def _inherited(one, table) -> set[str]:
     return out
 
 
-def _framework_ancestry(name: str, table) -> bool:
+def _framework_ancestry(name: str, table: Mapping[str, list[ProjectDataclass]]) -> bool:
     """Whether a base of class *name*, or of its project bases, is not the project's own (transformers', TRL's,
     pydantic's, an installed package's)."""
     todo, seen = [name], set()
