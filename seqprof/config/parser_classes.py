@@ -137,15 +137,12 @@ def classes_parsed_into(config_path: str | Path, keys: list[str]) -> frozenset[s
     bases; None when a script's call cannot be read. A project that declares GRPOConfig in its package while its
     examples/grpo_demo.py fills trl's GRPOConfig (jianzhnie/Open-R1) does not read the recipe into its own."""
     root = project_root(config_path)
-    scripts = [s.file for s in parser_scripts(config_path, keys)]
-    if not scripts:
+    calls = _calls_parsing(config_path, keys)
+    if calls is None:
         return None
     table = project_dataclasses(root)
     reached: set[str] = set()
-    for script in scripts:
-        call = _parser_call(root / script, root, Path(config_path))
-        if call is None:
-            return None
+    for call in calls:
         todo = []
         for dotted in _resolved_classes(call, root):
             package, _, name = dotted.rpartition(".")
@@ -196,16 +193,13 @@ def parsed_into(config_path: str | Path, keys: Iterable[str]) -> ParsedInto | No
 def _parsed_into(config_path: str, keys: frozenset[str]) -> ParsedInto | None:
     """parsed_into, once per config and run: the dialect choice asks it from up to three places."""
     root = project_root(config_path)
-    scripts = [s.file for s in parser_scripts(config_path, keys)]
-    if not scripts:
+    calls = _calls_parsing(config_path, keys)
+    if calls is None or any(call.parser != "HfArgumentParser" for call in calls):
         return None
     table = project_dataclasses(root)
     frameworks: set[str] = set()
     where = []
-    for script in scripts:
-        call = _parser_call(root / script, root, Path(config_path))
-        if call is None or call.parser != "HfArgumentParser":
-            return None
+    for call in calls:
         todo, seen = list(_resolved_classes(call, root)), set()
         while todo:
             dotted = todo.pop()
@@ -220,6 +214,14 @@ def _parsed_into(config_path: str, keys: frozenset[str]) -> ParsedInto | None:
                 todo += [b for one in table[name] for b in one.bases if b and b != "object"]
         where.append(f"{call.file}:{call.line}")
     return ParsedInto(frozenset(frameworks), ", ".join(where))
+
+
+def _calls_parsing(config_path: str | Path, keys: Iterable[str]) -> list[ParserCall] | None:
+    """The parser call of each script that parses the config; None when none does or a call cannot be read."""
+    root = project_root(config_path)
+    scripts = [s.file for s in parser_scripts(config_path, keys)]
+    calls = [_parser_call(root / script, root, Path(config_path)) for script in scripts]
+    return calls if calls and all(call is not None for call in calls) else None
 
 
 def _parser_call(file: Path, root: Path, config: Path | None = None) -> ParserCall | None:
