@@ -266,10 +266,7 @@ def _environment_pins(root: Path, notes: list[str]) -> list[Pin]:
             where = folder.relative_to(root).as_posix()
             pins = _pins_of_folder(folder, notes) if environment else _install_scripts_of(folder, notes)
             found.extend(replace(pin, source=f"{where}/{pin.source}") for pin in pins if not pin.own)
-    per_package: dict[str, set[str]] = {}
-    for pin in found:
-        per_package.setdefault(pin.package, set()).add(pin.specifier)
-    return [pin for pin in found if len(per_package[pin.package]) == 1]
+    return _agreeing(found)
 
 
 def _environment_pins_beside(folders: Sequence[Path], notes: list[str]) -> list[Pin]:
@@ -287,11 +284,17 @@ def _environment_pins_beside(folders: Sequence[Path], notes: list[str]) -> list[
             found.extend(replace(pin, source=f"{where}/{pin.source}") for pin in _pins_of_folder(folder, notes)
                          if not pin.own)
         if found:
-            per_package: dict[str, set[str]] = {}
-            for pin in found:
-                per_package.setdefault(pin.package, set()).add(pin.specifier)
-            return [pin for pin in found if len(per_package[pin.package]) == 1]
+            return _agreeing(found)
     return []
+
+
+def _agreeing(found: list[Pin]) -> list[Pin]:
+    """*found*, keeping a package's pins only where every file gives it the same specifier: two images pinning
+    different releases say nothing about which one runs the config."""
+    per_package: dict[str, set[str]] = {}
+    for pin in found:
+        per_package.setdefault(pin.package, set()).add(pin.specifier)
+    return [pin for pin in found if len(per_package[pin.package]) == 1]
 
 
 def _install_scripts_of(folder: Path, notes: list[str]) -> list[Pin]:

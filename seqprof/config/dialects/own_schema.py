@@ -154,18 +154,20 @@ def mapped_by_keyword(config_path: str, data: Mapping[str, Any]) -> dict[str, st
     if len(forwards) < 3 or any(f.spread or f.keyword == SECTION for f in forwards.values()):
         return {}
     root = project_root(config_path)
-    if parser_files(root) or any(SPREAD_INTO_A_CLASS.search(source_text(f)) for f in python_files(root)):
+    if parser_files(root) or code_matches(root, SPREAD_INTO_A_CLASS):
         return {}
     return {key: forward.where() for key, forward in forwards.items()}
 
 
+# the call of a class that spreads a mapping into it (`X(output_dir=..., **cfg["train"])`), and TRL's config names
+_SPREAD_CALL = r"\s*\((?:[^()]|\([^()]*\))*?\*\*\s*[\w\[]"
+_TRL_CONFIGS = "SFT|DPO|GRPO|KTO|ORPO|CPO|Reward|PPO|RLOO|GKD|PRM|XPO|BCO"
 # a spread into transformers' or TRL's argument classes by name (not a project's ModelConfig / TrainConfig)
-SPREAD_INTO_A_FRAMEWORK_CLASS = re.compile(r"\b(?:\w*TrainingArguments|(?:SFT|DPO|GRPO|KTO|ORPO|CPO|Reward|PPO|RLOO|GKD|"
-                                           r"PRM|XPO|NashMD|BCO|OnlineDPO)Config)\s*\((?:[^()]|\([^()]*\))*?\*\*\s*[\w\[]")
+SPREAD_INTO_A_FRAMEWORK_CLASS = re.compile(rf"\b(?:\w*TrainingArguments|(?:{_TRL_CONFIGS}|NashMD|OnlineDPO)Config)"
+                                           + _SPREAD_CALL)
 # `TrainingArguments(**kwargs)`, `SFTConfig(output_dir=..., **cfg["train"])`: a mapping spread into an argument class
 # (a LoraConfig(**cfg) or BitsAndBytesConfig(**q) takes no training argument)
-SPREAD_INTO_A_CLASS = re.compile(r"\b(?:\w*Arguments|\w*(?:SFT|DPO|GRPO|KTO|ORPO|CPO|Reward|PPO|RLOO|GKD|PRM|XPO|Nash|"
-                                 r"BCO|Model)Config)\s*\((?:[^()]|\([^()]*\))*?\*\*\s*[\w\[]")
+SPREAD_INTO_A_CLASS = re.compile(rf"\b(?:\w*Arguments|\w*(?:{_TRL_CONFIGS}|Nash|Model)Config)" + _SPREAD_CALL)
 
 
 def built_from_the_mapping(config_path: str, data: Mapping[str, Any]) -> str:
@@ -178,7 +180,7 @@ def built_from_the_mapping(config_path: str, data: Mapping[str, Any]) -> str:
     if len(keys) < 4 or not Path(config_path).is_file():
         return ""
     root = project_root(config_path)
-    if any(SPREAD_INTO_A_FRAMEWORK_CLASS.search(source_text(f)) for f in python_files(root)):
+    if code_matches(root, SPREAD_INTO_A_FRAMEWORK_CLASS):
         return ""  # wndudwkd003/kr_llm_ft_25 builds its own SFTConfig, then TrainingArguments(**asdict(cm.sft))
     table = project_dataclasses(root)
     for name, declared in sorted(table.items()):
