@@ -393,7 +393,7 @@ def source_text(file: Path) -> str:
         info = file.stat()
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:  # a FIFO named x.py is never read
             return ""
-        return file.read_text(encoding="utf-8", errors="replace")
+        return file.read_text(encoding="utf-8-sig", errors="replace")
     except OSError:
         return ""
 
@@ -412,6 +412,43 @@ def read_by_project_code(diagnostics: list, config_path: str | Path, framework: 
                     message=f"'{d.key}' is not a key of {framework}'s; the project's script reads it from the config "
                             f"({reads[d.key]})")
             if d.kind == "unknown_key" and not d.suggestion and d.key in reads else d for d in diagnostics]
+
+
+MOVED_KINDS = frozenset({"removed_key", "renamed_key", "deprecated_key"})
+
+
+def renamed_by_project(diagnostics: list, config_path: str | Path) -> list:
+    """Moved keys the project's own code renames before its parser sees them: a literal `"evaluation_strategy":
+    "eval_strategy"` mapping in its Python (SeanYHan888/SimPO's H4ArgumentParser._legacy_key_aliases, applied to
+    the YAML before parse_dict). SP407 notes that say where; the key reaches the framework under its new name."""
+    moved = {(d.key, d.suggestion) for d in diagnostics if d.kind in MOVED_KINDS and d.suggestion
+             and IDENTIFIER.match(d.key) and IDENTIFIER.match(d.suggestion)}
+    path = Path(config_path)
+    if not moved or not path.is_file():
+        return diagnostics
+    where = _renames_under(str(project_root(path)), frozenset(moved))
+    if not where:
+        return diagnostics
+    from dataclasses import replace
+
+    return [replace(d, kind="unread_key", suggestion=None, value_change=None,
+                    message=f"'{d.key}' is renamed '{d.suggestion}' by the project's own code before its parser reads "
+                            f"the file ({where[d.key, d.suggestion]}): the project's script reads it as "
+                            f"'{d.suggestion}'")
+            if (d.key, d.suggestion) in where and d.kind in MOVED_KINDS else d for d in diagnostics]
+
+
+@lru_cache(maxsize=64)
+def _renames_under(root: str, moved: frozenset[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    patterns = {pair: re.compile(rf"[\"']{pair[0]}[\"']\s*:\s*[\"']{pair[1]}[\"']") for pair in moved}
+    found: dict[tuple[str, str], str] = {}
+    for file in python_files(Path(root)):
+        text = source_text(file)
+        for pair, pattern in patterns.items():
+            m = pattern.search(text) if pair not in found else None
+            if m:
+                found[pair] = f"{file.relative_to(root)}:{text.count(chr(10), 0, m.start()) + 1}"
+    return found
 
 
 def _is_pydantic_model(base: ast.expr) -> bool:

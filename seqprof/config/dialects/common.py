@@ -397,24 +397,27 @@ def load_keys_file(name: str) -> Mapping[str, Any]:
 _ZERO_FROM_NAME = re.compile(r"(?:zero|z)_?([0-3])(?![0-9])", re.IGNORECASE)
 
 
-def link_deepspeed(b: Builder, key: str) -> None:
-    """Canonical deepspeed/zero_stage (and DeepSpeed's own batch/precision) from a config key.
+def link_deepspeed(b: Builder, key: str) -> LoadedConfig | None:
+    """Canonical deepspeed/zero_stage (and DeepSpeed's own batch/precision) from a config key; the DeepSpeed
+    config read, when there is one to read.
 
     The key holds a path to a DeepSpeed JSON (resolved next to the config, then upwards) or an
     inline mapping. When the file is not there (paths are often relative to the framework's
     repository), the ZeRO stage is read from the file name if it names one.
     """
     if not b.present(key):
-        return
+        return None
     value = b.raw(key)
     b.stated("deepspeed", key)
     if isinstance(value, Mapping):
         stage = _dig(value, "zero_optimization", "stage")
         if isinstance(stage, int):
             b.derived("zero_stage", stage, f"{key}.zero_optimization.stage")
-        return
+        prefix = key + "."
+        return replace(b.cfg, data=dict(value), key_lines={k[len(prefix):]: v for k, v in b.cfg.key_lines.items()
+                                                           if k.startswith(prefix)})
     if not isinstance(value, str) or not value.strip():
-        return
+        return None
     path = resolve_linked_file(value, b.cfg.path)
     if path is None:
         m = _ZERO_FROM_NAME.search(Path(value).name)
@@ -422,10 +425,11 @@ def link_deepspeed(b: Builder, key: str) -> None:
             b.default("zero_stage", int(m.group(1)),
                       f"read from the DeepSpeed file name '{Path(value).name}' "
                       "(the file is not next to the config or above it)")
-        return
+        return None
     ds = load_config(path)
     b.diagnostics.extend(ds.diagnostics)
     apply_deepspeed_json(b, ds)
+    return ds if isinstance(ds.data, Mapping) else None
 
 
 def apply_deepspeed_json(b: Builder, ds: LoadedConfig) -> None:

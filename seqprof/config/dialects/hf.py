@@ -45,9 +45,10 @@ from seqprof.config.dialects.common import (
     positive_or_missing,
     precision_from_flags,
 )
+from seqprof.config.dialects.trainer_deepspeed import refused_values, replaced_by_deepspeed
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
-from seqprof.config.project_fields import project_fields, read_by_project
+from seqprof.config.project_fields import project_fields, read_by_project, renamed_by_project
 from seqprof.config.text_numbers import numbers_read_as_text
 from seqprof.config.values import value_problem
 from seqprof.config.key_history import KeyHistory, assumed, describe_versions, minor, with_companions
@@ -310,9 +311,13 @@ def apply_training_arguments(b: Builder, *, source: str = TA_SOURCE) -> None:
         b.derived("group_by_length", strategy == "group_by_length", "train_sampling_strategy")
         b.derived("shuffle", strategy != "sequential", "train_sampling_strategy")
     b.stated("group_by_length", "group_by_length", as_bool)
+    if saves_at_each_evaluation(b.cfg.data):
+        b.derived("save_strategy", "evaluation", "load_best_model_at_end")
     b.stated("save_strategy", "save_strategy", lambda v: str(v).lower() if isinstance(v, str) else v)
     b.stated("save_steps", "save_steps", as_number)
-    link_deepspeed(b, "deepspeed")
+    deepspeed = link_deepspeed(b, "deepspeed")
+    if deepspeed is not None:
+        b.diagnostics.extend(refused_values(b.cfg, deepspeed) + replaced_by_deepspeed(b.cfg, deepspeed))
     if b.present("fsdp") and b.raw("fsdp") not in ("", [], False):
         b.stated("fsdp", "fsdp")
     if as_bool(b.raw("use_liger_kernel")) is True:
@@ -332,6 +337,17 @@ def apply_training_arguments(b: Builder, *, source: str = TA_SOURCE) -> None:
     if b.value("save_strategy") in (None, "steps"):
         b.default("save_steps", 500, f"save_steps=500, {source}")
     b.default("save_strategy", "steps", f"save_strategy='steps', {source}")
+
+
+def saves_at_each_evaluation(data: Mapping[str, Any]) -> bool:
+    """load_best_model_at_end with evaluation on: the save schedule follows evaluation, whatever save_strategy says.
+
+    Before 4.11 DefaultFlowCallback saves at every evaluation (`if args.load_best_model_at_end: control.should_save
+    = True`); from 4.11 __post_init__ refuses a save_strategy other than the eval strategy. Either way a
+    `save_strategy: no` beside them does not make a run that never checkpoints."""
+    strategy = data.get("eval_strategy", data.get("evaluation_strategy"))
+    return data.get("load_best_model_at_end") is True and isinstance(strategy, str) and strategy.lower() in (
+        "steps", "epoch")
 
 
 def _older_release_may_have_it(found: ConfigDiagnostic, pins: Pins, history: KeyHistory) -> ConfigDiagnostic:
@@ -377,6 +393,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
         found = [replace(d, key=f"{section}.{d.key}") for d in found]
     fields = project_fields(cfg.path) if found else {}
     found = read_by_project(found, fields, "transformers", cfg.path) if found else found
+    found = renamed_by_project(found, cfg.path) if found else found
     found = without_moot_ratio_upgrade(found, b.diagnostics, fields)
     if fields:  # a field of the project's own that its code hands on to TrainingArguments is judged there
         from seqprof.config.dialects.forwarded import handed_on_by_project

@@ -54,7 +54,7 @@ from seqprof.config.dialects.recipes import named_trainer, read_by_own_classes, 
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.parser_classes import own_parser_fate, undeclared_by_parser
-from seqprof.config.project_fields import field_owners, project_fields, read_by_project
+from seqprof.config.project_fields import field_owners, project_fields, read_by_project, renamed_by_project
 from seqprof.config.project_scripts import launched_trainer
 from seqprof.config.text_numbers import numbers_read_as_text
 from seqprof.config.trl_imports import missing_import_diagnostics
@@ -562,6 +562,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     found += premature_keys(cfg, trainer, pins, history, {d.key for d in found}, fate)
     fields = project_fields(cfg.path) if found else {}
     found = read_by_project(found, fields, "TRL", cfg.path) if found else found
+    found = renamed_by_project(found, cfg.path) if found else found
     found = hf.without_moot_ratio_upgrade(found, b.diagnostics, fields)
     if fields:  # a field of the project's own that its code hands on to TRL's classes is judged there
         from seqprof.config.dialects.forwarded import handed_on_by_project
