@@ -109,6 +109,7 @@ def test_a_stage_label_that_is_no_llamafactory_stage_is_not_llamafactory(corpus)
 @pytest.mark.parametrize("name,key", [
     ("russwestbrick__lora_sft_demo/configs__lora_sft.yaml", "per_device_train_batch_size"),  # __NAME__
     ("MAOJIASONG__project-template/recipes__exps__qwen2.5-1.5b-dpo.yaml", "save_steps"),  # OmegaConf's ???
+    ("00drdelius__CustomLOMO/config__args_lomo_lora.yaml", "per_device_train_batch_size"),  # `...`
 ])
 def test_template_placeholders_are_notes_not_unusable_values(corpus, name, key):
     found = [f for f in _report(corpus, name).findings if f.key == key]

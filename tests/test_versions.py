@@ -1611,3 +1611,56 @@ def test_an_environment_folder_beside_the_config_s_folder_pins_it(tmp_path):
     env.rename(env.parent / "notes")
     plan = read_plan(tree / f"{folder}/{name}")
     assert plan.get("framework_versions")["transformers"]["pinned"] is None
+
+
+# --- stop 44: forks, main branches beside a pin, images that train -----------------------------------------------
+
+def test_a_git_install_of_a_fork_is_a_commit_not_the_main_branch():
+    """00drdelius/CustomLOMO's requirements.txt installs git+https://gitee.com/drYuqian/transformers.git: a personal
+    fork's head follows no transformers release, so it is a commit seqprof cannot place, not huggingface's main."""
+    from seqprof.config.pin_files import requirement
+
+    fork = requirement("git+https://gitee.com/drYuqian/transformers.git", "requirements.txt:5")
+    assert fork.vcs and not fork.head and "a fork, drYuqian/transformers" in fork.source
+    upstream = requirement("git+https://github.com/huggingface/transformers.git", "requirements.txt:5")
+    assert upstream.vcs and upstream.head
+
+
+def test_a_fork_install_makes_removed_keys_notes(tmp_path):
+    from corpus_layout import lay_out
+
+    from seqprof.lint.run import LintOptions, lint_paths
+
+    folder = "00drdelius__CustomLOMO"
+    config = lay_out(tmp_path, only=folder) / f"{folder}/config__args_lomo.yaml"
+    report = lint_paths([config], LintOptions()).files[0]
+    assert {f.key for f in report.findings if f.code == "SP407"} >= {"evaluation_strategy", "overwrite_output_dir"}
+    assert not [f for f in report.findings if f.severity in ("warning", "error")]
+
+
+def test_a_main_branch_beside_a_pin_it_no_longer_meets_is_an_older_release(tmp_path):
+    """ULTA-Web/DeepGrounder's setup.py pins transformers==4.49.0 beside trl @ git+...@main. trl 0.18 on require
+    transformers>=4.50, so the main branch it installed with was a 0.17 one: torch_dtype and max_seq_length are
+    upgrade warnings, not removals."""
+    from corpus_layout import lay_out
+
+    folder = "ULTA-Web__DeepGrounder"
+    config = lay_out(tmp_path, only=folder) / f"{folder}/src__open-r1-multimodal__configs__qwen2vl_sft_config.yaml"
+    plan = read_plan(config)
+    kinds = {d.key: d.kind for d in plan.diagnostics if d.key in ("torch_dtype", "max_seq_length")}
+    assert kinds == {"torch_dtype": "deprecated_key", "max_seq_length": "renamed_key"}  # SP403 / SP402 warnings
+    assert "trl 0.18 requires transformers>=4.50.0" in plan.get("framework_versions")["trl"]["source"]
+
+
+def test_the_image_that_trains_decides_when_images_disagree(tmp_path):
+    """PhoenixBeaudry/gradients-custom builds its miner from axolotlai/axolotl:main-20241128 (axolotl.cli.train on the
+    config) and a validator from winglian/axolotl:main-20250401 that never trains: the miner's image pins 0.5.2."""
+    from corpus_layout import lay_out
+
+    folder = "PhoenixBeaudry__gradients-custom"
+    config = lay_out(tmp_path / "both", only=folder) / f"{folder}/core__config__base.yml"
+    assert [p.specifier for p in find_pins(config).of("axolotl")] == ["==0.5.2"]
+    bare = lay_out(tmp_path / "no_train_line", only=folder) / f"{folder}/core__config__base.yml"
+    miner = bare.parents[2] / "dockerfiles" / "miner.dockerfile"
+    miner.write_text(miner.read_text().replace("axolotl.cli.train", "axolotl.cli.preprocess"))
+    assert find_pins(bare).of("axolotl") == ()

@@ -249,12 +249,16 @@ def with_requirement(pins: Pins, history: KeyHistory, package: str, dependency: 
 def with_dependency_floor(pins: Pins, history: KeyHistory, package: str, dependency: str) -> Pins:
     """*pins* and a cap on *package* where the project pins *dependency* below what its newer releases require: trl
     1.16 requires transformers>=4.56.2, so beside transformers==4.51.2 pip installs trl 0.19 (0.20 requires >=4.53.2),
-    whose GRPOConfig still has max_prompt_length. Unchanged when *package* is pinned exactly or to a commit, or
+    whose GRPOConfig still has max_prompt_length; a *package* installed from its main branch too, which must have
+    met the pin when the project was written (ULTA-Web/DeepGrounder: trl @ main beside transformers==4.49.0, which
+    trl 0.17 is the newest to accept). Unchanged when *package* is pinned exactly or to a commit, or
     *dependency* is not pinned, or no release of *package* meets the pin (the pins then conflict; the project's own
     range stands)."""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-    if any(p.exact for p in pins.pins.get(package, ())) or pins.vcs(package) is not None or pins.vcs(dependency):
+    checkout = pins.vcs(package)
+    if any(p.exact for p in pins.pins.get(package, ())) or checkout is not None and not checkout.head \
+            or pins.vcs(dependency):
         return pins
     own = pins.of(dependency)
     candidates = [p.specifier[2:] for p in own if re.fullmatch(r"==\d[\w.]*", p.specifier)][:1] or \
@@ -271,13 +275,15 @@ def with_dependency_floor(pins: Pins, history: KeyHistory, package: str, depende
         except InvalidSpecifier:
             return True
 
-    if allowed and pins.of(package) and not any(meets(v) for v in allowed):
+    if allowed and pins.of(package) and checkout is None and not any(meets(v) for v in allowed):
         return _conflicting(pins, package, dependency, history.requires(package, allowed[0], dependency) or "")
     first_out = _first_missed(allowed, meets, order)
     if first_out is None:
         return pins
+    branch = "" if checkout is None else f"; the main branch {checkout.source} names requires it too, so pip " \
+        "cannot install both as written, and only a release before it runs with that pin"
     why = f"{dependency}{own[0].specifier} ({own[0].source}); {package} {minor(first_out)} requires " \
-          f"{dependency}{history.requires(package, first_out, dependency)}"
+          f"{dependency}{history.requires(package, first_out, dependency)}{branch}"
     return _capped(pins, package, first_out, why)
 
 

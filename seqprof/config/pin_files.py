@@ -71,14 +71,37 @@ def _text(path: Path) -> str:
 RELEASE_TAG = re.compile(r"v?(\d+\.\d+(?:\.\d+)?)")
 
 
-def _vcs_pin(name: str, ref: str, source: str) -> Pin | None:
-    """A git install of *name* at *ref*: the release a tag names, else a commit seqprof cannot place, or the head."""
+def _vcs_pin(name: str, ref: str, source: str, url: str = "") -> Pin | None:
+    """A git install of *name* at *ref*: the release a tag names, else a commit seqprof cannot place, or the head.
+    The head of another repository than the package's own (a personal fork on gitee) is a commit too: its main
+    branch follows no release."""
     if name not in PACKAGES:
         return None
     tag = RELEASE_TAG.fullmatch(ref)
     if tag is not None:
         return Pin(name, f"=={tag.group(1)}", f"{source} (the v{tag.group(1)} tag)")
+    host = _REPOSITORY.search(url)
+    fork = host is not None and name in OWN_REPOSITORIES and \
+        f"{host.group(1)}/{host.group(2)}".lower() not in OWN_REPOSITORIES[name]
+    if fork:
+        return Pin(name, "", f"{source} (a fork, {host.group(1)}/{host.group(2)}: a commit seqprof cannot place "
+                             "among releases)", vcs=True, head=False)
     return Pin(name, "", source, vcs=True, head=ref in ("", "main", "master"))
+
+
+# the repositories a framework's own main branch lives in (renamed ones under both names)
+OWN_REPOSITORIES = {
+    "transformers": {"huggingface/transformers"},
+    "trl": {"huggingface/trl", "lvwerra/trl"},
+    "axolotl": {"axolotl-ai-cloud/axolotl", "openaccess-ai-collective/axolotl"},
+    "llamafactory": {"hiyouga/llama-factory", "hiyouga/llamafactory", "hiyouga/chatglm-efficient-tuning",
+                     "hiyouga/llama-efficient-tuning"},
+    "torchtune": {"pytorch/torchtune", "meta-pytorch/torchtune"},
+    "accelerate": {"huggingface/accelerate"},
+    "huggingface-hub": {"huggingface/huggingface_hub"},
+    "tokenizers": {"huggingface/tokenizers"},
+}
+_REPOSITORY = re.compile(r"(?:github\.com|gitee\.com|gitlab\.com|bitbucket\.org)[/:]([\w.-]+)/([\w.-]+?)(?:\.git)?(?:[@/#]|$)")
 
 
 def requirement(text: str, source: str) -> Pin | None:
@@ -96,12 +119,12 @@ def requirement(text: str, source: str) -> Pin | None:
         if name in RECIPE_LAYERS:
             return _layer_hub_cap(name, source)
         ref = re.search(r"\.git@([^#\s/]+)$|github\.com/[^/]+/[^/@]+@([^#\s/]+)$", bare.group(1))
-        return _vcs_pin(name, (ref.group(1) or ref.group(2)) if ref else "", source)
+        return _vcs_pin(name, (ref.group(1) or ref.group(2)) if ref else "", source, bare.group(1))
     url = _URL_REQUIREMENT.match(text)
     if url is not None:
         name = normalize(url.group(1))
         ref = re.search(r"\.git@([^#\s]+)|@([^/#\s]+)$", url.group(0).split("@", 1)[1])
-        return _vcs_pin(name, (ref.group(1) or ref.group(2)) if ref else "", source)
+        return _vcs_pin(name, (ref.group(1) or ref.group(2)) if ref else "", source, url.group(0))
     m = _REQUIREMENT.match(text)
     if m is None:
         return None

@@ -34,6 +34,9 @@ _PLACEHOLDERS = (
     (re.compile(r"^__[A-Za-z0-9_]+__$"), "a script fills it in before the run"),
     (re.compile(r"^\$\{[^{}]+\}$|^\$[A-Z_][A-Z0-9_]*$"), "an interpolation, resolved before the run"),
     (re.compile(r"^\{\{.*\}\}$|^<[A-Z][A-Z0-9_ -]*>$"), "a script fills it in before the run"),
+    # a template's blank (00drdelius/CustomLOMO's args_lomo_lora.yaml writes `...` for the batch size, the model
+    # and the data folder alike)
+    (re.compile(r"^(?:\.\.\.|\u2026)$"), "an ellipsis left for the user to fill in"),
 )
 
 

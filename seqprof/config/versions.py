@@ -314,10 +314,12 @@ MAX_IMAGE_FILES = 2000  # files looked at for framework images in one repository
 
 def _images_anywhere(root: Path) -> list[Pin]:
     """The framework image the repository's launchers, Dockerfiles and compose files name, wherever they sit, when
-    they all name the same one (image_pins' rule for one file, over the repository)."""
+    they all name the same one (image_pins' rule for one file, over the repository), or else when the files among
+    them that train with axolotl do."""
     from seqprof.config.project_fields import SKIPPED_FOLDERS
 
     found: list[Pin] = []
+    training: list[Pin] = []
     seen = 0
     for folder, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_FOLDERS)
@@ -331,11 +333,22 @@ def _images_anywhere(root: Path) -> list[Pin]:
                 return []
             path = Path(folder) / name
             try:
-                found.extend(replace(pin, source=f"{path.relative_to(root).parent.as_posix()}/{pin.source}"
-                                     .removeprefix("./")) for pin in image_pins(path))
+                pins = [replace(pin, source=f"{path.relative_to(root).parent.as_posix()}/{pin.source}"
+                                .removeprefix("./")) for pin in image_pins(path)]
+                if pins and AXOLOTL_TRAINS.search(path.read_text(encoding="utf-8", errors="replace")):
+                    training.extend(pins)
+                found.extend(pins)
             except (OSError, UnicodeDecodeError, ValueError):
                 continue
-    return found if len({(p.package, p.specifier, p.vcs, p.head) for p in found}) == 1 else []
+    for pins in (found, training):  # all images; else those that train (a validator's image never runs the config)
+        if len({(p.package, p.specifier, p.vcs, p.head) for p in pins}) == 1:
+            return pins
+    return []
+
+
+# a file whose command trains with axolotl (rayonlabs G.O.D's miner.dockerfile: `axolotl.cli.train`), unlike an
+# image the same repository builds for something else
+AXOLOTL_TRAINS = re.compile(r"\baxolotl\.cli\.train\b|\baxolotl\s+train\b|-m\s+axolotl\.cli\.train")
 
 
 def project_folders(start: Path) -> Iterable[Path]:

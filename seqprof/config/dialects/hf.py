@@ -45,6 +45,7 @@ from seqprof.config.dialects.common import (
     positive_or_missing,
     precision_from_flags,
 )
+from seqprof.config.dialects.save_schedule import best_model_schedule_refused, saves_at_each_evaluation
 from seqprof.config.dialects.trainer_deepspeed import refused_values, replaced_by_deepspeed
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
@@ -311,7 +312,7 @@ def apply_training_arguments(b: Builder, *, source: str = TA_SOURCE) -> None:
         b.derived("group_by_length", strategy == "group_by_length", "train_sampling_strategy")
         b.derived("shuffle", strategy != "sequential", "train_sampling_strategy")
     b.stated("group_by_length", "group_by_length", as_bool)
-    if saves_at_each_evaluation(b.cfg.data):
+    if saves_at_each_evaluation(b.cfg.data):  # SP459 says whether the release refuses the schedule
         b.derived("save_strategy", "evaluation", "load_best_model_at_end")
     b.stated("save_strategy", "save_strategy", lambda v: str(v).lower() if isinstance(v, str) else v)
     b.stated("save_steps", "save_steps", as_number)
@@ -337,17 +338,6 @@ def apply_training_arguments(b: Builder, *, source: str = TA_SOURCE) -> None:
     if b.value("save_strategy") in (None, "steps"):
         b.default("save_steps", 500, f"save_steps=500, {source}")
     b.default("save_strategy", "steps", f"save_strategy='steps', {source}")
-
-
-def saves_at_each_evaluation(data: Mapping[str, Any]) -> bool:
-    """load_best_model_at_end with evaluation on: the save schedule follows evaluation, whatever save_strategy says.
-
-    Before 4.11 DefaultFlowCallback saves at every evaluation (`if args.load_best_model_at_end: control.should_save
-    = True`); from 4.11 __post_init__ refuses a save_strategy other than the eval strategy. Either way a
-    `save_strategy: no` beside them does not make a run that never checkpoints."""
-    strategy = data.get("eval_strategy", data.get("evaluation_strategy"))
-    return data.get("load_best_model_at_end") is True and isinstance(strategy, str) and strategy.lower() in (
-        "steps", "epoch")
 
 
 def _older_release_may_have_it(found: ConfigDiagnostic, pins: Pins, history: KeyHistory) -> ConfigDiagnostic:
@@ -379,6 +369,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     apply_training_arguments(b)
     b.diagnostics.extend(warmup_steps_refused(cfg, pins, history))
     b.diagnostics.extend(warmup_ratio_overridden(cfg, pins, history))
+    b.diagnostics.extend(best_model_schedule_refused(cfg, pins, history))
     b.diagnostics.extend(numbers_read_as_text(cfg))
     b.default("padding", "longest", "the Trainer's default collator (DataCollatorWithPadding) pads each "
                                     "batch to its longest row")

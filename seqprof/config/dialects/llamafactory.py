@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from seqprof.config.dialects import hf
+from seqprof.config.dialects.save_schedule import best_model_schedule_refused
 from seqprof.config.dialects.llamaboard import board_arguments, is_board
 from seqprof.config.dialects.common import (
     Builder,
@@ -353,6 +354,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
         b.diagnostics.extend(_checked_keys(cfg, pins))
         b.diagnostics.extend(hf.warmup_steps_refused(cfg, pins, history))
         b.diagnostics.extend(hf.warmup_ratio_overridden(cfg, pins, history))
+        b.diagnostics.extend(best_model_schedule_refused(cfg, pins, history))
     b.default("framework_versions", describe_versions(PACKAGES, pins, history),
               "the llamafactory/transformers versions keys were judged against (seqprof.config.versions)")
     omegaconf, why = _loaded_with_omegaconf(cfg, pins)

@@ -1,0 +1,106 @@
+"""The save schedule load_best_model_at_end imposes, as TrainingArguments has it in each release.
+
+Before 4.9 DefaultFlowCallback saves at every evaluation when load_best_model_at_end is on (`if
+args.load_best_model_at_end: control.should_save = True`), whatever save_strategy says. From 4.9 __post_init__
+refuses a save strategy other than the eval strategy ("--load_best_model_at_end requires the save and eval
+strategy to match"), and step saves that are no round multiple of the evaluation steps; 4.48 exempts
+save_strategy "best".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from seqprof.config.key_history import KeyHistory, minor
+from seqprof.config.loader import LoadedConfig
+from seqprof.config.pins import Pins
+from seqprof.config.plan import ConfigDiagnostic
+
+REFUSED_FROM = "4.9.0"  # training_args.py __post_init__: the strategies must match
+RELEASES_BEFORE_REFUSAL = ["4.0.1", "4.1.1", "4.2.2", "4.3.3", "4.4.2", "4.5.1", "4.6.1", "4.7.0", "4.8.2"]
+BEST_FROM = "4.48.0"  # save_strategy "best" saves on a new best metric and passes the check
+SCHEDULE_KEYS = ("eval_strategy", "evaluation_strategy", "save_strategy", "save_steps", "eval_steps",
+                 "load_best_model_at_end")
+# the project's code setting one of them itself: `args.eval_strategy = ...`, or a keyword of a call
+_SET_IN_CODE = re.compile(rf"\b(?:{'|'.join(SCHEDULE_KEYS)})\s*=(?!=)")
+
+
+def saves_at_each_evaluation(data: Mapping[str, Any]) -> bool:
+    """load_best_model_at_end with evaluation on: saving follows evaluation (before 4.9) or the release refuses a
+    schedule that does not (SP459), so a `save_strategy: no` beside them is no run that never checkpoints."""
+    strategy = data.get("eval_strategy", data.get("evaluation_strategy"))
+    return data.get("load_best_model_at_end") is True and isinstance(strategy, str) and strategy.lower() in (
+        "steps", "epoch")
+
+
+def best_model_schedule_refused(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
+    """load_best_model_at_end beside a save schedule the pinned release's TrainingArguments refuses.
+
+    Judged only on what the file states, with TrainingArguments' own defaults (eval_strategy "no", save_strategy
+    "steps"), and only where the project's code neither declares nor sets the schedule itself."""
+    from packaging.version import Version
+
+    data = cfg.data
+    if data.get("load_best_model_at_end") is not True:
+        return []
+    if history.older_than_known("transformers", pins):  # what the history lacks: refused unless 4.8 or older
+        named = [v for p in pins.of("transformers") for v in re.findall(r"\d+(?:\.\d+)+", p.specifier)]
+        if pins.allowed("transformers", RELEASES_BEFORE_REFUSAL + named) and any(
+                Version(v) < Version(REFUSED_FROM) for v in pins.allowed("transformers", RELEASES_BEFORE_REFUSAL + named)) \
+                or _project_sets_schedule(cfg.path):
+            return []
+        installed, release = REFUSED_FROM, f"{pins.describe('transformers')}, 4.9 or later"
+    else:
+        installed = history.installed("transformers", pins)
+        if installed is None and not pins.of("transformers"):
+            installed = history.versions("transformers")[-1]  # a fresh install's
+        if installed is None or Version(installed) < Version(REFUSED_FROM) or _project_sets_schedule(cfg.path):
+            return []
+        release = f"{pins.describe('transformers')} installs {minor(installed)}" if pins.of("transformers") \
+            else f"unpinned, a fresh install gets transformers {minor(installed)}"
+    eval_key = next((k for k in ("eval_strategy", "evaluation_strategy") if k in data), None)
+    evaluation = data.get(eval_key, "no") if eval_key else "no"
+    saving = data.get("save_strategy", "steps")
+    if not isinstance(evaluation, str) or not isinstance(saving, str):
+        return []  # a YAML `no` read as false is SP434's
+    evaluation, saving = evaluation.lower(), saving.lower()
+    if saving == "best" and Version(installed) >= Version(BEST_FROM):
+        return []
+    if evaluation != saving:
+        key = eval_key if eval_key else "load_best_model_at_end"
+        stated = f"{eval_key}: {evaluation}" if eval_key else "no eval strategy (the default, 'no')"
+        saved = f"save_strategy: {saving}" if "save_strategy" in data else "save_strategy steps (the default)"
+        return [_refused(cfg, key, f"load_best_model_at_end with {stated} and {saved}: TrainingArguments refuses "
+                                   "the pair before the run starts (\"--load_best_model_at_end requires the save and "
+                                   f"eval strategy to match\"; {release})")]
+    save_steps, eval_steps = data.get("save_steps"), data.get("eval_steps")
+    if evaluation == "steps" and _whole(save_steps) and _whole(eval_steps) and save_steps % eval_steps:
+        return [_refused(cfg, "save_steps", f"save_steps: {save_steps} is no round multiple of eval_steps: "
+                                            f"{eval_steps} beside load_best_model_at_end: TrainingArguments refuses "
+                                            "it before the run starts (\"--load_best_model_at_end requires the saving "
+                                            f"steps to be a round multiple of the evaluation steps\"; {release})")]
+    return []
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _project_sets_schedule(config_path: str) -> bool:
+    """The project declares a schedule field of its own or sets one in code, which the file alone does not show."""
+    from pathlib import Path
+
+    from seqprof.config.project_fields import code_matches, project_fields, project_root
+
+    path = Path(config_path)
+    if not path.is_file():
+        return False
+    declared = project_fields(path)
+    return any(k in declared for k in SCHEDULE_KEYS) or code_matches(project_root(path), _SET_IN_CODE)
+
+
+def _refused(cfg: LoadedConfig, key: str, message: str) -> ConfigDiagnostic:
+    return ConfigDiagnostic(kind="best_model_schedule", key=key, file=cfg.path, line=cfg.line(key) or 1,
+                            message=message)

@@ -1,0 +1,24 @@
+FROM axolotlai/axolotl:main-py3.11-cu124-2.5.1
+
+RUN pip install mlflow
+RUN pip install textstat==0.7.7
+RUN pip install langcheck
+RUN pip install detoxify
+
+WORKDIR /workspace/axolotl
+RUN mkdir -p /workspace/axolotl/configs \
+    /workspace/axolotl/outputs \
+    /workspace/input_data
+
+ENV CONFIG_DIR="/workspace/axolotl/configs"
+ENV OUTPUT_DIR="/workspace/axolotl/outputs"
+ENV AWS_ENDPOINT_URL="https://5a301a635a9d0ac3cb7fcc3bf373c3c3.r2.cloudflarestorage.com"
+ENV AWS_ACCESS_KEY_ID=REDACTED
+ENV AWS_DEFAULT_REGION="us-east-1"
+ENV AWS_SECRET_ACCESS_KEY=REDACTED
+
+RUN mkdir -p /root/.aws && \
+    echo "[default]\naws_access_key_id=dummy_access_key\naws_secret_access_key=dummy_secret_key" > /root/.aws/credentials && \
+    echo "[default]\nregion=us-east-1" > /root/.aws/config
+
+COPY core/config/ds_config.json /workspace/axolotl/ds_config.json
