@@ -1498,3 +1498,23 @@ def test_deepspeed_precision_sections_and_parameter_offload_below_stage_3(tmp_pa
     data["zero_optimization"]["stage"] = 3
     config.write_text(json.dumps(data))
     assert read_plan(config).get("param_offload_below_stage_3") is None
+
+
+def test_a_llamafactory_submodule_at_an_unplaced_commit_leaves_duplicate_keys_unjudged(tmp_path: Path) -> None:
+    """TIGER-AI-Lab/AceCoder pins LLaMA-Factory as a git submodule at a417bcf (0.9.2.dev0, which reads the file with
+    yaml.safe_load and keeps a duplicate's last value); a commit seqprof cannot place could be either loader, so
+    `stage: rm` written twice is no SP404 error. Pinned to 0.9.4 (OmegaConf.load) it is."""
+    from corpus_layout import lay_out
+
+    from seqprof.lint.run import LintOptions, lint_paths
+
+    folder = "TIGER-AI-Lab__AceCoder"
+    name = f"{folder}/train__train_rm__configs__train_qwen_coder_ins_2.5_7b.yaml"
+    config = lay_out(tmp_path / "as_published", only=folder) / name
+    codes = {f.code for f in lint_paths([config], LintOptions()).files[0].findings if f.key == "stage"}
+    assert "SP404" not in codes
+
+    config = lay_out(tmp_path / "released", only=folder) / name
+    (config.parents[3] / "requirements.txt").write_text("llamafactory==0.9.4\n")
+    codes = {f.code for f in lint_paths([config], LintOptions()).files[0].findings if f.key == "stage"}
+    assert "SP404" in codes

@@ -335,3 +335,21 @@ def test_rlcausality_s_grpo_recipe_keys_its_grpoconfig_parser_drops(tmp_path):
     assert set(found) == {"model_name_or_path", "use_4bit", "dataset_path", "max_train_samples",
                           "num_sample_generations"}
     assert all("scripts/train_grpo_simple.py:103" in m and "drops it without a word" in m for m in found.values())
+
+
+def test_the_training_parser_of_a_module_with_several_reads_a_training_config(tmp_path):
+    """jianzhnie/LLamaTuner copies LLaMA-Factory's layout under its own package: configs/parser.py parses TRAIN_ARGS
+    (a module-level list holding Seq2SeqTrainingArguments), INFER_ARGS and EVAL_ARGS, each with HfArgumentParser.
+    Its example YAMLs (stage, finetuning_type, template) are read by TRAIN_ARGS, transformers' TrainingArguments
+    beside the project's own classes: hf, not LLaMA-Factory, which nothing in the project installs."""
+    from corpus_layout import lay_out
+
+    folder = "jianzhnie__LLamaTuner"
+    name = f"{folder}/examples__sft_lora_train__qwen_lora_sft.yaml"
+    config = lay_out(tmp_path / "as_published", only=folder) / name
+    assert read_plan(config).dialect == "hf"
+
+    config = lay_out(tmp_path / "no_training_parser", only=folder) / name
+    parser = config.parents[2] / "llamatuner" / "configs" / "parser.py"
+    parser.write_text(parser.read_text().replace("HfArgumentParser(TRAIN_ARGS)", "HfArgumentParser(INFER_ARGS)"))
+    assert read_plan(config).dialect == "llamafactory"

@@ -274,3 +274,42 @@ def test_a_repository_holding_axolotl_s_own_source_reads_its_own_dataset_fields(
     assert framework_fork(config) is None
     [gone] = [d for d in read_plan(config).diagnostics if d.key.endswith("train_only_last_turn")]
     assert gone.kind == "unknown_key"
+
+
+# --- stop 44: a project's own rename map, a file that starts with a byte-order mark ----------------------------
+
+def _findings(path, code):
+    from seqprof.lint.run import LintOptions, lint_paths
+
+    report = lint_paths([path], LintOptions()).files[0]
+    return {f.key: f.message for f in report.findings if f.code == code}
+
+
+def test_a_project_rename_map_makes_a_moved_key_a_note(tmp_path):
+    """SeanYHan888/SimPO's H4ArgumentParser maps evaluation_strategy to eval_strategy before parse_dict, so the
+    key transformers 4.57.6 (its uv.lock) no longer has reaches it under its new name."""
+    from corpus_layout import lay_out
+
+    folder = "SeanYHan888__SimPO"
+    name = f"{folder}/training_configs__mistral-7b-base-simpo.yaml"
+    config = lay_out(tmp_path / "as_published", only=folder) / name
+    notes = _findings(config, "SP407")
+    assert "alignment/configs.py:40" in notes["evaluation_strategy"]
+    assert "evaluation_strategy" not in _findings(config, "SP408")
+
+    config = lay_out(tmp_path / "no_alias", only=folder) / name
+    module = config.parents[1] / "alignment" / "configs.py"
+    module.write_text(module.read_text().replace('"evaluation_strategy": "eval_strategy",', ""))
+    assert "evaluation_strategy" in _findings(config, "SP408")
+
+
+def test_a_project_file_that_starts_with_a_byte_order_mark_is_read(tmp_path):
+    """itxaiohanglover/qwen_qlora's component/argument.py starts with a UTF-8 byte-order mark; its QLoRAArguments
+    declares lora_rank, which the config sets."""
+    from corpus_layout import lay_out
+
+    folder = "itxaiohanglover__qwen_qlora"
+    config = lay_out(tmp_path, only=folder) / f"{folder}/config__qwen-14b-qlora.json"
+    module = config.parents[1] / "component" / "argument.py"
+    assert module.read_bytes().startswith(b"\xef\xbb\xbf")
+    assert "QLoRAArguments" in _findings(config, "SP407")["lora_rank"]

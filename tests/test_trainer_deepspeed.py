@@ -1,6 +1,5 @@
-"""What transformers' Trainer does with the DeepSpeed file a training config names (SP457, SP458), and the other
-stop-44 readings of real projects: a save schedule that follows evaluation, a project's own rename map, a project
-file that starts with a byte-order mark.
+"""What transformers' Trainer does with the DeepSpeed file a run names (SP457, SP458): from the training config's
+`deepspeed:` key, and from the launch lines that pass `--deepspeed` with the Trainer's options.
 
 The DeepSpeed checks mirror HfTrainerDeepSpeedConfig.fill_match and deepspeed_optim_sched; the table of values
 they compare is checked against the fill_match calls of the transformers installed here, so a release that
@@ -111,68 +110,34 @@ def test_the_same_shape_is_no_replacement(tmp_path):
     assert _findings(_hf_project(tmp_path, config, deepspeed), "SP458") == {}
 
 
-def test_load_best_model_at_end_saves_at_each_evaluation(tmp_path):
-    """ylsung/Ladder-Side-Tuning's side_transformers.json: save_strategy "no" beside load_best_model_at_end and
-    evaluation per epoch. transformers 4.6.0 (its setup.py) saves at every evaluation then (DefaultFlowCallback),
-    so the run checkpoints each epoch; without load_best_model_at_end it never would."""
+def test_a_launch_line_s_scheduler_replaced_by_the_deepspeed_file(tmp_path):
+    """QwenLM/Qwen-VL's finetune_ds.sh runs finetune.py with `--deepspeed finetune/ds_config_zero3.json` and
+    `--lr_scheduler_type "cosine"`; the file's WarmupLR section runs instead (transformers 4.32.0 deepspeed.py
+    deepspeed_optim_sched). Without the option on the launch line there is nothing to compare."""
     from corpus_layout import lay_out
 
-    folder = "ylsung__Ladder-Side-Tuning"
-    name = f"{folder}/seq2seq__configs__side_transformers.json"
+    folder = "QwenLM__Qwen-VL"
+    name = f"{folder}/finetune__ds_config_zero3.json"
     config = lay_out(tmp_path / "as_published", only=folder) / name
-    data = json.loads(config.read_text())
-    assert data["save_strategy"] == "no" and data["load_best_model_at_end"] is True
-    assert _findings(config, "SP301") == {}
+    found = _findings(config, "SP458")
+    assert list(found) == ["scheduler"] and "--lr_scheduler_type cosine (finetune/finetune_ds.sh" in found["scheduler"]
 
-    edited = lay_out(tmp_path / "no_best_model", only=folder) / name
-    edited.write_text(json.dumps({k: v for k, v in data.items() if k != "load_best_model_at_end"}, indent=2))
-    assert "save_strategy" in _findings(edited, "SP301")
+    config = lay_out(tmp_path / "no_option", only=folder) / name
+    launcher = config.parent / "finetune_ds.sh"
+    launcher.write_text(launcher.read_text().replace('--lr_scheduler_type "cosine"', ""))
+    assert _findings(config, "SP458") == {}
 
 
-def test_a_project_rename_map_makes_a_moved_key_a_note(tmp_path):
-    """SeanYHan888/SimPO's H4ArgumentParser maps evaluation_strategy to eval_strategy before parse_dict, so the
-    key transformers 4.57.6 (its uv.lock) no longer has reaches it under its new name."""
+def test_a_deepspeed_precision_section_is_on_only_by_enabled(tmp_path):
+    """NExT-GPT's stage_1.json writes `"bf16": {"enable": true}`: DeepSpeed reads only `enabled` (0.9.3
+    runtime/config.py), so bf16 stays off beside fp16 (SP401 names the misspelt key, SP410 stays silent)."""
     from corpus_layout import lay_out
 
-    folder = "SeanYHan888__SimPO"
-    name = f"{folder}/training_configs__mistral-7b-base-simpo.yaml"
+    folder = "NExT-GPT__NExT-GPT"
+    name = f"{folder}/NExT-GPT-Lagacy__code__dsconfig__stage_1.json"
     config = lay_out(tmp_path / "as_published", only=folder) / name
-    notes = _findings(config, "SP407")
-    assert "alignment/configs.py:40" in notes["evaluation_strategy"]
-    assert "evaluation_strategy" not in _findings(config, "SP408")
+    assert _findings(config, "SP410") == {} and "bf16.enable" in _findings(config, "SP401")
 
-    config = lay_out(tmp_path / "no_alias", only=folder) / name
-    module = config.parents[1] / "alignment" / "configs.py"
-    module.write_text(module.read_text().replace('"evaluation_strategy": "eval_strategy",', ""))
-    assert "evaluation_strategy" in _findings(config, "SP408")
-
-
-def test_a_project_file_that_starts_with_a_byte_order_mark_is_read(tmp_path):
-    """itxaiohanglover/qwen_qlora's component/argument.py starts with a UTF-8 byte-order mark; its QLoRAArguments
-    declares lora_rank, which the config sets."""
-    from corpus_layout import lay_out
-
-    folder = "itxaiohanglover__qwen_qlora"
-    config = lay_out(tmp_path, only=folder) / f"{folder}/config__qwen-14b-qlora.json"
-    module = config.parents[1] / "component" / "argument.py"
-    assert module.read_bytes().startswith(b"\xef\xbb\xbf")
-    assert "QLoRAArguments" in _findings(config, "SP407")["lora_rank"]
-
-
-def test_load_best_model_at_end_with_another_save_schedule_is_refused_from_4_9(tmp_path):
-    """ylsung/Ladder-Side-Tuning's lora.json evaluates per epoch and saves every 1000 steps with
-    load_best_model_at_end. Its transformers==4.6.0 saves at each evaluation instead; 4.11.3's __post_init__ raises
-    "--load_best_model_at_end requires the save and eval strategy to match" (training_args.py:737)."""
-    from corpus_layout import lay_out
-
-    folder = "ylsung__Ladder-Side-Tuning"
-    name = f"{folder}/seq2seq__configs__lora.json"
-    config = lay_out(tmp_path / "as_published", only=folder) / name
-    assert _findings(config, "SP459") == {}
-
-    config = lay_out(tmp_path / "upgraded", only=folder) / name
-    setup = config.parents[2] / "setup.py"
-    setup.write_text(setup.read_text().replace("'transformers==4.6.0'", "'transformers==4.11.3'"))
-    found = _findings(config, "SP459")
-    assert list(found) == ["evaluation_strategy"] and "save_strategy steps (the default)" in found[
-        "evaluation_strategy"]
+    config = lay_out(tmp_path / "enabled", only=folder) / name
+    config.write_text(config.read_text().replace('"enable"', '"enabled"'))
+    assert _findings(config, "SP410")

@@ -247,6 +247,8 @@ def _parser_call(file: Path, root: Path, config: Path | None = None) -> ParserCa
             return None
         written = tuple(c for i in items for c in _chosen_classes(tree, i, imported, root, config))
         found.append((name, node.lineno, written, own))
+    if len({(name, classes) for name, _, classes, _ in found}) > 1:
+        found = _training_call(found)
     if not found or len({(name, classes) for name, _, classes, _ in found}) != 1:
         return None
     name, line, classes, own = found[0]
@@ -260,6 +262,25 @@ def _parser_call(file: Path, root: Path, config: Path | None = None) -> ParserCa
     return ParserCall(file.relative_to(root).as_posix(), line, name, classes, fate)
 
 
+def _training_call(found: list) -> list:
+    """Of several parser calls over different classes, the one a training config reaches: the only one whose classes
+    include a TrainingArguments (jianzhnie/LLamaTuner's configs/parser.py, like LLaMA-Factory's, parses TRAIN_ARGS,
+    INFER_ARGS and EVAL_ARGS, and only TRAIN_ARGS holds Seq2SeqTrainingArguments); [] when not exactly one does."""
+    training = [call for call in found if any(c.rsplit(".", 1)[-1].endswith("TrainingArguments") for c in call[2])]
+    return training if len({(name, classes) for name, _, classes, _ in training}) == 1 else []
+
+
+def _listed_classes(tree: ast.Module, name: str) -> list[str] | None:
+    """The classes a module-level `NAME = [A, B, ...]` (or a tuple) lists, as written; None when there is no such
+    list of plain names."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets) \
+                and isinstance(node.value, (ast.List, ast.Tuple)) and node.value.elts \
+                and all(isinstance(e, (ast.Name, ast.Attribute)) for e in node.value.elts):
+            return [ast.unparse(e) for e in node.value.elts]
+    return None
+
+
 def _chosen_classes(tree: ast.Module, item: ast.expr, imported: Mapping[str, str], root: Path,
                     config: Path | None) -> list[str]:
     """The classes a parser call's item may be: itself, or for a variable the script sets in branches, the classes
@@ -270,6 +291,9 @@ def _chosen_classes(tree: ast.Module, item: ast.expr, imported: Mapping[str, str
     if not isinstance(item, ast.Name) or item.id in imported or any(
             isinstance(n, ast.ClassDef) and n.name == item.id for n in tree.body):
         return [ast.unparse(item)]
+    listed = _listed_classes(tree, item.id)
+    if listed is not None:  # `TRAIN_ARGS = [ModelArguments, ..., Seq2SeqTrainingArguments]`, then
+        return listed      # HfArgumentParser(TRAIN_ARGS)
     branches = list(_assignments(tree.body, item.id, None))
     if not branches:
         return [item.id]

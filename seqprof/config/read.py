@@ -127,7 +127,7 @@ def _choose_dialect(cfg: LoadedConfig, dialect: str | None,
         from seqprof.config.parser_classes import parsed_into
 
         calls = parsed_into(cfg.path, cfg.data)  # 61peng/matmech's dataset and lora_rank are its own classes'
-        own_parser = calls.transformers_alone() if calls is not None else ""
+        own_parser = calls.transformers_alone() if calls is not None and not _llamafactory_copy(calls.where) else ""
     if own_parser:
         name, source = "hf", own_parser
     if not dialect and not launch and name in HAND_READ_DIALECTS:
@@ -146,6 +146,13 @@ def _choose_dialect(cfg: LoadedConfig, dialect: str | None,
         if read_by_its_own_trainer(cfg.path, cfg.data) and framework_fork(cfg.path) is None:
             name = dialects.UNKNOWN  # a script of the project's own reads axolotl's key names, axolotl never does
     return name, variant, source, bool(own_parser)
+
+
+def _llamafactory_copy(where: str) -> bool:
+    """A parser call in an `hparams/` folder, LLaMA-Factory's own module for its argument classes: a renamed copy of
+    LLaMA-Factory (wwwbq/LLMfactory's src/LLMfactory/hparams/parser.py) reads the file as LLaMA-Factory does, unlike
+    a project that only borrows its layout (jianzhnie/LLamaTuner's llamatuner/configs/parser.py)."""
+    return any("/hparams/" in f"/{place}" for place in where.split(", "))
 
 
 def _sections_are_declared_fields(cfg: LoadedConfig) -> str:

@@ -51,7 +51,7 @@ from seqprof.config.dialects.common import (
     positive_or_missing,
     split_list,
 )
-from seqprof.config.dialects.trainer_deepspeed import replaced_by_deepspeed
+from seqprof.config.dialects.trainer_deepspeed import Stated, replaced_by_deepspeed
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_fields import read_by_own_copy, read_by_project_code
@@ -539,8 +539,8 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     # distribution
     deepspeed = link_deepspeed(b, "deepspeed")
     if deepspeed is not None:  # axolotl hands these on as lr_scheduler_type and optim
-        b.diagnostics.extend(replaced_by_deepspeed(cfg, deepspeed, scheduler_key="lr_scheduler",
-                                                    optimizer_key="optimizer"))
+        run = Stated.from_config(cfg, {"lr_scheduler_type": "lr_scheduler", "optim": "optimizer"})
+        b.diagnostics.extend(replaced_by_deepspeed(run, deepspeed, cfg))
     if b.present("fsdp_config") and b.raw("fsdp_config") != {}:
         b.stated("fsdp", "fsdp_config")
     elif b.present("fsdp") and b.raw("fsdp") not in ([], ""):

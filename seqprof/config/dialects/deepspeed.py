@@ -78,7 +78,21 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
         b.derived("param_offload_below_stage_3", stage, "zero_optimization.offload_param")
     b.diagnostics.extend(check_keys(cfg, Keyspace(known=KNOWN), dialect_label=LABEL))
     b.diagnostics.extend(_precision_section_keys(cfg))
+    b.diagnostics.extend(_against_launch_lines(cfg))
     return b.result()
+
+
+def _against_launch_lines(cfg: LoadedConfig) -> list:
+    """What the launch lines that run a training script with this file pass beside it (Qwen-VL's finetune_ds.sh:
+    `--deepspeed finetune/ds_config_zero3.json --lr_scheduler_type "cosine"`), checked as the Trainer checks it."""
+    from seqprof.config.dialects.trainer_deepspeed import FIELDS, Stated, refused_values, replaced_by_deepspeed
+    from seqprof.config.launches import command_line_values
+
+    given = command_line_values(cfg.path, FIELDS) if isinstance(cfg.data, dict) else {}
+    if not given:
+        return []
+    run = Stated.from_launch(given)
+    return refused_values(run, cfg, cfg) + replaced_by_deepspeed(run, cfg, cfg)
 
 
 def _precision_section_keys(cfg: LoadedConfig) -> list[ConfigDiagnostic]:

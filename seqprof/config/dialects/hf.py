@@ -46,7 +46,7 @@ from seqprof.config.dialects.common import (
     precision_from_flags,
 )
 from seqprof.config.dialects.save_schedule import best_model_schedule_refused, saves_at_each_evaluation
-from seqprof.config.dialects.trainer_deepspeed import refused_values, replaced_by_deepspeed
+from seqprof.config.dialects.trainer_deepspeed import Stated, refused_values, replaced_by_deepspeed
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_fields import project_fields, read_by_project, renamed_by_project
@@ -318,7 +318,8 @@ def apply_training_arguments(b: Builder, *, source: str = TA_SOURCE) -> None:
     b.stated("save_steps", "save_steps", as_number)
     deepspeed = link_deepspeed(b, "deepspeed")
     if deepspeed is not None:
-        b.diagnostics.extend(refused_values(b.cfg, deepspeed) + replaced_by_deepspeed(b.cfg, deepspeed))
+        run = Stated.from_config(b.cfg)
+        b.diagnostics.extend(refused_values(run, deepspeed, b.cfg) + replaced_by_deepspeed(run, deepspeed, b.cfg))
     if b.present("fsdp") and b.raw("fsdp") not in ("", [], False):
         b.stated("fsdp", "fsdp")
     if as_bool(b.raw("use_liger_kernel")) is True:

@@ -359,7 +359,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
               "the llamafactory/transformers versions keys were judged against (seqprof.config.versions)")
     omegaconf, why = _loaded_with_omegaconf(cfg, pins)
     b.default("duplicate_keys_refused", omegaconf, why)
-    if not omegaconf and not board and Path(cfg.path).suffix.lower() in (".yaml", ".yml"):
+    if omegaconf is False and not board and Path(cfg.path).suffix.lower() in (".yaml", ".yml"):
         b.diagnostics.extend(numbers_left_as_text(cfg, f"LLaMA-Factory ({why}) hands its values on as they are"))
     return b.result()
 
@@ -440,11 +440,11 @@ def _own_parser_text(config_path: str) -> str | None:
 OMEGACONF_LOAD_FROM = "0.9.4"  # hparams/parser.py read_args: yaml.safe_load before it, OmegaConf.load from it
 
 
-def _loaded_with_omegaconf(cfg: LoadedConfig, pins: Pins) -> tuple[bool, str]:
+def _loaded_with_omegaconf(cfg: LoadedConfig, pins: Pins) -> tuple[bool | None, str]:
     """Whether the LLaMA-Factory that runs loads the file with OmegaConf (which refuses a duplicate key and reads
     `5e-5` as a float) or with yaml.safe_load (which keeps a duplicate's last value and `5e-5` as text): a
     checkout's own hparams/parser.py says, else the pinned releases (all before 0.9.4: safe_load), else a fresh
-    install (OmegaConf)."""
+    install (OmegaConf); None for a checkout at a commit seqprof cannot place among releases."""
     from packaging.version import Version
 
     from seqprof.config.project_fields import project_root
@@ -461,6 +461,10 @@ def _loaded_with_omegaconf(cfg: LoadedConfig, pins: Pins) -> tuple[bool, str]:
     allowed = KeyHistory.load().allowed("llamafactory", pins)
     if allowed and all(Version(v) < Version(OMEGACONF_LOAD_FROM) for v in allowed):
         return False, f"{pins.describe('llamafactory')}: hparams/parser.py reads the file with yaml.safe_load"
+    checkout = pins.vcs("llamafactory")
+    if checkout is not None and not checkout.head and not allowed:  # TIGER-AI-Lab/AceCoder's submodule at a417bcf
+        return None, (f"{checkout.source}: a commit seqprof cannot place, and releases before {OMEGACONF_LOAD_FROM} "
+                      "read the file with yaml.safe_load, later ones with OmegaConf.load")
     return True, f"llamafactory {OMEGACONF_LOAD_FROM} and newer read it with OmegaConf.load (hparams/parser.py)"
 
 

@@ -9,6 +9,7 @@ from seqprof.config.plan import Plan
 from seqprof.lint.facts.common import Loc
 
 FLAG_NAMES = ("fp16", "bf16", "load_in_4bit", "load_in_8bit", "deepspeed", "fsdp")
+PRECISION_SECTIONS = frozenset({"fp16", "bf16"})  # a DeepSpeed JSON's sections of these names
 
 
 def config_flags(plan: Plan) -> dict[str, Loc]:
@@ -20,7 +21,10 @@ def config_flags(plan: Plan) -> dict[str, Loc]:
             if is_on(s.value):
                 out[name] = Loc(key=s.key, file=s.file, line=s.line, value=s.value)
             continue
-        if name in plan.raw and is_on(plan.raw[name]):
+        value = plan.raw.get(name)
+        if name in PRECISION_SECTIONS and isinstance(value, dict):
+            value = value.get("enabled", False)  # DeepSpeed reads only `enabled` (NExT-GPT's {"enable": true} is off)
+        if name in plan.raw and is_on(value):
             out[name] = Loc(key=name, file=plan.path, line=plan.key_lines.get(name), value=plan.raw[name])
     return out
 
