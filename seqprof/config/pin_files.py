@@ -101,7 +101,8 @@ OWN_REPOSITORIES = {
     "huggingface-hub": {"huggingface/huggingface_hub"},
     "tokenizers": {"huggingface/tokenizers"},
 }
-_REPOSITORY = re.compile(r"(?:github\.com|gitee\.com|gitlab\.com|bitbucket\.org)[/:]([\w.-]+)/([\w.-]+?)(?:\.git)?(?:[@/#]|$)")
+_REPOSITORY = re.compile(r"(?:github\.com|gitee\.com|gitlab\.com|bitbucket\.org)[/:]([\w.-]+)/([\w.-]+?)"
+                         r"(?:\.git)?(?:[@/#]|$)")
 
 
 def requirement(text: str, source: str) -> Pin | None:

@@ -348,7 +348,7 @@ def _images_anywhere(root: Path) -> list[Pin]:
 
 # a file whose command trains with axolotl (rayonlabs G.O.D's miner.dockerfile: `axolotl.cli.train`), unlike an
 # image the same repository builds for something else
-AXOLOTL_TRAINS = re.compile(r"\baxolotl\.cli\.train\b|\baxolotl\s+train\b|-m\s+axolotl\.cli\.train")
+AXOLOTL_TRAINS = re.compile(r"\baxolotl\.cli\.train\b|\baxolotl\s+train\b")
 
 
 def project_folders(start: Path) -> Iterable[Path]:

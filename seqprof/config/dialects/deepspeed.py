@@ -10,6 +10,7 @@ world); precision <- bf16.enabled / fp16.enabled; offload targets.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -82,15 +83,25 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     return b.result()
 
 
+# a script that hands its options to transformers' TrainingArguments (directly, through HfArgumentParser or TRL's
+# configs), where HfTrainerDeepSpeedConfig compares them with the DeepSpeed file
+HF_TRAINER = re.compile(r"\b(?:Seq2Seq)?TrainingArguments\b|\bHfArgumentParser\b|\bTrlParser\b|\bfrom trl\b")
+
+
 def _against_launch_lines(cfg: LoadedConfig) -> list:
     """What the launch lines that run a training script with this file pass beside it (Qwen-VL's finetune_ds.sh:
     `--deepspeed finetune/ds_config_zero3.json --lr_scheduler_type "cosine"`), checked as the Trainer checks it."""
     from seqprof.config.dialects.trainer_deepspeed import FIELDS, Stated, refused_values, replaced_by_deepspeed
-    from seqprof.config.launches import command_line_values
+    from seqprof.config.launches import command_line_values, launched_scripts
+    from seqprof.config.project_fields import project_root, source_text
 
     given = command_line_values(cfg.path, FIELDS) if isinstance(cfg.data, dict) else {}
     if not given:
         return []
+    root = project_root(cfg.path)
+    scripts = launched_scripts(cfg.path)
+    if not scripts or not all(HF_TRAINER.search(source_text(root / script)) for script in scripts):
+        return []  # a script of its own that calls deepspeed.initialize takes its options for itself
     run = Stated.from_launch(given)
     return refused_values(run, cfg, cfg) + replaced_by_deepspeed(run, cfg, cfg)
 

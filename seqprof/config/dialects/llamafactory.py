@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 from seqprof.config.dialects import hf
-from seqprof.config.dialects.save_schedule import best_model_schedule_refused
 from seqprof.config.dialects.llamaboard import board_arguments, is_board
 from seqprof.config.dialects.common import (
     Builder,
@@ -44,6 +43,7 @@ from seqprof.config.dialects.common import (
     check_keys,
     split_list,
 )
+from seqprof.config.dialects.save_schedule import best_model_schedule_refused
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_fields import (framework_fork, project_root, python_files, read_by_own_copy,

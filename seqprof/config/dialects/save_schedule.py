@@ -47,9 +47,8 @@ def best_model_schedule_refused(cfg: LoadedConfig, pins: Pins, history: KeyHisto
         return []
     if history.older_than_known("transformers", pins):  # what the history lacks: refused unless 4.8 or older
         named = [v for p in pins.of("transformers") for v in re.findall(r"\d+(?:\.\d+)+", p.specifier)]
-        if pins.allowed("transformers", RELEASES_BEFORE_REFUSAL + named) and any(
-                Version(v) < Version(REFUSED_FROM) for v in pins.allowed("transformers", RELEASES_BEFORE_REFUSAL + named)) \
-                or _project_sets_schedule(cfg.path):
+        older = pins.allowed("transformers", RELEASES_BEFORE_REFUSAL + named) or []
+        if any(Version(v) < Version(REFUSED_FROM) for v in older) or _project_sets_schedule(cfg.path):
             return []
         installed, release = REFUSED_FROM, f"{pins.describe('transformers')}, 4.9 or later"
     else:

@@ -176,9 +176,9 @@ def _replaced(run: Stated, field: str, ds: LoadedConfig, section: str, kind: str
     article = "an" if section == "optimizer" else "a"
     return ConfigDiagnostic(
         kind="replaced_by_deepspeed", key=key, file=file, line=line, suggestion=section,
-        message=(f"{run.shown[field]} has no effect: {_where(run, ds, at)} has {article} {section} section ({kind}), and "
-                 "with one the Trainer lets DeepSpeed build its own instead (transformers integrations/deepspeed.py, "
-                 f"deepspeed_optim_sched: `if \"{section}\" in config`)"))
+        message=(f"{run.shown[field]} has no effect: {_where(run, ds, at)} has {article} {section} section "
+                 f"({kind}), and with one the Trainer lets DeepSpeed build its own instead (transformers "
+                 f"integrations/deepspeed.py, deepspeed_optim_sched: `if \"{section}\" in config`)"))
 
 
 def _json(value: Any) -> str:

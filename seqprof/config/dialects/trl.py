@@ -49,9 +49,9 @@ from seqprof.config.dialects.common import (
     load_keys_file,
     split_list,
 )
-from seqprof.config.dialects.save_schedule import best_model_schedule_refused
 from seqprof.config.dialects.own_schema import composed, hand_mapped, mostly_foreign, own_sections
 from seqprof.config.dialects.recipes import named_trainer, read_by_own_classes, with_recipe_layer
+from seqprof.config.dialects.save_schedule import best_model_schedule_refused
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.parser_classes import own_parser_fate, undeclared_by_parser
