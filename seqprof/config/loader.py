@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,13 @@ class LoadedConfig:
     def get(self, dotted: str, default: Any = None) -> Any:
         found, value = _lookup(self.data, dotted)
         return value if found else default
+
+    def section(self, dotted: str) -> LoadedConfig:
+        """The mapping under *dotted* read as a file of its own: its keys, with their lines in this file (a
+        `training_args:` block, an inline `deepspeed:` config)."""
+        prefix = dotted + "."
+        return replace(self, data=self.get(dotted), key_lines={k[len(prefix):]: v for k, v in self.key_lines.items()
+                                                               if k.startswith(prefix)})
 
 
 def _lookup(data: Any, dotted: str) -> tuple[bool, Any]:

@@ -170,7 +170,11 @@ class ParsedInto:
     """The frameworks whose classes a config's parser calls fill, and where the calls are."""
 
     frameworks: frozenset[str]  # "transformers", "trl": the calls' classes are or derive from theirs
-    where: str  # "train.py:56"
+    calls: tuple[str, ...]  # ("train.py:56",)
+
+    @property
+    def where(self) -> str:
+        return ", ".join(self.calls)
 
     def transformers_alone(self) -> str:
         """Why the file is transformers' ('' when TRL's classes, or no framework's, take its keys)."""
@@ -213,7 +217,7 @@ def _parsed_into(config_path: str, keys: frozenset[str]) -> ParsedInto | None:
                 seen.add(name)
                 todo += [b for one in table[name] for b in one.bases if b and b != "object"]
         where.append(f"{call.file}:{call.line}")
-    return ParsedInto(frozenset(frameworks), ", ".join(where))
+    return ParsedInto(frozenset(frameworks), tuple(where))
 
 
 def _calls_parsing(config_path: str | Path, keys: Iterable[str]) -> list[ParserCall] | None:

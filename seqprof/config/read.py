@@ -127,7 +127,7 @@ def _choose_dialect(cfg: LoadedConfig, dialect: str | None,
         from seqprof.config.parser_classes import parsed_into
 
         calls = parsed_into(cfg.path, cfg.data)  # 61peng/matmech's dataset and lora_rank are its own classes'
-        own_parser = calls.transformers_alone() if calls is not None and not _llamafactory_copy(calls.where) else ""
+        own_parser = calls.transformers_alone() if calls is not None and not _llamafactory_copy(calls.calls) else ""
     if own_parser:
         name, source = "hf", own_parser
     if not dialect and not launch and name in HAND_READ_DIALECTS:
@@ -148,11 +148,11 @@ def _choose_dialect(cfg: LoadedConfig, dialect: str | None,
     return name, variant, source, bool(own_parser)
 
 
-def _llamafactory_copy(where: str) -> bool:
+def _llamafactory_copy(calls: tuple[str, ...]) -> bool:
     """A parser call in an `hparams/` folder, LLaMA-Factory's own module for its argument classes: a renamed copy of
     LLaMA-Factory (wwwbq/LLMfactory's src/LLMfactory/hparams/parser.py) reads the file as LLaMA-Factory does, unlike
     a project that only borrows its layout (jianzhnie/LLamaTuner's llamatuner/configs/parser.py)."""
-    return any("/hparams/" in f"/{place}" for place in where.split(", "))
+    return any("/hparams/" in f"/{place}" for place in calls)
 
 
 def _sections_are_declared_fields(cfg: LoadedConfig) -> str:

@@ -413,9 +413,7 @@ def link_deepspeed(b: Builder, key: str) -> LoadedConfig | None:
         stage = _dig(value, "zero_optimization", "stage")
         if isinstance(stage, int):
             b.derived("zero_stage", stage, f"{key}.zero_optimization.stage")
-        prefix = key + "."
-        return replace(b.cfg, data=dict(value), key_lines={k[len(prefix):]: v for k, v in b.cfg.key_lines.items()
-                                                           if k.startswith(prefix)})
+        return b.cfg.section(key)
     if not isinstance(value, str) or not value.strip():
         return None
     path = resolve_linked_file(value, b.cfg.path)

@@ -357,9 +357,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     """Canonical settings of an HF TrainingArguments YAML; keys judged against *pins* (default: files beside it)."""
     section = arguments_section(cfg)
     if section:  # read the block as its own file: its keys, their lines
-        prefix = section + "."
-        cfg = replace(cfg, data=cfg.data[section], key_lines={k[len(prefix):]: v for k, v in cfg.key_lines.items()
-                                                               if k.startswith(prefix)})
+        cfg = cfg.section(section)
     b = Builder(cfg)
     history = KeyHistory.load()
     pins = pins if pins is not None else with_companions(pins_beside(cfg.path), history)

@@ -183,11 +183,11 @@ def built_from_the_mapping(config_path: str, data: Mapping[str, Any]) -> str:
     if code_matches(root, SPREAD_INTO_A_FRAMEWORK_CLASS):
         return ""  # wndudwkd003/kr_llm_ft_25 builds its own SFTConfig, then TrainingArguments(**asdict(cm.sft))
     table = project_dataclasses(root)
-    for name, declared in sorted(table.items()):
+    for name in sorted(table):
         if SPREAD_INTO_A_FRAMEWORK_CLASS.match(f"{name}(**x"):
             continue  # a name of a framework's class (the project's DPOConfig beside trl's)
-        fields = set().union(*(one.fields | _inherited(one, table) for one in declared))
-        if not all(k in fields for k in keys) or _framework_ancestry(name, table):
+        fields, foreign = _ancestry(name, table)
+        if not all(k in fields for k in keys) or foreign:
             continue
         built = re.compile(rf"(?<![\w.]){re.escape(name)}\(\s*\*\*")
         for file in python_files(root):
@@ -196,38 +196,25 @@ def built_from_the_mapping(config_path: str, data: Mapping[str, Any]) -> str:
     return ""
 
 
-def _inherited(one: ProjectDataclass, table: Mapping[str, list[ProjectDataclass]]) -> set[str]:
-    """The fields *one* inherits from the project's own dataclasses."""
-    out: set[str] = set()
-    todo, seen = [b.rpartition(".")[2] for b in one.bases], set()
-    while todo:
-        name = todo.pop()
-        if name in seen or name not in table:
-            continue
-        seen.add(name)
-        for base in table[name]:
-            out |= base.fields
-            todo += [b.rpartition(".")[2] for b in base.bases]
-    return out
-
-
-def _framework_ancestry(name: str, table: Mapping[str, list[ProjectDataclass]]) -> bool:
-    """Whether a base of class *name*, or of its project bases, is not the project's own (transformers', TRL's,
-    pydantic's, an installed package's)."""
-    todo, seen = [name], set()
+def _ancestry(name: str, table: Mapping[str, list[ProjectDataclass]]) -> tuple[set[str], bool]:
+    """The fields class *name* declares or inherits from the project's own dataclasses, and whether a base along the
+    way is not the project's own (transformers', TRL's, pydantic's, an installed package's)."""
+    fields: set[str] = set()
+    foreign, todo, seen = False, [name], set()
     while todo:
         current = todo.pop()
         if current in seen:
             continue
         seen.add(current)
         for one in table.get(current, ()):
+            fields |= one.fields
             for base in one.bases:
                 short = base.rpartition(".")[2]
                 if short in table:
                     todo.append(short)
                 elif base not in ("object", ""):
-                    return True
-    return False
+                    foreign = True
+    return fields, foreign
 
 
 def read_by_its_own_trainer(config_path: str, data: Mapping[str, Any]) -> dict[str, str]:
