@@ -1,0 +1,93 @@
+"""The generation batch GRPOConfig refuses, as its __post_init__ checks it from TRL 0.18 on.
+
+GRPO samples num_generations completions per prompt and splits one generation batch into training steps, so
+GRPOConfig.__post_init__ (trl/trainer/grpo_config.py, 0.18 to 1.16) raises a ValueError before training when
+generation_batch_size and steps_per_generation are both set, when generation_batch_size is no multiple of the
+global batch (per_device_train_batch_size x processes), or when it is no multiple of num_generations, and when
+num_generations is below 2. The world size is not in the file; a generation batch that per_device_train_batch_size
+alone does not divide is refused on any number of processes. (0.18 writes the check `generation_batch_size %
+per_device_train_batch_size * num_processes != 0`, which is that same per-device test.)
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from seqprof.config.key_history import KeyHistory, minor
+from seqprof.config.loader import LoadedConfig
+from seqprof.config.pins import Pins
+from seqprof.config.plan import ConfigDiagnostic
+
+CHECKED_FROM = "0.18.0"  # generation_batch_size and steps_per_generation arrive, with the checks above
+DEFAULTS = {"per_device_train_batch_size": 8, "num_generations": 8}  # TrainingArguments' and GRPOConfig's
+BATCH_KEYS = ("generation_batch_size", "steps_per_generation", "per_device_train_batch_size", "num_generations")
+_SET_IN_CODE = re.compile(rf"\b(?:{'|'.join(BATCH_KEYS)})\s*=(?!=)")
+
+
+def generation_batch_refused(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
+    """What GRPOConfig of the release the pins install refuses in the file's generation batch.
+
+    Judged on the keys the file states, with TRL's defaults for the others, and not where the project's code
+    declares or sets one of them itself."""
+    from packaging.version import Version
+
+    data = cfg.data
+    installed = history.installed("trl", pins)
+    if installed is None and not pins.of("trl"):
+        installed = history.newest("trl")  # a fresh install's
+    if installed is None or Version(installed) < Version(CHECKED_FROM):
+        return []
+    stated = {k: data[k] for k in BATCH_KEYS if k in data}
+    if not stated or not all(_whole(v) for v in stated.values()) or _project_sets_batch(cfg.path):
+        return []
+    release = f"{pins.describe('trl')} installs {minor(installed)}" if pins.of("trl") else \
+        f"unpinned, a fresh install gets trl {minor(installed)}"
+    value = {**DEFAULTS, **stated}
+    generation, per_device, groups = (value.get("generation_batch_size"), value["per_device_train_batch_size"],
+                                      value["num_generations"])
+    said = {k: f"{k}: {v}" if k in stated else f"{k} {v} (the default)" for k, v in value.items()}
+    if groups < 2:
+        return [_refused(cfg, "num_generations", f"num_generations: {groups}: GRPO needs at least 2 completions per "
+                         "prompt to compare their rewards, and GRPOConfig refuses fewer before the run starts "
+                         f"(\"GRPO requires at least 2 generations per prompt\"; {release})")]
+    if generation is None:
+        return []
+    if "steps_per_generation" in stated:
+        return [_refused(cfg, "generation_batch_size", "generation_batch_size and steps_per_generation are both set: "
+                         "GRPOConfig derives each from the other and refuses the pair before the run starts "
+                         f"(\"'generation_batch_size' and 'steps_per_generation' can not be both configured\"; "
+                         f"{release})")]
+    if generation % per_device:
+        return [_refused(cfg, "generation_batch_size", f"generation_batch_size: {generation} is no multiple of "
+                         f"{said['per_device_train_batch_size']}, so of no global batch on any number of GPUs: "
+                         "GRPOConfig refuses it before the run starts (\"generation_batch_size must be divisible "
+                         f"by the global batch size\"; {release})")]
+    if generation % groups:
+        return [_refused(cfg, "generation_batch_size", f"generation_batch_size: {generation} is no multiple of "
+                         f"{said['num_generations']}: a generation batch holds whole groups of completions per "
+                         f"prompt, and GRPOConfig refuses it before the run starts ({release})")]
+    return []
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _project_sets_batch(config_path: str) -> bool:
+    """The project declares one of the batch fields itself or sets one in code, which the file alone does not
+    show (a script that passes `generation_batch_size=` from its own arguments)."""
+    from pathlib import Path
+
+    from seqprof.config.project_fields import code_matches, project_fields, project_root
+
+    path = Path(config_path)
+    if not path.is_file():
+        return False
+    declared = project_fields(path)
+    return any(k in declared for k in BATCH_KEYS) or code_matches(project_root(path), _SET_IN_CODE)
+
+
+def _refused(cfg: LoadedConfig, key: str, message: str) -> ConfigDiagnostic:
+    return ConfigDiagnostic(kind="grpo_generation_batch", key=key, file=cfg.path, line=cfg.line(key) or 1,
+                            message=message)
