@@ -141,3 +141,25 @@ def test_a_deepspeed_precision_section_is_on_only_by_enabled(tmp_path):
     config = lay_out(tmp_path / "enabled", only=folder) / name
     config.write_text(config.read_text().replace('"enable"', '"enabled"'))
     assert _findings(config, "SP410")
+
+
+def test_an_inline_deepspeed_mapping_is_checked_as_deepspeed_config(tmp_path):
+    """dan778912/adppolora's PPO config writes its DeepSpeed config inline, with accelerate's names (zero_stage,
+    zero3_init_flag) and ZeRO's offload sections at the top level, where DeepSpeed passes over them: the ZeRO
+    settings come only from zero_optimization. Moved under zero_optimization, DeepSpeed reads them."""
+    from corpus_layout import lay_out
+
+    folder = "dan778912__adppolora"
+    config = lay_out(tmp_path, only=folder) / f"{folder}/examples__train_lora__llama3_lora_ppo.yaml"
+    found = _findings(config, "SP401")
+    assert set(found) == {"deepspeed.zero_stage", "deepspeed.offload_optimizer", "deepspeed.offload_param",
+                          "deepspeed.zero3_init_flag"}
+    assert "under zero_optimization" in found["deepspeed.offload_optimizer"]
+
+    text = config.read_text()
+    moved = text.replace("  zero_stage: 2\n", "").replace("  zero3_init_flag: false\n", "").replace(
+        "  offload_optimizer:\n    device: \"cpu\"\n    pin_memory: true\n  offload_param:\n    device: \"none\"\n",
+        "").replace("  zero_optimization:\n", "  zero_optimization:\n    offload_optimizer:\n      device: cpu\n")
+    assert moved.count("offload_optimizer") == 1
+    config.write_text(moved)
+    assert _findings(config, "SP401") == {}

@@ -397,6 +397,11 @@ def load_keys_file(name: str) -> Mapping[str, Any]:
 _ZERO_FROM_NAME = re.compile(r"(?:zero|z)_?([0-3])(?![0-9])", re.IGNORECASE)
 
 
+INLINE_DEEPSPEED_UNKNOWN = ("The mapping is DeepSpeed's own config, which reads its keys one by one and passes over one it "
+                            "does not know (ZeRO's stage and offload settings go under zero_optimization), so this "
+                            "value is not used")
+
+
 def link_deepspeed(b: Builder, key: str) -> LoadedConfig | None:
     """Canonical deepspeed/zero_stage (and DeepSpeed's own batch/precision) from a config key; the DeepSpeed
     config read, when there is one to read.
@@ -410,9 +415,15 @@ def link_deepspeed(b: Builder, key: str) -> LoadedConfig | None:
     value = b.raw(key)
     b.stated("deepspeed", key)
     if isinstance(value, Mapping):
+        from seqprof.config.dialects import deepspeed
+
         stage = _dig(value, "zero_optimization", "stage")
         if isinstance(stage, int):
             b.derived("zero_stage", stage, f"{key}.zero_optimization.stage")
+        # an inline DeepSpeed config is DeepSpeed's to read, key by key, as a file of its own would be
+        b.diagnostics.extend(replace(d, reason=INLINE_DEEPSPEED_UNKNOWN) if d.kind == "unknown_key" else d
+                             for d in check_keys(b.cfg, Keyspace(known=deepspeed.KNOWN), section=key,
+                                                 dialect_label=deepspeed.LABEL))
         return b.cfg.section(key)
     if not isinstance(value, str) or not value.strip():
         return None
