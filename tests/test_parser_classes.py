@@ -353,3 +353,25 @@ def test_the_training_parser_of_a_module_with_several_reads_a_training_config(tm
     parser = config.parents[2] / "llamatuner" / "configs" / "parser.py"
     parser.write_text(parser.read_text().replace("HfArgumentParser(TRAIN_ARGS)", "HfArgumentParser(INFER_ARGS)"))
     assert read_plan(config).dialect == "llamafactory"
+
+
+def test_a_script_that_takes_trlparser_leftovers_back_drops_unknown_keys(tmp_path):
+    """HuiResearch/ReasoningIE's sft.py calls parse_args_and_config(return_remaining_strings=True) and throws the
+    leftovers away, so TRL 1.16 (scripts/utils.py: the config's remaining strings are returned, not refused) drops
+    overwrite_output_dir, a key transformers 5 removed that nothing ever read: a note, not SP403. Where the script
+    lets TrlParser refuse leftovers, the removal is the warning it was."""
+    from corpus_layout import lay_out
+
+    folder = "HuiResearch__ReasoningIE"
+    for case, edit in (("as_published", None),
+                       ("refusing", lambda t: t.replace("parse_args_and_config(return_remaining_strings=True)",
+                                                        "parse_args_and_config()"))):
+        config = lay_out(tmp_path / case, only=folder) / f"{folder}/config__sft__qwen3-8b.yaml"
+        if edit is not None:
+            script = config.parents[2] / "sft.py"
+            script.write_text(edit(script.read_text()))
+        found = next(d for d in read_plan(config).diagnostics if d.key == "overwrite_output_dir")
+        if edit is None:
+            assert found.kind == "unread_key" and "sft.py:186" in found.message
+        else:
+            assert found.kind == "deprecated_key"

@@ -428,3 +428,43 @@ def test_an_rl_loss_one_section_down_names_the_trainer(tmp_path):
     assert read_plan(config).settings["trainer"].value == "grpo"
     config.write_text(text.replace("GRPOWithChunkedOutputLoss", "CEWithChunkedOutputLoss"))
     assert read_plan(config).settings["trainer"].value == "sft"
+
+
+def test_a_component_key_the_project_reads_itself_is_a_note(tmp_path):
+    """Jacklu0831/marc's prompt-tuning config gives model: llama3_2_1b a prompt_tuning block, which llama3_2_1b
+    does not take; test_time_train_prompt_tuning.py:139 sets conf.model.prompt_tuning for the project's own
+    prompt-tuning recipe, which builds the adapter from it. Without that line nothing reads it: a TypeError."""
+    from corpus_layout import lay_out
+
+    repo = "Jacklu0831__marc"
+    name = f"{repo}/configs__ttt__1B_prompt_tuning_single_device.yaml"
+    found = {d.key: d for d in read_plan(lay_out(tmp_path / "as_published", only=repo) / name).diagnostics}
+    note = found["model.prompt_tuning"]
+    assert note.kind == "unread_key" and "test_time_train_prompt_tuning.py:139" in note.message
+    bare = lay_out(tmp_path / "bare", only=repo)
+    script = bare.root / repo / "test_time_train_prompt_tuning.py"
+    script.write_text(script.read_text().replace("conf.model.prompt_tuning.num_virtual_tokens = "
+                                                 "args.num_virtual_tokens", ""))
+    found = {d.key: d for d in read_plan(bare / name).diagnostics}
+    assert found["model.prompt_tuning"].kind == "unknown_key"
+
+
+def test_a_near_miss_of_a_key_only_another_kind_of_recipe_reads_is_a_note(tmp_path):
+    """marc's save_every_n_epoch is one letter from save_every_n_epochs, which only the dev GRPO recipe reads
+    (dev/grpo_full_finetune_distributed.py); its LoRA/prompt-tuning recipe would ignore either spelling, so there is
+    no typo to fix: a note. In a GRPO config the near miss is the warning it was."""
+    from corpus_layout import lay_out
+
+    recipes = COMPONENTS["recipe_keys"]
+    assert [r for r, keys in recipes.items() if "save_every_n_epochs" in keys] == ["dev/grpo_full_finetune_distributed"]
+    repo = "Jacklu0831__marc"
+    config = lay_out(tmp_path, only=repo) / f"{repo}/configs__ttt__1B_prompt_tuning_single_device.yaml"
+    found = {d.key: d for d in read_plan(config).diagnostics}
+    assert found["save_every_n_epoch"].kind == "unread_key"
+    text = re.sub(r"(?m)^loss:\n  _component_: .*$", "loss:\n  _component_: torchtune.dev.rl.loss.GRPOLoss",
+                  config.read_text())
+    assert "GRPOLoss" in text
+    config.write_text(text)
+    found = {d.key: d for d in read_plan(config).diagnostics}
+    assert found["save_every_n_epoch"].kind == "unknown_key" and found["save_every_n_epoch"].suggestion == \
+        "save_every_n_epochs"

@@ -1664,3 +1664,27 @@ def test_the_image_that_trains_decides_when_images_disagree(tmp_path):
     miner = bare.parents[2] / "dockerfiles" / "miner.dockerfile"
     miner.write_text(miner.read_text().replace("axolotl.cli.train", "axolotl.cli.preprocess"))
     assert find_pins(bare).of("axolotl") == ()
+
+
+def test_an_unversioned_upgrade_in_the_install_script_installs_the_newest_release(tmp_path):
+    """Corleno/Med-R1's README runs setup.sh, which installs src/r1-v (setup.py: trl==0.14.0) and then runs `pip
+    install --upgrade trl`: the newest trl replaces 0.14.0, so max_length is a field and torch_dtype is refused.
+    Where a later line installs trl==0.14.0 again, or the upgrade line is gone, 0.14.0 stands."""
+    from corpus_layout import lay_out
+
+    folder = "Corleno__Med-R1"
+    name = f"{folder}/src__r1-v__configs__qwen3vl__sft_qwen3vl_2b_omni_med_vqa_sampled_config.yaml"
+    newest = KeyHistory.load().newest("trl")
+    config = lay_out(tmp_path / "as_published", only=folder) / name
+    assert [p.specifier for p in find_pins(config).of("trl")] == [f">={newest}"]
+    kinds = {d.key: d.kind for d in read_plan(config).diagnostics if d.key in ("max_length", "torch_dtype")}
+    assert kinds == {"torch_dtype": "removed_key"}  # SP408
+
+    for case, edit in (("pinned_again", lambda t: t + "\npip install trl==0.14.0\n"),
+                       ("no_upgrade", lambda t: t.replace("pip install --upgrade trl\n", ""))):
+        config = lay_out(tmp_path / case, only=folder) / name
+        script = config.parents[4] / "setup.sh"
+        script.write_text(edit(script.read_text()))
+        assert {p.specifier for p in find_pins(config).of("trl")} == {"==0.14.0"}
+        kinds = {d.key: d.kind for d in read_plan(config).diagnostics if d.key in ("max_length", "torch_dtype")}
+        assert kinds["max_length"] == "premature_key" and kinds["torch_dtype"] == "deprecated_key"  # SP430, SP403

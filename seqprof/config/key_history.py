@@ -351,7 +351,9 @@ def with_shared_dependencies(pins: Pins, history: KeyHistory) -> Pins:
         checkout = pins.vcs(framework)
         if any(p.exact for p in pins.pins.get(framework, ())) or checkout is not None and not checkout.head:
             continue
-        apart = framework in INSTALLED_TOGETHER_ONLY and framework not in pins.pins
+        # installed apart from the files that pin the library (`pip install --upgrade trl` after them, too)
+        apart = framework in INSTALLED_TOGETHER_ONLY and framework not in pins.pins or \
+            any(p.upgrade for p in pins.pins.get(framework, ()))
         order = history.versions(framework)
         for library in SHARED_LIBRARIES:
             if apart and library != "python":

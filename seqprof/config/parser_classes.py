@@ -378,6 +378,29 @@ def own_parser_fate(config_path: str | Path, keys: list[str]) -> str | None:
         "drops a key no argument class declares without a word, so the setting has no effect")
 
 
+def leftovers_taken_back(config_path: str | Path, keys: list[str]) -> str | None:
+    """Where the scripts that parse the config with TRL's own TrlParser take the keys no argument class declares back
+    instead of letting it refuse them: every parse_args_and_config call passes return_remaining_strings=True or
+    fail_with_unknown_args=False (HuiResearch/ReasoningIE's sft.py:186 throws the leftovers away); 'sft.py:186', or
+    None when a script lets TrlParser refuse them, or another parser reads the file."""
+    root = project_root(config_path)
+    scripts = parser_scripts(config_path, keys)
+    where = []
+    for script in scripts:
+        tree = parsed_module(root / script.file) if script.parser == "TrlParser" else None
+        calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                 and node.func.attr == "parse_args_and_config"] if tree is not None else []
+        if not calls or not all(_keeps_leftovers(call) for call in calls):
+            return None
+        where += [f"{script.file}:{call.lineno}" for call in calls]
+    return ", ".join(where) or None
+
+
+def _keeps_leftovers(call: ast.Call) -> bool:
+    return any(isinstance(k.value, ast.Constant) and (k.arg, k.value.value) in (
+        ("return_remaining_strings", True), ("fail_with_unknown_args", False)) for k in call.keywords)
+
+
 @dataclass(frozen=True)
 class YamlReading:
     """How the scripts that parse a YAML config hand its values to the dataclasses."""

@@ -349,6 +349,7 @@ def _install_lines(lines: list[str], name: str) -> list[Pin]:
                 continue
             source = f"{name}:{start + 1}"
             editable = False
+            upgrade = "-U" in words or "--upgrade" in words
             for word in words:
                 if word in ("-e", "--editable"):
                     editable = True
@@ -366,8 +367,17 @@ def _install_lines(lines: list[str], name: str) -> list[Pin]:
                         pin = None
                 editable = False
                 if pin is not None:
-                    out.append(pin)
-    return out + _cloned_checkouts(lines, name)
+                    out.append(replace(pin, upgrade=True) if upgrade and not pin.specifier and not pin.vcs
+                               and pin.checkout is None else pin)
+    return _last_word_upgrades(out) + _cloned_checkouts(lines, name)
+
+
+def _last_word_upgrades(pins: list[Pin]) -> list[Pin]:
+    """*pins* of one script, an unversioned upgrade kept as one only where no later line installs the package
+    again (`pip install -U trl` then `pip install trl==0.14.0` ends at 0.14.0)."""
+    last = {pin.package: i for i, pin in enumerate(pins)}
+    return [replace(pin, upgrade=False) if pin.upgrade and last[pin.package] != i else pin
+            for i, pin in enumerate(pins)]
 
 
 _CD = re.compile(r"^\s*cd\s+([\w./~-]+)\s*$")

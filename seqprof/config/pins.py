@@ -39,6 +39,8 @@ class Pin:
     #                            a local checkout that another file installs (`-e /path/to/transformers`)
     environment: str | None = None  # a README's `conda create -n sim` / `conda activate sim` above the install line
     interpreter: bool = False  # a cap the project's Python puts on every install of it, whichever file pins it
+    upgrade: bool = False  # an install script's last word on the package is `pip install --upgrade trl`, no version:
+    #                        pip replaces whatever the project's own install put there by the newest release
 
     def allows(self, version: str) -> bool:
         from packaging.specifiers import InvalidSpecifier, SpecifierSet

@@ -49,8 +49,13 @@ def find_pins(config_path: str | Path) -> Pins:
     for pin in found:
         if pin.package in PACKAGES:
             pins.setdefault(pin.package, []).append(pin)
+    for package, found_pins in pins.items():  # `pip install --upgrade trl` after the project's own install
+        upgrades = [p for p in found_pins if p.upgrade]
+        if upgrades:
+            pins[package] = [_newest_release(upgrades[-1])]
     if repository:  # the repository's environment folders, for what nothing above the config pins to a version
-        pinned = {package for package, found_pins in pins.items() if any(p.specifier or p.vcs for p in found_pins)}
+        pinned = {package for package, found_pins in pins.items()
+                  if any(p.specifier or p.vcs or p.upgrade for p in found_pins)}
         beside = [pin for pin in _environment_pins_beside(folders, notes) if pin.package not in pinned]
         for pin in beside:  # the nearer environment folder, where the config's own project keeps its pins
             if pin.package in PACKAGES:
@@ -77,6 +82,18 @@ def find_pins(config_path: str | Path) -> Pins:
         if len(found_pins) == 1 and checkouts:
             _with_checkout(pins, package, checkouts[0], folders, notes)
     return Pins({k: tuple(v) for k, v in pins.items()}, tuple(notes))
+
+
+def _newest_release(upgrade: Pin) -> Pin:
+    """An install script's unversioned `pip install --upgrade trl`, as the release it installs: the newest one
+    (Corleno/Med-R1's setup.sh upgrades the trl==0.14.0 its setup.py pins to 1.16)."""
+    from seqprof.config.key_history import KeyHistory
+
+    history = KeyHistory.load()
+    if upgrade.package not in history.data or not history.versions(upgrade.package):
+        return upgrade
+    return replace(upgrade, specifier=f">={history.newest(upgrade.package)}",
+                   source=f"{upgrade.source}: pip install --upgrade {upgrade.package}, the newest release")
 
 
 def _with_checkout(pins: dict[str, list[Pin]], package: str, pin: Pin, folders: Sequence[Path],

@@ -157,7 +157,7 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     b.stated("datasets", "dataset._component_", lambda v: [v])
     b.default("save_strategy", "epoch", "torchtune recipes save a checkpoint at the end of every epoch")
     b.stated("offload_params", "fsdp_cpu_offload", as_bool)
-    b.diagnostics.extend(_not_overridden(check_keys(cfg), cfg.path))
+    b.diagnostics.extend(_not_overridden(check_keys(cfg, b.value("trainer")), cfg.path))
     return b.result()
 
 
@@ -192,10 +192,11 @@ def _own_recipe_leaves_unread(cfg: LoadedConfig, key: str) -> bool:
 
 # ---------------------------------------------------------------- keys, as torchtune reads them
 
-def check_keys(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
-    """Component kwargs against signatures, interpolations against the file, top-level keys against recipes."""
+def check_keys(cfg: LoadedConfig, trainer: str | None = None) -> list[ConfigDiagnostic]:
+    """Component kwargs against signatures, interpolations against the file, top-level keys against the recipes
+    (of *trainer*'s kind, for the keys only RL, preference or distillation recipes read)."""
     used, dangling = _interpolations(cfg)
-    return dangling + _component_keys(cfg) + _gone_components(cfg) + _top_level_keys(cfg, used)
+    return dangling + _component_keys(cfg) + _gone_components(cfg) + _top_level_keys(cfg, used, trainer)
 
 
 def _gone_components(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
@@ -319,6 +320,21 @@ def _components() -> tuple[Mapping[str, int], tuple[tuple[frozenset[str], bool],
     return data["paths"], signatures, read
 
 
+# recipes of one kind of training, by the words of their names: a key only they read is a near miss only in a
+# config of that kind (dev/grpo_full_finetune_distributed's save_every_n_epochs is no lora recipe's setting)
+RECIPE_KINDS = (("grpo", "grpo"), ("ppo", "ppo"), ("dpo", "dpo"), ("knowledge_distillation", "distill"))
+
+
+def _near_miss_targets(trainer: str | None) -> frozenset[str]:
+    """The keys a top-level key may be a near miss of: what the library and the recipes read, less what only recipes
+    of another kind than *trainer*'s read."""
+    data = load_keys_file("torchtune_components")
+    kinds = {recipe: next((kind for word, kind in RECIPE_KINDS if word in recipe), None)
+             for recipe in data["recipe_keys"]}
+    return frozenset(data["library_keys"]).union(*(frozenset(keys) for recipe, keys in data["recipe_keys"].items()
+                                                  if kinds[recipe] in (None, trainer)))
+
+
 def _component_keys(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
     """A key of a ``_component_`` node that the callable does not take (and it has no ``**kwargs``). Where the
     repository carries the component's package itself (a fork of torchtune, installed from the checkout, or a copy
@@ -353,6 +369,14 @@ def _component_keys(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
             if key == "_component_" or key in params:
                 continue
             where = f"{dotted}.{key}"
+            taken = _taken_out_by_project(root, dotted, str(key)) if root is not None else None
+            if taken is not None:
+                out.append(ConfigDiagnostic(
+                    kind="unread_key", key=where, file=cfg.path, line=cfg.line(where) or cfg.line(dotted) or 1,
+                    message=(f"'{key}' is not a parameter of {component}, but the project's script reads it "
+                             f"({taken} reads {where}): its setting, if the script takes it out before "
+                             "config.instantiate")))
+                continue
             guess = did_you_mean(str(key), params)
             hint = f"; did you mean '{guess}'?" if guess else ""
             out.append(ConfigDiagnostic(
@@ -361,6 +385,24 @@ def _component_keys(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
                          f"argument, a TypeError{hint}"),
                 suggestion=guess))
     return out
+
+
+def _taken_out_by_project(root: Path, dotted: str, key: str) -> str | None:
+    """Where the project's Python reads a component's key itself (`conf.model.prompt_tuning`, `cfg["model"].pop(
+    "prompt_tuning")`): Jacklu0831/marc's test-time training sets model.prompt_tuning for its own prompt-tuning
+    recipe, which builds the adapter from it. 'test_time_train_prompt_tuning.py:139', or None."""
+    from seqprof.config.project_fields import python_files, source_text
+
+    section = re.escape(dotted.rsplit(".", 1)[-1])
+    name = re.escape(key)
+    pattern = re.compile(rf"\.{section}\.{name}\b|\[\s*['\"]{section}['\"]\s*\]\s*\[\s*['\"]{name}['\"]|"
+                         rf"\b{section}\s*(?:\.|\[\s*['\"]{section}['\"]\s*\]\s*\.)\s*(?:pop|get)\(\s*['\"]{name}['\"]")
+    for file in python_files(root):
+        found = pattern.search(source_text(file))
+        if found is not None:
+            text = source_text(file)
+            return f"{file.relative_to(root).as_posix()}:{text.count(chr(10), 0, found.start()) + 1}"
+    return None
 
 
 def _checkout_signature(root: Path, path: str, depth: int = 0) -> tuple[frozenset[str], bool] | None:
@@ -404,11 +446,13 @@ def _parameters(args, skip_first: bool) -> tuple[frozenset[str], bool]:
     return frozenset(names[1:] if skip_first else names), args.kwarg is not None
 
 
-def _top_level_keys(cfg: LoadedConfig, used: set[str]) -> list[ConfigDiagnostic]:
-    """Top-level keys no shipped recipe reads: a note (a custom recipe may read them), or a near-miss typo."""
+def _top_level_keys(cfg: LoadedConfig, used: set[str], trainer: str | None = None) -> list[ConfigDiagnostic]:
+    """Top-level keys no shipped recipe reads: a note (a custom recipe may read them), or a near-miss typo of a key
+    a recipe of the config's kind reads."""
     _, _, read = _components()
+    targets = _near_miss_targets(trainer)
     out = []
-    near = {str(k): did_you_mean(str(k), read) for k in cfg.data if k not in read and k not in used}
+    near = {str(k): did_you_mean(str(k), targets) for k in cfg.data if k not in read and k not in used}
     # a near miss the project's own recipe reads (`cfg.get("compile_loss")` beside `compile`) is its setting
     own = project_reads(cfg.path, [k for k, guess in near.items() if guess]) if any(near.values()) else {}
     for key in cfg.data:

@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from packaging.version import Version
@@ -55,7 +56,7 @@ from seqprof.config.dialects.recipes import named_trainer, read_by_own_classes, 
 from seqprof.config.dialects.save_schedule import best_model_schedule_refused
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
-from seqprof.config.parser_classes import own_parser_fate, undeclared_by_parser
+from seqprof.config.parser_classes import leftovers_taken_back, own_parser_fate, undeclared_by_parser
 from seqprof.config.project_fields import field_owners, project_fields, read_by_project, renamed_by_project
 from seqprof.config.project_scripts import launched_trainer
 from seqprof.config.text_numbers import numbers_read_as_text
@@ -327,6 +328,19 @@ def unknown_key_fate(releases: list[str]) -> str:
     return "TrlParser refuses a key no argument class declares"
 
 
+def leftovers_fate(config_path: str, keys: list[str], releases: list[str]) -> str | None:
+    """What happens to a key no argument class declares where the project's script takes TrlParser's leftover keys
+    back (parse_args_and_config(return_remaining_strings=True), TRL 0.13 on: set_defaults_with_config returns
+    them); None where it does not."""
+    if not releases or min(Version(v) for v in releases) < Version("0.13"):
+        return None
+    where = leftovers_taken_back(config_path, keys) if Path(config_path).is_file() else None
+    return None if where is None else (
+        f"the project's script takes the keys no argument class declares back from TrlParser ({where}: "
+        "parse_args_and_config with return_remaining_strings=True or fail_with_unknown_args=False), so TrlParser "
+        "drops a key no argument class declares without a word, and the setting has no effect")
+
+
 # TrainingArguments fields transformers 5 removed that nothing ever read: dropped, they change nothing
 NEVER_READ = frozenset({"overwrite_output_dir"})
 
@@ -562,7 +576,8 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
                        removal=removal, arrival=arrival_judge(trainer, pins, history),
                        assumption=assumed(PACKAGES, pins, history))
     releases = history.allowed("trl", pins) or [history.versions("trl")[-1]]  # unpinned: a fresh install's
-    fate = own_parser_fate(cfg.path, [k for k in cfg.data if isinstance(k, str)]) \
+    keys = [k for k in cfg.data if isinstance(k, str)]
+    fate = own_parser_fate(cfg.path, keys) or leftovers_fate(cfg.path, keys, releases) \
         or unknown_key_fate(sorted(releases, key=Version))
     found += premature_keys(cfg, trainer, pins, history, {d.key for d in found}, fate)
     fields = project_fields(cfg.path) if found else {}
