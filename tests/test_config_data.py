@@ -491,3 +491,24 @@ def test_llamafactory_sharegpt_speaker_tags_the_reader_maps_are_read(llamafactor
     assert found.found[0].schema == "messages"
     facts, _ = data_facts(config)
     assert facts is not None and facts.rows == 5
+
+
+def test_a_dataset_the_launch_line_passes_is_not_looked_up_in_the_file(tmp_path):
+    """hexuan21/LLaMA-Factory's video SFT config says `dataset: None  # set in cmd args`, and
+    map_run_5e-5_2fps_960_720_8192.sh runs `llamafactory-cli train <it> ... dataset=sft_27k`: OmegaConf merges the
+    command line over the file (the fork's read_args), so 'None' is never looked up. Without that argument it is."""
+    from corpus_layout import lay_out
+
+    from seqprof.lint.config_data import dataset_registry
+
+    folder = "hexuan21__LLaMA-Factory"
+    name = f"{folder}/examples__train_full__vs2_qwen2_5vl_sft_27k_5e-5_2fps_960_720_8192.yaml"
+    config = lay_out(tmp_path / "as_published", only=folder) / name
+    registry = dataset_registry(read_plan(config), cwd=config.parents[2])
+    assert registry is not None and registry.undefined == ()
+
+    bare = lay_out(tmp_path / "no_override", only=folder)
+    launcher = bare.root / folder / "map_run_5e-5_2fps_960_720_8192.sh"
+    launcher.write_text(launcher.read_text().replace("dataset=sft_27k", "run_name=sft_27k"))
+    registry = dataset_registry(read_plan(bare / name), cwd=(bare / name).parents[2])
+    assert [u.names for u in registry.undefined] == [("None",)]

@@ -151,7 +151,11 @@ def test_a_recipe_copied_onto_the_project_s_argparse_options_is_its_own(tmp_path
     config = ten_checkout(tmp_path)
     report = lint_paths([config], LintOptions()).files[0]
     assert report.dialect == "unknown"  # no TrlParser reads it: utils.py's own argparse options do
-    assert any("reads" in note and "scripts/utils.py" in note for note in report.notes)
+    # model_id and peft's target_modules are names of its own, which TrlParser would refuse
+    assert any(note.startswith("model_id, target_modules: the project's own names") for note in report.notes)
+    from seqprof.config.dialects.own_schema import read_as_a_dict
+
+    assert "max_prompt_length" in read_as_a_dict(str(config), read_plan(config).raw)  # and utils.py reads it
 
 
 def test_a_class_imported_through_a_star_import_of_the_project_s_module_is_the_framework_s(tmp_path):
@@ -398,3 +402,60 @@ def test_a_key_the_script_pops_before_the_spread_or_that_unsloth_takes_back_is_n
     [removed] = [d for d in read_plan(late / "configs" / "training_npc_it.yaml").diagnostics
                  if d.key == "data.max_seq_length"]
     assert removed.kind == "removed_key" and "SFTConfig" in removed.message
+
+
+def test_a_removed_key_set_off_that_the_project_filters_out_changes_nothing(tmp_path):
+    """Firefly0237/Anima-Sherlock-agent's dpo.py hands the config's keys to DPOConfig only where
+    supported_config_keys(DPOConfig) (getattr(cls, "__dataclass_fields__"), else inspect.signature(cls.__init__))
+    has them, and raises only for the keys it lists as critical. generate_during_eval: false, gone from trl 1.8.0
+    (its pin), is dropped and loses nothing: a note. max_prompt_length, which it lists as critical, stays an error;
+    without the filter, generate_during_eval is the error it would be."""
+    from corpus_layout import lay_out
+
+    folder = "Firefly0237__Anima-Sherlock-agent"
+    name = f"{folder}/configs__dpo.yaml"
+    kinds = {d.key: d.kind for d in read_plan(lay_out(tmp_path / "as_published", only=folder) / name).diagnostics}
+    assert kinds["generate_during_eval"] == "unread_key" and kinds["max_prompt_length"] == "removed_key"
+
+    bare = lay_out(tmp_path / "unfiltered", only=folder)
+    common = bare.root / folder / "src" / "anima" / "train" / "common.py"
+    text = common.read_text()
+    start = text.index("def supported_config_keys(")
+    end = text.index("\ndef ", start + 1)
+    common.write_text(text[:start] + "def supported_config_keys(config_cls):\n    return set()\n" + text[end:])
+    kinds = {d.key: d.kind for d in read_plan(bare / name).diagnostics}
+    assert kinds["generate_during_eval"] == "removed_key"
+
+
+def test_peft_s_target_modules_beside_a_model_name_of_its_own_is_the_project_s_schema(tmp_path):
+    """alinj4253-droid/qwen-tool-calling-sft's flat train_smoke.yaml names its model model_path and its LoRA
+    modules target_modules (peft's LoraConfig name; TRL's ModelConfig and axolotl say lora_target_modules): its own
+    script maps the file by hand, so no TRL key check applies (its max_seq_length is the project's). With TRL's
+    names for both it reads as the TRL recipe it then looks like."""
+    from corpus_layout import lay_out
+
+    folder = "alinj4253-droid__qwen-tool-calling-sft"
+    config = lay_out(tmp_path, only=folder) / f"{folder}/configs__train_smoke.yaml"
+    report = lint_paths([config], LintOptions()).files[0]
+    assert report.dialect == "unknown"
+    assert any(note.startswith("model_path, target_modules: the project's own names") for note in report.notes)
+    config.write_text(config.read_text().replace("model_path:", "model_name_or_path:")
+                      .replace("target_modules:", "lora_target_modules:"))
+    assert lint_paths([config], LintOptions()).files[0].dialect == "trl"
+
+
+def test_a_script_that_builds_the_framework_s_command_line_from_a_third_of_the_keys_reads_the_file(tmp_path):
+    """Drip-Data/DataEva's train.py reads 40 of training_config_full.yaml's 82 keys and hands them to
+    `llamafactory-cli train` as flags (prepare_llamafactory_args): LLaMA-Factory never reads the file, so its key
+    checks do not apply. Where the script passes the config file itself instead of flags, the same 40 reads are not
+    enough to claim it."""
+    from corpus_layout import lay_out
+
+    folder = "Drip-Data__DataEva"
+    name = f"{folder}/finetune__training_config_full.yaml"
+    config = lay_out(tmp_path / "as_published", only=folder) / name
+    assert read_plan(config).dialect == "unknown"
+    bare = lay_out(tmp_path / "no_flags", only=folder)
+    script = bare.root / folder / "finetune" / "train.py"
+    script.write_text(script.read_text().replace("'--", "'"))  # its options no longer flags
+    assert read_plan(bare / name).dialect == "llamafactory"

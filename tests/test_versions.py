@@ -1688,3 +1688,22 @@ def test_an_unversioned_upgrade_in_the_install_script_installs_the_newest_releas
         assert {p.specifier for p in find_pins(config).of("trl")} == {"==0.14.0"}
         kinds = {d.key: d.kind for d in read_plan(config).diagnostics if d.key in ("max_length", "torch_dtype")}
         assert kinds["max_length"] == "premature_key" and kinds["torch_dtype"] == "deprecated_key"  # SP430, SP403
+
+
+def test_a_conda_style_requirement_in_the_readme_pins_that_release(tmp_path):
+    """HumainLab/Understand_MarginPO's README lists `trl=0.11.0` under "## Requirements" (conda's spelling: that
+    release and its patches), and no file pins trl: its dpo.py imports CPOTrainer, which trl 0.11 exports, so there
+    is no SP441. Without the line, a fresh install's trl lacks the export."""
+    from corpus_layout import lay_out
+
+    folder = "HumainLab__Understand_MarginPO"
+    name = f"{folder}/recipes__dpo_tldr.yaml"
+    config = lay_out(tmp_path / "as_published", only=folder) / name
+    assert [(p.specifier, p.source) for p in find_pins(config).of("trl")] == [("==0.11.0.*", "README.md:6")]
+    assert not [d for d in read_plan(config).diagnostics if d.key == "CPOTrainer"]
+
+    bare = lay_out(tmp_path / "no_requirements", only=folder) / name
+    readme = bare.parents[1] / "README.md"
+    readme.write_text(readme.read_text().replace("trl=0.11.0\n", ""))
+    assert find_pins(bare).of("trl") == ()
+    assert [d.kind for d in read_plan(bare).diagnostics if d.key == "CPOTrainer"] == ["unimportable_name_assumed"]

@@ -294,11 +294,12 @@ def _environment_names(lines: list[str]) -> dict[int, str]:
 _ENVIRONMENT_HEADING = re.compile(r"^\s*#+\s.*(requirement|dependenc|environment|prerequisite|依赖|环境|요구|환경)",
                                   re.I)
 # one of its list items naming a package and a version: `- transformers 4.27.3`, `* trl==0.9.6`, `- torch: 2.1`
-_LISTED_VERSION = re.compile(r"^\s*[-*+]\s+`?([A-Za-z][\w.-]*)`?\s*(?:(==|>=|~=|<=)|:|\s)\s*v?(\d+(?:\.\d+)+)`?\s*$")
+_LISTED_VERSION = re.compile(r"^\s*[-*+]\s+`?([A-Za-z][\w.-]*)`?\s*(?:(==|>=|~=|<=|=)|:|\s)\s*v?(\d+(?:\.\d+)+)`?\s*$")
 
 
 # a requirements-file line in a README's code block: `transformers==3.0.0`, `nlp==0.2.0 # only if you fine-tune`
-_REQUIREMENT_LINE = re.compile(r"^\s*([A-Za-z][\w.-]*)\s*(==|>=|~=|<=)\s*v?(\d+(?:\.\d+)+)\s*(?:#.*)?$")
+# (conda's `trl=0.11.0`, HumainLab/Understand_MarginPO's "## Requirements" block, is that release and its patches)
+_REQUIREMENT_LINE = re.compile(r"^\s*([A-Za-z][\w.-]*)\s*(==|>=|~=|<=|=)\s*v?(\d+(?:\.\d+)+)\s*(?:#.*)?$")
 
 
 def _listed_environment(kept: list[str], prose: list[str], name: str) -> list[Pin]:
@@ -314,7 +315,8 @@ def _listed_environment(kept: list[str], prose: list[str], name: str) -> list[Pi
             continue
         listed = (_REQUIREMENT_LINE.match(code) if code else _LISTED_VERSION.match(text)) if under else None
         if listed and normalize(listed.group(1)) in PACKAGES:
-            out.append(Pin(normalize(listed.group(1)), f"{listed.group(2) or '=='}{listed.group(3)}",
+            operator, version = listed.group(2) or "==", listed.group(3)
+            out.append(Pin(normalize(listed.group(1)), f"=={version}.*" if operator == "=" else f"{operator}{version}",
                            f"{name}:{number}"))
     return out
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ def detect_dialect(config: LoadedConfig | Mapping[str, Any] | str | Path) -> str
 
 # the dialects whose keys a project's own script may read instead (axolotl's own code reads its cfg.<key>s, so a
 # checkout of it would look like such a script)
-HAND_READ_DIALECTS = ("hf", "trl", "llamafactory", "llamafactory_v1")
+HAND_READ_DIALECTS = ("hf", "trl", "llamafactory", "llamafactory_v1", "unsloth")
 
 
 def read_plan(path: str | Path, dialect: str | None = None, versions: str | None = None) -> Plan:
@@ -57,7 +58,7 @@ def read_plan(path: str | Path, dialect: str | None = None, versions: str | None
         if named:  # else the TRL trainer its parser script builds, names what it trains
             settings = {**settings, "trainer": Setting(named, None, None, None, f"default: {why}")}
     if name in ("hf", "trl", dialects.UNKNOWN) and any(d.kind in FILTERED_KINDS for d in found):
-        found = _filtered_by_signature(found, cfg.path)
+        found = _filtered_by_signature(found, cfg)
     found.sort(key=lambda d: (d.file != cfg.path, d.file, d.line, d.key))
     return Plan(path=cfg.path, dialect=name, settings=settings, diagnostics=tuple(found),
                 raw=cfg.data, key_lines=cfg.key_lines, dialect_source=source if name != dialects.UNKNOWN else "")
@@ -66,22 +67,31 @@ def read_plan(path: str | Path, dialect: str | None = None, versions: str | None
 FILTERED_KINDS = frozenset({"renamed_key", "deprecated_key", "removed_key"})
 
 
-def _filtered_by_signature(found: list[ConfigDiagnostic], path: str) -> list[ConfigDiagnostic]:
+def _filtered_by_signature(found: list[ConfigDiagnostic], cfg: LoadedConfig) -> list[ConfigDiagnostic]:
     """A key removal's consequence where the project keeps only the class's parameters (seqprof.config.
-    signature_filters): the key is dropped without an error on that release, not refused."""
+    signature_filters): the key is dropped without an error on that release, not refused; and a removed key set to
+    false or null (generate_during_eval: false) loses nothing when dropped."""
     from dataclasses import replace
 
     from seqprof.config.signature_filters import signature_filter
 
+    path = cfg.path
     kept = signature_filter(path)
-    if kept is None:
+    handed = tuple(sorted({d.handed_on.rsplit(":", 1)[0] for d in found if d.handed_on}))
+    in_handing = signature_filter(path, handed) if kept is None and handed else None
+    if kept is None and in_handing is None:
         return found
-    cls, where = kept
+    cls, where = kept or in_handing
     owner = f"{cls}'" if cls.endswith("s") else f"{cls}'s"
     said = f"{where} keeps only {owner} parameters"
     out = []
     for d in found:
-        if d.kind in FILTERED_KINDS and d.file == path:
+        if d.kind == "removed_key" and d.file == path and d.key in cfg.data and cfg.get(d.key) in (False, None) \
+                and _named_once(d, path):
+            d = replace(d, kind="unread_key", suggestion=None, value_change=None,
+                        message=f"{d.message}; but {said}, so the release drops it without an error, and its value "
+                                "(off) leaves nothing to lose: removing it changes nothing")
+        elif d.kind in FILTERED_KINDS and d.file == path and kept is not None:
             message = d.message.replace("it breaks on that upgrade",
                                         f"on that upgrade it is dropped without an error ({said})")
             if message == d.message:
@@ -89,6 +99,19 @@ def _filtered_by_signature(found: list[ConfigDiagnostic], path: str) -> list[Con
             d = replace(d, message=message)
         out.append(d)
     return out
+
+
+def _named_once(d: ConfigDiagnostic, config_path: str) -> bool:
+    """The key is named on one line of the code that hands it on (a key the project also lists, as
+    Anima-Sherlock-agent lists the DPO keys it refuses to lose, may be refused there); true when no hand-off is
+    recorded."""
+    if not d.handed_on:
+        return True
+    from seqprof.config.project_fields import project_root, source_text
+
+    text = source_text(project_root(Path(config_path).resolve()) / d.handed_on.rsplit(":", 1)[0])
+    named = re.compile(rf"[\"']{re.escape(d.key)}[\"']")
+    return sum(1 for line in text.splitlines() if named.search(line)) <= 1
 
 
 def _choose_dialect(cfg: LoadedConfig, dialect: str | None,

@@ -20,12 +20,13 @@ from seqprof.config.project_fields import called_name, parsed_module, project_ro
 _INTROSPECTION = frozenset({"signature", "fields", "getfullargspec", "getargspec"})
 
 
-def signature_filter(config_path: str | Path) -> tuple[str, str] | None:
-    """(the class, 'file:line') where a script tied to the config (launched with it, or naming its file) keeps only
-    that framework class's parameters or dataclass fields of a mapping; None when no such script does."""
+def signature_filter(config_path: str | Path, files: tuple[str, ...] = ()) -> tuple[str, str] | None:
+    """(the class, 'file:line') where a script tied to the config (launched with it, or naming its file), or one of
+    *files* (where the project's code hands the config's keys on), keeps only that framework class's parameters or
+    dataclass fields of a mapping; None when no such script does."""
     root = project_root(Path(config_path).resolve())
     helpers = _filtering_helpers(str(root))
-    for file in sorted(tied_scripts(config_path)):
+    for file in [*sorted(tied_scripts(config_path)), *files]:
         found = _filter_in(str(root / file), helpers)
         if found is not None:
             return found[0], f"{file}:{found[1]}"
@@ -33,9 +34,14 @@ def signature_filter(config_path: str | Path) -> tuple[str, str] | None:
 
 
 def _introspected(node: ast.AST) -> ast.expr | None:
-    """The argument of `inspect.signature(X)`, `dataclasses.fields(X)` or `X.__dataclass_fields__`."""
+    """The class of `inspect.signature(X)` (or of X.__init__), `dataclasses.fields(X)`, `X.__dataclass_fields__` or
+    `getattr(X, "__dataclass_fields__")` (Firefly0237/Anima-Sherlock-agent's supported_config_keys)."""
     if isinstance(node, ast.Call) and node.args:
         if called_name(node.func) in _INTROSPECTION:
+            given = node.args[0]
+            return given.value if isinstance(given, ast.Attribute) and given.attr == "__init__" else given
+        if called_name(node.func) == "getattr" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) \
+                and node.args[1].value == "__dataclass_fields__":
             return node.args[0]
     if isinstance(node, ast.Attribute) and node.attr == "__dataclass_fields__":
         return node.value

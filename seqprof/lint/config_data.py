@@ -508,6 +508,8 @@ def dataset_registry(plan: Plan, *, cwd: Path | None = None) -> DatasetRegistry 
     elsewhere |= _registered_by_project_code(plan, info_path.name, unlisted)
     undefined = []
     for key in ("dataset", "eval_dataset"):
+        if key in _set_on_the_command_line(plan.path):
+            continue  # `llamafactory-cli train x.yaml dataset=sft_27k`: OmegaConf merges it over the file's value
         # `dataset: ${DATASET}`: a stand-in a launcher fills before LLaMA-Factory reads the file (envsubst, sed)
         missing = tuple(n for n in _llamafactory_names(plan.raw.get(key))
                         if n not in info and n not in elsewhere and placeholder(n) is None)
@@ -517,6 +519,14 @@ def dataset_registry(plan: Plan, *, cwd: Path | None = None) -> DatasetRegistry 
             undefined.append(UndefinedDatasets(key=key, file=plan.path, line=plan.key_lines.get(key), names=missing,
                                                close=close))
     return DatasetRegistry(path=_shown(str(info_path)), names=registered, undefined=tuple(undefined), note=note)
+
+
+def _set_on_the_command_line(config_path: str) -> frozenset[str]:
+    """The keys a launch line naming the config passes itself (hexuan21/LLaMA-Factory's `dataset: None  # set in
+    cmd args` beside `llamafactory-cli train <it> dataset=sft_27k`)."""
+    from seqprof.config.launches import launch_overrides
+
+    return launch_overrides(config_path) if Path(config_path).is_file() else frozenset()
 
 
 def _llamafactory(plan: Plan, cwd: Path) -> tuple[list[ConfigDataset], ChosenTemplate | None]:

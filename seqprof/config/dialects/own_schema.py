@@ -34,6 +34,9 @@ OWN_SYNONYMS: Mapping[str, str] = {
     "model_name": "model_name_or_path", "model_path": "model_name_or_path", "model_dir": "model_name_or_path",
     "model_id": "model_name_or_path", "base_model": "model_name_or_path", "model": "model_name_or_path",
     "total_steps": "max_steps",
+    # peft's LoraConfig name, which TRL's ModelConfig and axolotl call lora_target_modules: a flat file with it feeds
+    # the project's own LoraConfig(target_modules=...) (alinj4253-droid/qwen-tool-calling-sft, kushc2004's tool_sft)
+    "target_modules": "lora_target_modules",
 }
 
 
@@ -133,9 +136,21 @@ def read_as_a_dict(config_path: str, data: Mapping[str, Any]) -> dict[str, str]:
     if len(keys) < 4:
         return {}
     best = max(project_reads_by_file(config_path, keys), key=lambda found: len(found[1]), default=None)
-    if best is None or len(best[1]) * 2 <= len(keys):
+    if best is None or len(best[1]) * 2 <= len(keys) and not (
+            len(best[1]) * 3 >= len(keys) and _builds_a_command_line(config_path, best[0])):
         return {}
     return {key: f"{best[0]}:{line}" for key, line in best[1]}
+
+
+# a flag written out for a command line the code builds: `args.extend(['--stage', ...])`, `"--lora_rank",`
+_FLAG_ITEM = re.compile(r"""[\[(,]\s*["']--[a-z][a-z0-9_]*["']\s*,""")
+
+
+def _builds_a_command_line(config_path: str, file: str) -> bool:
+    """The file that reads the mapping writes five or more of the framework's options as flags of a command it
+    builds (Drip-Data/DataEva's train.py hands 40 of training_config_full.yaml's 82 keys to `llamafactory-cli train`
+    as flags): the framework reads the flags, never the file, so a third of the keys read is enough."""
+    return len(_FLAG_ITEM.findall(source_text(project_root(config_path) / file))) >= 5
 
 
 def mapped_by_keyword(config_path: str, data: Mapping[str, Any]) -> dict[str, str]:

@@ -1,0 +1,1 @@
+llamafactory-cli train scripts/dpo/reproduce/qwen2_5vl_lora_dpo.yaml

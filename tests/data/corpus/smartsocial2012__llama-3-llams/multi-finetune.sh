@@ -1,0 +1,2 @@
+tune run --nproc_per_node 3 lora_finetune_distributed --config configs/llams_instr_train_4k_chat_template_with_system.yaml
+tune run --nproc_per_node 3 lora_finetune_distributed --config configs/llams_base_kowiki_20240520.yaml
