@@ -14,7 +14,7 @@ import ast
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -380,6 +380,17 @@ def _name_literal(node: ast.expr | None) -> list[ast.Constant]:
         return []
     elements = [e for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
     return elements if len(elements) == len(node.elts) else []
+
+
+def project_declares_or_sets(config_path: str | Path, keys: Sequence[str]) -> bool:
+    """The project declares one of *keys* as a field of its own or sets one in code (`args.save_steps = ...`, a
+    `generation_batch_size=` keyword), which the config file alone does not show; False for a config not on disk."""
+    path = Path(config_path)
+    if not path.is_file():
+        return False
+    declared = project_fields(path)
+    assigned = re.compile(rf"\b(?:{'|'.join(map(re.escape, keys))})\s*=(?!=)")
+    return any(k in declared for k in keys) or code_matches(project_root(path), assigned)
 
 
 def code_matches(root: Path, pattern: re.Pattern) -> bool:

@@ -11,7 +11,6 @@ per_device_train_batch_size * num_processes != 0`, which is that same per-device
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from seqprof.config.key_history import KeyHistory, minor
@@ -22,7 +21,6 @@ from seqprof.config.plan import ConfigDiagnostic
 CHECKED_FROM = "0.18.0"  # generation_batch_size and steps_per_generation arrive, with the checks above
 DEFAULTS = {"per_device_train_batch_size": 8, "num_generations": 8}  # TrainingArguments' and GRPOConfig's
 BATCH_KEYS = ("generation_batch_size", "steps_per_generation", "per_device_train_batch_size", "num_generations")
-_SET_IN_CODE = re.compile(rf"\b(?:{'|'.join(BATCH_KEYS)})\s*=(?!=)")
 
 
 def generation_batch_refused(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
@@ -77,15 +75,9 @@ def _whole(value: Any) -> bool:
 def _project_sets_batch(config_path: str) -> bool:
     """The project declares one of the batch fields itself or sets one in code, which the file alone does not
     show (a script that passes `generation_batch_size=` from its own arguments)."""
-    from pathlib import Path
+    from seqprof.config.project_fields import project_declares_or_sets
 
-    from seqprof.config.project_fields import code_matches, project_fields, project_root
-
-    path = Path(config_path)
-    if not path.is_file():
-        return False
-    declared = project_fields(path)
-    return any(k in declared for k in BATCH_KEYS) or code_matches(project_root(path), _SET_IN_CODE)
+    return project_declares_or_sets(config_path, BATCH_KEYS)
 
 
 def _refused(cfg: LoadedConfig, key: str, message: str) -> ConfigDiagnostic:

@@ -23,8 +23,6 @@ RELEASES_BEFORE_REFUSAL = ["4.0.1", "4.1.1", "4.2.2", "4.3.3", "4.4.2", "4.5.1",
 BEST_FROM = "4.48.0"  # save_strategy "best" saves on a new best metric and passes the check
 SCHEDULE_KEYS = ("eval_strategy", "evaluation_strategy", "save_strategy", "save_steps", "eval_steps",
                  "load_best_model_at_end")
-# the project's code setting one of them itself: `args.eval_strategy = ...`, or a keyword of a call
-_SET_IN_CODE = re.compile(rf"\b(?:{'|'.join(SCHEDULE_KEYS)})\s*=(?!=)")
 
 
 def saves_at_each_evaluation(data: Mapping[str, Any]) -> bool:
@@ -89,15 +87,9 @@ def _whole(value: Any) -> bool:
 
 def _project_sets_schedule(config_path: str) -> bool:
     """The project declares a schedule field of its own or sets one in code, which the file alone does not show."""
-    from pathlib import Path
+    from seqprof.config.project_fields import project_declares_or_sets
 
-    from seqprof.config.project_fields import code_matches, project_fields, project_root
-
-    path = Path(config_path)
-    if not path.is_file():
-        return False
-    declared = project_fields(path)
-    return any(k in declared for k in SCHEDULE_KEYS) or code_matches(project_root(path), _SET_IN_CODE)
+    return project_declares_or_sets(config_path, SCHEDULE_KEYS)
 
 
 def _refused(cfg: LoadedConfig, key: str, message: str) -> ConfigDiagnostic:

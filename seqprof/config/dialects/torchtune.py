@@ -398,9 +398,9 @@ def _taken_out_by_project(root: Path, dotted: str, key: str) -> str | None:
     pattern = re.compile(rf"\.{section}\.{name}\b|\[\s*['\"]{section}['\"]\s*\]\s*\[\s*['\"]{name}['\"]|"
                          rf"\b{section}\s*(?:\.|\[\s*['\"]{section}['\"]\s*\]\s*\.)\s*(?:pop|get)\(\s*['\"]{name}['\"]")
     for file in python_files(root):
-        found = pattern.search(source_text(file))
+        text = source_text(file)
+        found = pattern.search(text)
         if found is not None:
-            text = source_text(file)
             return f"{file.relative_to(root).as_posix()}:{text.count(chr(10), 0, found.start()) + 1}"
     return None
 
