@@ -142,15 +142,28 @@ def read_as_a_dict(config_path: str, data: Mapping[str, Any]) -> dict[str, str]:
     return {key: f"{best[0]}:{line}" for key, line in best[1]}
 
 
-# a flag written out for a command line the code builds: `args.extend(['--stage', ...])`, `"--lora_rank",`
-_FLAG_ITEM = re.compile(r"""[\[(,]\s*["']--[a-z][a-z0-9_]*["']\s*,""")
-
-
 def _builds_a_command_line(config_path: str, file: str) -> bool:
-    """The file that reads the mapping writes five or more of the framework's options as flags of a command it
-    builds (Drip-Data/DataEva's train.py hands 40 of training_config_full.yaml's 82 keys to `llamafactory-cli train`
-    as flags): the framework reads the flags, never the file, so a third of the keys read is enough."""
-    return len(_FLAG_ITEM.findall(source_text(project_root(config_path) / file))) >= 5
+    """The file that reads the mapping writes five or more options as flags of a command it builds, in a list or an
+    append/extend (Drip-Data/DataEva's train.py: `args.extend(['--stage', ...])`, handing 40 of
+    training_config_full.yaml's 82 keys to `llamafactory-cli train`): the framework reads the flags, never the file,
+    so a third of the keys read is enough. An argparse option it declares (`add_argument("--lr", ...)`) is none."""
+    import ast
+
+    from seqprof.config.project_fields import parsed_module
+
+    tree = parsed_module(project_root(config_path) / file)
+    flags = 0
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, (ast.List, ast.Tuple)):
+            items = node.elts
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in ("append", "extend", "insert"):
+            items = node.args
+        else:
+            continue
+        flags += sum(1 for item in items if isinstance(item, ast.Constant) and isinstance(item.value, str)
+                     and re.fullmatch(r"--[a-z][a-z0-9_]*", item.value))
+    return flags >= 5
 
 
 def mapped_by_keyword(config_path: str, data: Mapping[str, Any]) -> dict[str, str]:
