@@ -395,7 +395,17 @@ def project_declares_or_sets(config_path: str | Path, keys: Sequence[str]) -> bo
 
 def code_matches(root: Path, pattern: re.Pattern) -> bool:
     """Whether any of the project's Python files (under *root*) matches *pattern*."""
-    return any(pattern.search(source_text(f)) for f in python_files(root))
+    return code_match_at(root, pattern) is not None
+
+
+def code_match_at(root: Path, pattern: re.Pattern) -> str | None:
+    """'file:line' (relative to *root*) of the first match of *pattern* in the project's Python files; None."""
+    for file in python_files(root):
+        text = source_text(file)
+        found = pattern.search(text)
+        if found is not None:
+            return f"{file.relative_to(root).as_posix()}:{text.count(chr(10), 0, found.start()) + 1}"
+    return None
 
 
 def source_text(file: Path) -> str:

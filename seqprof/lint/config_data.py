@@ -507,8 +507,9 @@ def dataset_registry(plan: Plan, *, cwd: Path | None = None) -> DatasetRegistry 
                 if n not in info and n not in elsewhere]
     elsewhere |= _registered_by_project_code(plan, info_path.name, unlisted)
     undefined = []
+    overridden = _set_on_the_command_line(plan.path)
     for key in ("dataset", "eval_dataset"):
-        if key in _set_on_the_command_line(plan.path):
+        if key in overridden:
             continue  # `llamafactory-cli train x.yaml dataset=sft_27k`: OmegaConf merges it over the file's value
         # `dataset: ${DATASET}`: a stand-in a launcher fills before LLaMA-Factory reads the file (envsubst, sed)
         missing = tuple(n for n in _llamafactory_names(plan.raw.get(key))

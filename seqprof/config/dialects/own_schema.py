@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from seqprof.config.launches import command_lines
-from seqprof.config.project_fields import (IDENTIFIER, ProjectDataclass, code_matches, project_root, python_files,
-                                         source_text)
+from seqprof.config.project_fields import (IDENTIFIER, ProjectDataclass, code_match_at, code_matches, project_root,
+                                         python_files, source_text)
 from seqprof.config.key_history import KeyHistory
 
 # a project's own names for what TrainingArguments / ModelConfig call otherwise: a file that writes two of them (and
@@ -217,10 +217,9 @@ def built_from_the_mapping(config_path: str, data: Mapping[str, Any]) -> str:
         fields, foreign = _ancestry(name, table)
         if not all(k in fields for k in keys) or foreign:
             continue
-        built = re.compile(rf"(?<![\w.]){re.escape(name)}\(\s*\*\*")
-        for file in python_files(root):
-            if built.search(source_text(file)):
-                return f"{name} ({file.relative_to(root).as_posix()})"
+        where = code_match_at(root, re.compile(rf"(?<![\w.]){re.escape(name)}\(\s*\*\*"))
+        if where is not None:
+            return f"{name} ({where.rsplit(':', 1)[0]})"
     return ""
 
 

@@ -325,6 +325,7 @@ def _components() -> tuple[Mapping[str, int], tuple[tuple[frozenset[str], bool],
 RECIPE_KINDS = (("grpo", "grpo"), ("ppo", "ppo"), ("dpo", "dpo"), ("knowledge_distillation", "distill"))
 
 
+@cache
 def _near_miss_targets(trainer: str | None) -> frozenset[str]:
     """The keys a top-level key may be a near miss of: what the library and the recipes read, less what only recipes
     of another kind than *trainer*'s read."""
@@ -391,18 +392,13 @@ def _taken_out_by_project(root: Path, dotted: str, key: str) -> str | None:
     """Where the project's Python reads a component's key itself (`conf.model.prompt_tuning`, `cfg["model"].pop(
     "prompt_tuning")`): Jacklu0831/marc's test-time training sets model.prompt_tuning for its own prompt-tuning
     recipe, which builds the adapter from it. 'test_time_train_prompt_tuning.py:139', or None."""
-    from seqprof.config.project_fields import python_files, source_text
+    from seqprof.config.project_fields import code_match_at
 
     section = re.escape(dotted.rsplit(".", 1)[-1])
     name = re.escape(key)
-    pattern = re.compile(rf"\.{section}\.{name}\b|\[\s*['\"]{section}['\"]\s*\]\s*\[\s*['\"]{name}['\"]|"
-                         rf"\b{section}\s*(?:\.|\[\s*['\"]{section}['\"]\s*\]\s*\.)\s*(?:pop|get)\(\s*['\"]{name}['\"]")
-    for file in python_files(root):
-        text = source_text(file)
-        found = pattern.search(text)
-        if found is not None:
-            return f"{file.relative_to(root).as_posix()}:{text.count(chr(10), 0, found.start()) + 1}"
-    return None
+    return code_match_at(root, re.compile(
+        rf"\.{section}\.{name}\b|\[\s*['\"]{section}['\"]\s*\]\s*\[\s*['\"]{name}['\"]|"
+        rf"\b{section}\s*(?:\.|\[\s*['\"]{section}['\"]\s*\]\s*\.)\s*(?:pop|get)\(\s*['\"]{name}['\"]"))
 
 
 def _checkout_signature(root: Path, path: str, depth: int = 0) -> tuple[frozenset[str], bool] | None:
