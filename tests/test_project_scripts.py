@@ -242,3 +242,26 @@ def test_the_trainer_the_config_s_own_launch_comment_runs_outweighs_its_keys(tmp
     root = _repo(tmp_path / "launched", {**files, "recipes/m/dpo/config_demo.yaml": comment + recipe})
     plan = read_plan(root / "recipes/m/dpo/config_demo.yaml")
     assert plan.get("trainer") == "dpo" and "src/open_r1/dpo.py" in plan.setting("trainer").source
+
+
+def test_a_script_s_own_copy_of_a_class_counts_only_for_its_own_fields(tmp_path):
+    """Racul/async_rlhf's rloo.py, ppov2.py and online_dpo.py each define a ScriptArguments; only rloo.py's declares
+    `bok`, and rloo.py builds its trainer through an alias (`TrainerCls = RLOOTrainer`, then `TrainerCls(...)`). The
+    best-of-2 recipe sets bok, so rloo.py parses it and it trains RLOO; the online DPO recipe's own keys still pick
+    online_dpo.py."""
+    import yaml
+    from corpus_layout import lay_out
+
+    folder = "Racul__async_rlhf"
+    tree = lay_out(tmp_path, only=folder)
+    best_of_two = tree / f"{folder}/configs__bo2_pythia410m_tldr.yml"
+    keys = yaml.safe_load(best_of_two.read_text())
+    assert [s.file for s in parser_scripts(best_of_two, keys)] == ["rloo.py"]
+    line = (best_of_two.parent.parent / "rloo.py").read_text().splitlines().index("    trainer = TrainerCls(") + 1
+    assert project_trainer(best_of_two, keys) == (
+        "rloo", f"the project's script that parses it builds a rloo trainer (rloo.py:{line})")
+    assert read_plan(best_of_two).settings["trainer"].value == "rloo"
+
+    online = tree / f"{folder}/configs__onlinedpo_pythia410m_tldr.yml"
+    keys = yaml.safe_load(online.read_text())
+    assert [s.file for s in parser_scripts(online, keys)] == ["online_dpo.py"]

@@ -1707,3 +1707,51 @@ def test_a_conda_style_requirement_in_the_readme_pins_that_release(tmp_path):
     readme.write_text(readme.read_text().replace("trl=0.11.0\n", ""))
     assert find_pins(bare).of("trl") == ()
     assert [d.kind for d in read_plan(bare).diagnostics if d.key == "CPOTrainer"] == ["unimportable_name_assumed"]
+
+
+def test_a_training_argument_newer_than_the_pinned_transformers_is_refused(tmp_path):
+    """nukkk97/pseudo2real pins transformers==4.37.2 (requirements.txt, environment.yml) and its Whisper config sets
+    eval_strategy, which TrainingArguments gained in 4.41 (4.37's is evaluation_strategy); train_afris_custom.py
+    reads the file with HfArgumentParser(Seq2SeqTrainingArguments).parse_yaml_file, which refuses it. SP430 names
+    the pinned release's spelling; a pin that has the key, or the old spelling, has nothing to report."""
+    from corpus_layout import lay_out
+
+    folder = "nukkk97__pseudo2real"
+    name = f"{folder}/configs__whisper_small.yaml"
+    config = lay_out(tmp_path / "as_published", only=folder) / name
+    premature = [d for d in read_plan(config).diagnostics if d.kind == "premature_key"]
+    assert [(d.key, d.suggestion, d.suggestion_from) for d in premature] == [
+        ("eval_strategy", "evaluation_strategy", "transformers 4.41")]
+    assert not [d for d in read_plan(config, versions="transformers==4.41.2").diagnostics
+                if d.kind == "premature_key"]
+
+    renamed = lay_out(tmp_path / "old_spelling", only=folder) / name
+    renamed.write_text(renamed.read_text().replace("eval_strategy:", "evaluation_strategy:"))
+    assert not [d for d in read_plan(renamed).diagnostics if d.kind == "premature_key"]
+
+
+def test_a_metaflow_flow_environment_pins_what_its_steps_install(tmp_path):
+    """outerbounds/metaflow-checkpoint-examples' nim_lora flow reads hf_peft_args.json and builds its steps'
+    environment with `@pypi_base(packages={"transformers": "4.45.0", "trl": "0.10.1", ...})`; the folder's
+    requirements.txt lists only metaflow's extras. So the file's group_by_length is judged at 4.45.0, which still has
+    it (an upgrade warning), not at a fresh transformers 5, which folded it into train_sampling_strategy. Two steps
+    that ask for different versions of a package say nothing of it."""
+    from corpus_layout import lay_out
+
+    folder = "outerbounds__metaflow-checkpoint-examples"
+    name = f"{folder}/nim_lora__hf_peft_args.json"
+    config = lay_out(tmp_path / "as_published", only=folder) / name
+    flow = config.parent / "finetune_hf_peft.py"
+    line = flow.read_text().splitlines().index('        "transformers": "4.45.0",') + 1
+    assert [(p.specifier, p.source) for p in find_pins(config).of("transformers")] == [
+        ("==4.45.0", f"finetune_hf_peft.py:{line} (a Metaflow flow's environment)")]
+    assert [p.specifier for p in find_pins(config).of("trl")] == ["==0.10.1"]
+    group = [d for d in read_plan(config).diagnostics if d.key == "group_by_length"]
+    assert [d.kind for d in group] == ["renamed_key"] and "4.45.0" in group[0].message \
+        and "breaks on that upgrade" in group[0].message
+
+    split = lay_out(tmp_path / "two_steps", only=folder) / name
+    flow = split.parent / "finetune_hf_peft.py"
+    flow.write_text(flow.read_text() + '\n\n@pypi(packages={"transformers": "4.46.3"})\ndef other_step():\n    pass\n')
+    assert find_pins(split).of("transformers") == ()
+    assert [p.specifier for p in find_pins(split).of("trl")] == ["==0.10.1"]

@@ -51,8 +51,10 @@ def reader_for(name: str):
         return read_requirements
     if low.endswith(".sh") or low == "dockerfile" or low.startswith("dockerfile.") or low.endswith(".dockerfile"):
         return lambda path: read_install_script(path) + image_pins(path)
-    if low.endswith(".py") and low != "setup.py" or low.startswith(("docker-compose", "compose.")):
-        return image_pins  # a launcher that runs the configs in a framework's image (Modal's from_registry)
+    if low.endswith(".py") and low != "setup.py":
+        return launcher_pins  # a launcher that runs the configs in an image or an environment of its own
+    if low.startswith(("docker-compose", "compose.")):
+        return image_pins
     if CONDA_ENVIRONMENT.match(low):  # riyazahuja/ImProver's conda_env.yml, environment-gpu.yml
         return read_environment
     return {"pyproject.toml": read_pyproject, ".gitmodules": read_gitmodules, "uv.lock": read_lock,
@@ -174,6 +176,53 @@ _IMAGE = re.compile(r"\b(?:axolotlai|winglian)/(?P<package>axolotl)(?:-cloud)?(?
                     r"(?P<digest>[0-9a-f]{7,64}|\{\w+\}))")
 _IMAGE_RELEASE = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)(?:-|$)")
 _IMAGE_NIGHTLY = re.compile(r"^main-(\d{4})(\d{2})(\d{2})(?:-|$)")
+
+
+def launcher_pins(path: Path) -> list[Pin]:
+    """The pins of a Python launcher: the framework image it runs the configs in (image_pins), and the environment
+    a Metaflow flow builds for its steps (flow_environment_pins)."""
+    return image_pins(path) + flow_environment_pins(path)
+
+
+_FLOW_ENVIRONMENTS = {"pypi_base": "packages", "pypi": "packages", "conda_base": "libraries", "conda": "libraries"}
+
+
+def flow_environment_pins(path: Path) -> list[Pin]:
+    """The packages a Metaflow flow's `@pypi_base(packages={"transformers": "4.45.0"})` (or @pypi, @conda_base,
+    @conda) installs for the steps that run the config: Metaflow builds that environment itself, whatever the
+    repository's requirements say (outerbounds/metaflow-checkpoint-examples' nim_lora flow). A bare version is that
+    release; a package two decorators give different versions says nothing."""
+    import ast
+
+    text = _text(path) if path.is_file() and path.stat().st_size <= MAX_IMAGE_FILE_BYTES else ""
+    if "@pypi" not in text and "@conda" not in text:
+        return []
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    found: dict[str, set[tuple[str, int]]] = {}
+    for node in ast.walk(tree):
+        for decorator in getattr(node, "decorator_list", ()):
+            name = decorator.func.id if isinstance(decorator, ast.Call) and isinstance(decorator.func, ast.Name) \
+                else None
+            listed = next((k.value for k in decorator.keywords if k.arg == _FLOW_ENVIRONMENTS[name]), None) \
+                if name in _FLOW_ENVIRONMENTS else None
+            if not isinstance(listed, ast.Dict):
+                continue
+            for key, value in zip(listed.keys, listed.values):
+                if isinstance(key, ast.Constant) and isinstance(value, ast.Constant) and \
+                        isinstance(key.value, str) and isinstance(value.value, str) and value.value.strip():
+                    version = value.value.strip()
+                    spec = version if version[0] in "=<>!~" else f"=={version}"
+                    found.setdefault(key.value.lower().replace("_", "-"), set()).add((spec, key.lineno))
+    pins = []
+    for package, specs in found.items():
+        if len({spec for spec, _ in specs}) == 1:
+            spec, line = min(specs, key=lambda s: s[1])
+            pins.append(Pin(package, spec, f"{path.name}:{line} (a Metaflow flow's environment)",
+                            exact=spec.startswith("==") and "*" not in spec))
+    return pins
 
 
 def image_pins(path: Path) -> list[Pin]:

@@ -84,6 +84,11 @@ def project_dataclasses(root: str | Path) -> dict[str, list[ProjectDataclass]]:
     return _declarations_under(str(root))[3]
 
 
+def dataclasses_in(file: Path, root: Path) -> list[ProjectDataclass]:
+    """The @dataclass classes one project file defines, with their own fields."""
+    return _declarations(file, root)[2]
+
+
 def field_owners(config_path: str | Path) -> dict[str, frozenset[str]]:
     """Field name -> every project class that has it, declared or inherited from a project class
     (RLOOConfig and GRPOConfig both declare system_prompt; GRPOScriptArguments inherits ScriptArguments' fields)."""

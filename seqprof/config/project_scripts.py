@@ -86,11 +86,23 @@ def _parser_scripts(config_path: str, keys: frozenset[str]) -> tuple[ParserScrip
         text = source_text(root / file)
         named = {owner for owner in set().union(*declared.values())  # used there, not declared there
                  if re.search(rf"(?<!class )\b{re.escape(owner)}\b", text)}
-        score = sum(bool(classes & named) for classes in declared.values())
+        shadowing = _own_copies(root, file)
+        score = sum(any(owner not in shadowing or key in shadowing[owner] for owner in classes & named)
+                    for key, classes in declared.items())
         if score:
             scored.append((score, script))
     best = max((score for score, _ in scored), default=0)
     return tuple(script for score, script in scored if score == best)
+
+
+def _own_copies(root: Path, file: str) -> dict[str, frozenset[str]]:
+    """The dataclasses *file* defines under a name another project file defines too, with their own fields: each
+    of Racul/async_rlhf's rloo.py and ppov2.py has a ScriptArguments, and only rloo.py's declares `bok`, so a key
+    of the other's copy is no evidence for this script."""
+    from seqprof.config.project_fields import dataclasses_in, project_dataclasses
+
+    every = project_dataclasses(root)
+    return {one.name: one.fields for one in dataclasses_in(root / file, root) if len(every.get(one.name, ())) > 1}
 
 
 def _parser_script(root: Path, file: str) -> ParserScript | None:
@@ -156,6 +168,9 @@ def _parser_files_under(root: str) -> frozenset[str]:
                      if PARSERS.search(source_text(file)))
 
 
+_CLASS_ALIAS = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*(?:trl\.)?([A-Za-z_]\w*)[ \t]*(?:#.*)?$", re.M)
+
+
 def _trainers_built(text: str) -> list[tuple[str, int]]:
     """(kind, line) of each trainer the file instantiates: a TRL one, directly or through a class of its own over
     one, or transformers' Trainer (kind '')."""
@@ -167,6 +182,11 @@ def _trainers_built(text: str) -> list[tuple[str, int]]:
             classes[match.group(1)] = kinds.pop()
     classes.update({"Trainer": "", "Seq2SeqTrainer": ""})  # transformers' own: a script that also builds one is
     # not one trainer's (Firefly's train.py builds DPOTrainer for train_mode dpo, Trainer for pretrain and sft)
+    aliases: dict[str, set[str]] = {}  # `TrainerCls = RLOOTrainer` ... `TrainerCls(...)` (Racul/async_rlhf's rloo.py)
+    for match in _CLASS_ALIAS.finditer(text):
+        if match.group(2) in classes and match.group(1) not in classes:
+            aliases.setdefault(match.group(1), set()).add(classes[match.group(2)])
+    classes.update({alias: kinds.pop() for alias, kinds in aliases.items() if len(kinds) == 1})
     calls = re.compile(r"(?<![\w.])(?:trl\.|transformers\.)?(" + "|".join(map(re.escape, classes)) + r")\s*\(")
     out = []
     for match in calls.finditer(text):

@@ -25,6 +25,7 @@ from seqprof.config.pin_files import (
     ENVIRONMENT_NAMED,
     README,
     image_pins,
+    launcher_pins,
     read_install_script,
     read_readme,
     reader_for,
@@ -246,7 +247,7 @@ def _pins_of_folder(folder: Path, notes: list[str], launchers: bool = True) -> l
     found: list[Pin] = []
     for path in sorted(folder.iterdir()) if folder.is_dir() else ():
         reader = reader_for(path.name)
-        if reader is None or not path.is_file() or reader is image_pins and not launchers:
+        if reader is None or not path.is_file() or reader in (image_pins, launcher_pins) and not launchers:
             continue
         try:
             found.extend(reader(path))

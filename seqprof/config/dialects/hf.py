@@ -341,6 +341,38 @@ def apply_training_arguments(b: Builder, *, source: str = TA_SOURCE) -> None:
     b.default("save_strategy", "steps", f"save_strategy='steps', {source}")
 
 
+def premature_training_arguments(cfg: LoadedConfig, pins: Pins, history: KeyHistory,
+                                 judged: set[str]) -> list[ConfigDiagnostic]:
+    """Keys that are TrainingArguments fields only from a release later than every one the pins allow
+    (eval_strategy, 4.41, in nukkk97/pseudo2real's file under transformers==4.37.2): parse_yaml_file /
+    parse_json_file / parse_dict refuse a key no dataclass declares ("Some keys are not used by the
+    HfArgumentParser"), and TrainingArguments(**mapping) raises TypeError. The older name the pinned release
+    reads, where transformers renamed it (evaluation_strategy), is the fix."""
+    ever = history.ever("transformers", ["TrainingArguments"])
+    out: list[ConfigDiagnostic] = []
+    for key in cfg.data:
+        if not isinstance(key, str) or key in judged or key not in ever:
+            continue
+        early = history.premature("transformers", key, ["TrainingArguments"], pins)
+        if early is None:
+            continue
+        older = [old for old, moved in LEGACY_RENAMED.items()
+                 if moved.replacement == key and _pinned_release_has(old, pins, history)]
+        use = f"; the pinned release reads it as '{older[0]}'" if older else ""
+        out.append(ConfigDiagnostic(
+            kind="premature_key", key=key, file=cfg.path, line=cfg.line(key) or 1,
+            message=f"'{key}' is not a field of TrainingArguments at the pinned release: {early.detail}{use}; "
+                    "HfArgumentParser refuses a key no dataclass declares (\"Some keys are not used by the "
+                    "HfArgumentParser\"), and TrainingArguments(**...) raises TypeError",
+            suggestion=older[0] if older else None, suggestion_from=early.removed_in))
+    return out
+
+
+def _pinned_release_has(key: str, pins: Pins, history: KeyHistory) -> bool:
+    allowed = history.allowed("transformers", pins) or []
+    return any(v in history.having("transformers", key, ["TrainingArguments"]) for v in allowed)
+
+
 def _older_release_may_have_it(found: ConfigDiagnostic, pins: Pins, history: KeyHistory) -> ConfigDiagnostic:
     """A key no TrainingArguments seqprof has read declares, under a pin older than all of them (NeilFranks/
     question_generation's transformers==3.0.0 still had evaluate_during_training): a note that the pinned release
@@ -377,6 +409,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     found = check_keys(cfg, keyspace(history), dialect_label=LABEL, scripts_read_extra=True,
                        removal=removal_judge(pins, history), arrival=arrival_judge(pins, history),
                        assumption=assumed(["transformers"], pins, history))
+    found += premature_training_arguments(cfg, pins, history, {d.key for d in found})
     if history.older_than_known("transformers", pins):
         found = [_older_release_may_have_it(d, pins, history) for d in found]
     if section:  # name each key where it sits

@@ -51,6 +51,7 @@ from seqprof.config.dialects.common import (
     split_list,
 )
 from seqprof.config.dialects.grpo_batch import generation_batch_refused
+from seqprof.config.dialects.vllm_mode import server_settings_unread
 from seqprof.config.dialects.own_schema import composed, hand_mapped, mostly_foreign, own_sections
 from seqprof.config.dialects.recipes import named_trainer, read_by_own_classes, with_recipe_layer
 from seqprof.config.dialects.save_schedule import best_model_schedule_refused
@@ -566,6 +567,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     b.diagnostics.extend(best_model_schedule_refused(cfg, pins, history))
     if trainer == "grpo":
         b.diagnostics.extend(generation_batch_refused(cfg, pins, history))
+    b.diagnostics.extend(server_settings_unread(cfg, trainer, pins, history))
     b.diagnostics.extend(numbers_read_as_text(cfg, trlparser_assumed=True))
     if trainer == "kto" and as_bool(b.raw("use_liger_loss")) is True:
         b.derived("fused_loss", "liger", "use_liger_loss")
