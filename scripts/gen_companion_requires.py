@@ -3,8 +3,8 @@
     .venv/bin/python scripts/gen_companion_requires.py            # read PyPI, write the file
     .venv/bin/python scripts/gen_companion_requires.py --check    # exit 1 if the committed file is stale
 
-vLLM and Unsloth pin the transformers (and trl) releases they run with: unsloth 2026.10.9 requires trl<=1.15.0 and
-transformers<=5.17.0, vllm 0.34.0 transformers<5.20.0. A project that installs one of them beside an open
+vLLM, Unsloth and ms-swift pin the transformers (and trl) releases they run with: unsloth 2026.10.9 requires
+trl<=1.15.0 and transformers<=5.17.0, vllm 0.34.0 transformers<5.20.0, ms-swift 3.2.1 trl<0.17 and transformers<4.51. A project that installs one of them beside an open
 `transformers` gets a transformers inside that cap, so its keys are judged there (seqprof.config.versions
 with_companions). Per final, unyanked release of each package in COMPANIONS: the Requires-Dist of its metadata
 (read from the wheel's METADATA by HTTP Range requests: vLLM's wheels are hundreds of MB each; markers read for
@@ -18,6 +18,7 @@ judged there (seqprof.config.versions with_shared_dependencies). And what each t
 trl 0.12 and newer require accelerate>=0.34, so a project pinning accelerate==0.29.2 gets trl 0.11.
 
     .venv/bin/python scripts/gen_companion_requires.py --section shared   # only that section, the rest as committed
+    .venv/bin/python scripts/gen_companion_requires.py --package ms-swift # only that companion, the rest as committed
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from pathlib import Path
 
 OUT = Path(__file__).resolve().parents[1] / "seqprof" / "config" / "dialects" / "keys" / "companion_requires.json"
 COMMAND = "python scripts/gen_companion_requires.py"
-COMPANIONS = ("vllm", "unsloth", "unsloth-zoo")
+COMPANIONS = ("vllm", "unsloth", "unsloth-zoo", "ms-swift")
 DEPENDENCIES = ("trl", "transformers")
 SHARED = {"transformers": ("huggingface-hub", "tokenizers"), "trl": ("accelerate",)}  # framework -> libraries projects pin beside it
 # frameworks whose Requires-Python bounds them under the project's own Python (environment.yml's python=3.8.13:
@@ -179,20 +180,27 @@ def requires_python(package: str) -> dict[str, str]:
     return out
 
 
-def build(section: str | None = None) -> dict:
+def companion(package: str) -> dict:
+    """One companion's final releases and the trl / transformers caps each requires."""
+    urls = releases(package)
+    requires = {}
+    for version, url in urls.items():
+        found = caps(wheel_requires(url))
+        if found:
+            requires[version] = found
+    return {"versions": list(urls), "step": "patch", "classes": {}, "requires": requires}
+
+
+def build(section: str | None = None, package: str | None = None) -> dict:
     if section == "shared":
         data = json.loads(OUT.read_text())
         data["shared"] = build_shared()
         return data
-    packages = {}
-    for package in COMPANIONS:
-        urls = releases(package)
-        requires = {}
-        for version, url in urls.items():
-            found = caps(wheel_requires(url))
-            if found:
-                requires[version] = found
-        packages[package] = {"versions": list(urls), "step": "patch", "classes": {}, "requires": requires}
+    if package:
+        data = json.loads(OUT.read_text())
+        data["packages"][package] = companion(package)
+        return data
+    packages = {package: companion(package) for package in COMPANIONS}
     return {"command": COMMAND,
             "source": "Requires-Dist of each final, unyanked release's wheel METADATA (PyPI; Linux, Python 3.11), "
                       "kept where it caps trl or transformers; shared: what each transformers release requires of "
@@ -210,8 +218,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare instead of writing")
     parser.add_argument("--section", choices=["shared"], help="regenerate only this section")
+    parser.add_argument("--package", choices=COMPANIONS, help="regenerate only this companion's releases")
     args = parser.parse_args(argv)
-    data = build(args.section)
+    data = build(args.section, args.package)
     if args.check:
         if not OUT.exists() or json.loads(OUT.read_text()) != data:
             print(f"stale: {OUT} (run {COMMAND})")

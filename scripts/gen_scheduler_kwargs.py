@@ -12,13 +12,15 @@ again, is a TypeError when the Trainer creates the scheduler. Read with ``ast`` 
 the released wheels (scripts/gen_key_history.py's TRANSFORMERS_VERSIONS), never imported. Per release and
 lr_scheduler_type: whether get_scheduler passes the kwargs on ("reads"), the keywords it passes itself ("passed"),
 the keywords the schedule function takes ("takes"; null where it takes **kwargs or is not defined in the module,
-such as torch's ReduceLROnPlateau), and those without a default that only the kwargs can give ("needs":
-warmup_stable_decay's num_decay_steps).
+such as torch's ReduceLROnPlateau), those without a default that only the kwargs can give ("needs":
+warmup_stable_decay's num_decay_steps), and the pairs the function's own ValueError asks for one of ("one_of") or
+refuses together ("not_both": cosine_with_min_lr's min_lr and min_lr_rate).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import sys
 import zipfile
 from pathlib import Path
@@ -49,6 +51,23 @@ def _signature(node: ast.FunctionDef | ast.ClassDef | None) -> tuple[list[str] |
         {a.arg for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults) if d is not None}
     names = [a.arg for a in positional + node.args.kwonlyargs if a.arg not in ("self", "optimizer")]
     return (None if node.args.kwarg is not None else names), [n for n in names if n not in defaulted]
+
+
+_ONE_OF = re.compile(r"^One of (\w+) or (\w+) should be set")
+_ONLY_ONE_OF = re.compile(r"^Only one of (\w+) or (\w+) should be set")
+
+
+def _pairs(node: ast.FunctionDef | ast.ClassDef | None, pattern: re.Pattern) -> list[list[str]]:
+    """The keyword pairs a schedule function's own ValueError names: "One of min_lr or min_lr_rate should be set"
+    (one of them is needed), "Only one of min_lr or min_lr_rate should be set" (not both)."""
+    found = []
+    for raised in (n for n in ast.walk(node) if isinstance(n, ast.Raise)) if node is not None else ():
+        text = next((a.value for a in getattr(raised.exc, "args", ()) if isinstance(a, ast.Constant)
+                     and isinstance(a.value, str)), "")
+        match = pattern.match(text)
+        if match and list(match.groups()) not in found:
+            found.append(list(match.groups()))
+    return found
 
 
 def _call(body: list[ast.stmt]) -> ast.Call | None:
@@ -100,8 +119,11 @@ def scheduler_use(whl: Path) -> dict[str, dict]:
             continue
         use = branches.get(member) or _use(last)
         takes, required = _signature(defined.get(function))
+        function_node = defined.get(function)
         out[values[member]] = {**use, "takes": takes,
-                               "needs": [n for n in required if n not in use["passed"]] if use["reads"] else []}
+                               "needs": [n for n in required if n not in use["passed"]] if use["reads"] else [],
+                               "one_of": _pairs(function_node, _ONE_OF),
+                               "not_both": _pairs(function_node, _ONLY_ONE_OF)}
     return out
 
 

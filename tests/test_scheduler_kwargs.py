@@ -111,3 +111,18 @@ def test_a_deepspeed_run_or_a_project_scheduler_is_not_judged(tmp_path):
         "class MyTrainer(GRPOTrainer):\n    def create_scheduler(self, num_training_steps, optimizer=None):\n"
         "        return super().create_scheduler(num_training_steps, optimizer)\n")
     assert _codes(config) == {}
+
+
+def test_cosine_with_min_lr_needs_exactly_one_floor(tmp_path):
+    """get_cosine_with_min_lr_schedule_with_warmup raises ValueError itself without min_lr or min_lr_rate ("One of
+    min_lr or min_lr_rate should be set through the `lr_scheduler_kwargs`") and with both ("Only one of ...")."""
+    from corpus_layout import lay_out
+
+    name = f"{HANDBOOK}/recipes__llama3-8b__sft__config_full.yaml"
+    config = lay_out(tmp_path / "no_floor", only=HANDBOOK) / name
+    config.write_text(config.read_text().replace("lr_scheduler_kwargs:\n  min_lr: 5e-6\n", "", 1))
+    assert "lr_scheduler_kwargs" not in config.read_text()
+    assert "needs one of min_lr or min_lr_rate" in _codes(config)["SP463"]
+    config = lay_out(tmp_path / "two_floors", only=HANDBOOK) / name
+    config.write_text(config.read_text().replace("  min_lr: 5e-6\n", "  min_lr: 5e-6\n  min_lr_rate: 0.1\n", 1))
+    assert "takes only one of min_lr and min_lr_rate" in _codes(config)["SP463"]

@@ -468,3 +468,22 @@ def test_a_near_miss_of_a_key_only_another_kind_of_recipe_reads_is_a_note(tmp_pa
     found = {d.key: d for d in read_plan(config).diagnostics}
     assert found["save_every_n_epoch"].kind == "unknown_key" and found["save_every_n_epoch"].suggestion == \
         "save_every_n_epochs"
+
+
+def test_a_repository_that_is_torchtune_s_own_source_judges_components_there(tmp_path):
+    """myeongkyunkang/medcap carries torchtune 0.2.1's source, modified (torchtune/modules, torchtune/utils), and runs
+    `PYTHONPATH=./ python torchtune/_cli/tune.py run ...` after uninstalling the release (README.md:69, 112-113):
+    torchtune.utils.FullModelHFCheckpointer and torchtune.utils.metric_logging.DiskLogger are that checkout's, so no
+    release upgrade moves them. Without the checkout's own source, they are release paths torchtune 0.3 moved."""
+    from corpus_layout import lay_out
+
+    folder = "myeongkyunkang__medcap"
+    name = f"{folder}/recipes__configs__llama3_1__8B_full.yaml"
+    config = lay_out(tmp_path / "as_published", only=folder) / name
+    assert not [d for d in read_plan(config).diagnostics if d.key.endswith("._component_")]
+
+    bare = lay_out(tmp_path / "no_source", only=folder) / name
+    for module in ("modules/__init__.py", "__init__.py"):
+        (bare.parents[3] / "torchtune" / module).unlink()
+    moved = {d.key for d in read_plan(bare).diagnostics if d.key.endswith("._component_")}
+    assert {"checkpointer._component_", "metric_logger._component_"} <= moved

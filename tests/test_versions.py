@@ -1755,3 +1755,43 @@ def test_a_metaflow_flow_environment_pins_what_its_steps_install(tmp_path):
     flow.write_text(flow.read_text() + '\n\n@pypi(packages={"transformers": "4.46.3"})\ndef other_step():\n    pass\n')
     assert find_pins(split).of("transformers") == ()
     assert [p.specifier for p in find_pins(split).of("trl")] == ["==0.10.1"]
+
+
+def test_a_fork_cloned_and_installed_in_a_dockerfile_is_a_commit(tmp_path):
+    """lingjoor-research's Dockerfile.train clones kunato/axolotl (a fork at axolotl 0.4.0) and installs it with
+    `pip install -e '.[deepspeed]'`: a commit seqprof cannot place, not axolotl's main branch, so flash_attention
+    (deprecated from axolotl 0.17) is a note. The official repository cloned the same way is the main branch."""
+    from corpus_layout import lay_out
+
+    folder = "lingjoor-research__llm-efficiency-submission"
+    config = lay_out(tmp_path / "fork", only=folder) / f"{folder}/configs__qwen.yaml"
+    [pin] = find_pins(config).pins["axolotl"]
+    assert pin.vcs and not pin.head and "a fork's checkout" in pin.source
+    assert [d.kind for d in read_plan(config).diagnostics if d.key == "flash_attention"] == ["upcoming_deprecation"]
+
+    official = lay_out(tmp_path / "official", only=folder) / f"{folder}/configs__qwen.yaml"
+    docker = official.parents[1] / "Dockerfile.train"
+    docker.write_text(docker.read_text().replace("github.com/kunato/axolotl", "github.com/axolotl-ai-cloud/axolotl"))
+    [pin] = find_pins(official).pins["axolotl"]
+    assert pin.vcs and pin.head
+
+
+def test_a_package_the_install_script_installs_from_its_own_folder_pins_the_run(tmp_path):
+    """arugo11's openr1-training/create_open-r1_env.sh makes `uv venv env`, installs `-e "open-r1[dev]"` (its
+    sibling folder openr1-training/open-r1, whose setup.py requires transformers>=4.54.1 and huggingface-hub<1.0)
+    and the PBS launchers `source env/bin/activate`: the configs run with transformers 4.x, where
+    gradient_checkpointing_kwargs is no deprecated alias yet."""
+    from corpus_layout import lay_out
+
+    folder = "arugo11__LLM-jp-2025competetion-victory"
+    name = f"{folder}/openr1-training__configs__llmjp4-8B__sft__config_v5.yaml"
+    config = lay_out(tmp_path / "as_published", only=folder) / name
+    sources = [p.source for p in find_pins(config).of("transformers")]
+    assert sources and all("openr1-training/open-r1/setup.py" in s for s in sources)
+    assert [d.kind for d in read_plan(config).diagnostics if d.key == "gradient_checkpointing_kwargs"] == [
+        "upcoming_deprecation"]
+
+    moved = lay_out(tmp_path / "elsewhere", only=folder) / name
+    script = moved.parents[3] / "create_open-r1_env.sh"
+    script.write_text(script.read_text().replace('-e "open-r1[dev]"', '-e "other-r1[dev]"'))
+    assert find_pins(moved).of("transformers") == ()

@@ -440,7 +440,8 @@ _EXTRAS_LAST = re.compile(r"^([A-Za-z0-9][\w.-]*)(==[\w.+!-]+)\[([\w,.-]+)\]$")
 _ARGUMENT_LINE = re.compile(r"^\s+[A-Za-z][\w.\[\],-]*\s*(?:[=<>~!]=?\s*[\w.*]+)?\s*\\\s*$")
 _GIT_CLONE = re.compile(r"\bgit\s+clone\s+(?:-\S+\s+)*(?:https?://|git@)\S*?[/:][\w.-]+/([\w.-]+?)(?:\.git)?/?(?:\s|$)")
 _GIT_CHECKOUT = re.compile(r"\bgit\s+(?:checkout|switch)\s+(?:-\S+\s+)*([\w./-]+)")
-_INSTALL_HERE = re.compile(r"\bpip[\d.]*\s+install\s+(?:-\S+\s+)*(?:-e\s+|--editable\s+)?\.(?:\[[^\]]*\])?(?:\s|$)")
+_INSTALL_HERE = re.compile(r"\bpip[\d.]*\s+install\s+(?:-\S+\s+)*(?:-e\s+|--editable\s+)?"
+                           r"([\"']?)\.(?:\[[^\]]*\])?\1(?:\s|$)")  # `pip install -e '.[deepspeed]'` too
 _RELEASE_TAG = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?)$")
 
 
@@ -451,12 +452,15 @@ def _cloned_checkouts(lines: list[str], name: str) -> list[Pin]:
     (alignment-handbook) installed so brings its huggingface-hub cap."""
     out: list[Pin] = []
     clone: tuple[str, int] | None = None
-    ref = ""
+    ref, fork = "", False
     for number, line in enumerate(lines, 1):
         cloned = _GIT_CLONE.search(line)
         if cloned:
             package = normalize(cloned.group(1))
             clone, ref = ((package, number) if package in FRAMEWORKS or package in RECIPE_LAYERS else None), ""
+            owner = _REPOSITORY.search(cloned.group(0))
+            fork = clone is not None and package in OWN_REPOSITORIES and owner is not None and \
+                f"{owner.group(1)}/{owner.group(2)}".lower() not in OWN_REPOSITORIES[package]
             continue
         checkout = _GIT_CHECKOUT.search(line)
         if clone and checkout:
@@ -472,8 +476,11 @@ def _cloned_checkouts(lines: list[str], name: str) -> list[Pin]:
                 clone = None
                 continue
             tag = _RELEASE_TAG.match(ref)
-            out.append(Pin(clone[0], f"=={tag.group(1)}", source) if tag else
-                       Pin(clone[0], "", source, vcs=True, head=ref in ("", "main", "master")))
+            if fork:  # kunato/axolotl cloned by lingjoor's Dockerfile.train: the fork's own commit, whatever its tags
+                out.append(Pin(clone[0], "", f"{source} (a fork's checkout)", vcs=True))
+            else:
+                out.append(Pin(clone[0], f"=={tag.group(1)}", source) if tag else
+                           Pin(clone[0], "", source, vcs=True, head=ref in ("", "main", "master")))
             clone = None
     return out
 

@@ -11,14 +11,15 @@ from dataclasses import dataclass, field
 
 from seqprof.errors import SeqprofError
 
-FRAMEWORKS = ("trl", "transformers", "axolotl", "llamafactory", "torchtune", "vllm", "unsloth", "unsloth-zoo")
+FRAMEWORKS = ("trl", "transformers", "axolotl", "llamafactory", "torchtune", "vllm", "unsloth", "unsloth-zoo",
+              "ms-swift")
 # libraries a project pins itself, and its interpreter, that bound which framework releases it can install
 # (keys/companion_requires.json "shared": transformers 5.0 requires huggingface-hub>=1.3, so huggingface-hub<1.0 means
 # transformers 4.57 at most; environment.yml's python=3.8.13 meets no transformers from 4.47 on)
 SHARED_LIBRARIES = ("huggingface-hub", "tokenizers", "accelerate", "python")
 PACKAGES = FRAMEWORKS + SHARED_LIBRARIES  # the packages whose pins are read
 # installed beside trl / transformers, and capping the releases of both (keys/companion_requires.json)
-COMPANIONS = ("vllm", "unsloth", "unsloth-zoo")
+COMPANIONS = ("vllm", "unsloth", "unsloth-zoo", "ms-swift")
 ALIASES = {"llama-factory": "llamafactory"}
 
 

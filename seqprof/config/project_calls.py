@@ -73,6 +73,49 @@ def project_forwards(config_path: str | Path, keys: list[str]) -> dict[str, Forw
             if all(key in other and other[key].keyword == forward.keyword for other in others)}
 
 
+_LOADS = frozenset({"load", "loads", "safe_load", "full_load"})  # json.load, yaml.safe_load ...
+
+
+def spread_whole(config_path: str | Path) -> Forward | None:
+    """How the script that runs the config spreads the whole loaded mapping into a framework's argument class
+    (prakashchhipa/AskAnythingInCharts' train_vlm_sft.py: `sft_dict = json.load(f)` ... `SFTConfig(**sft_dict)`):
+    that class then reads every key, as its parser would. The script is the one its launch lines run it with, else
+    the one they run its sibling configs of the same kind with (`configs/sft_config_best.json` beside the launched
+    `configs/sft_config.json`); None when no such script, or several, or it spreads no loaded mapping."""
+    from seqprof.config.launches import launched_scripts
+
+    path = Path(config_path)
+    if not path.is_file():
+        return None
+    scripts = launched_scripts(path)
+    if not scripts:
+        siblings = [p for p in path.parent.glob(f"*{path.suffix}") if p != path and _words(p.name) & _words(path.name)]
+        scripts = frozenset().union(*(launched_scripts(p) for p in siblings)) if siblings else frozenset()
+    if len(scripts) != 1:
+        return None
+    root = project_root(path)
+    (script,) = scripts
+    return _spread_in(str(root / script), str(root))
+
+
+@lru_cache(maxsize=256)
+def _spread_in(file: str, root: str) -> Forward | None:
+    """The first call in *file* of an argument class that gets a loaded mapping spread into it (`**sft_dict`)."""
+    tree = parsed_module(Path(file), tuple(ARGUMENT_CLASSES))
+    if tree is None:
+        return None
+    loaded = {target.id for node in ast.walk(tree) if isinstance(node, ast.Assign)
+              and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute)
+              and node.value.func.attr in _LOADS for target in node.targets if isinstance(target, ast.Name)}
+    imported = {**star_imported_names(tree, Path(file)), **imported_names(tree)}
+    for node in ast.walk(tree):
+        target = _argument_class(node.func, imported) if isinstance(node, ast.Call) else None
+        if target and any(kw.arg is None and isinstance(kw.value, ast.Name) and kw.value.id in loaded
+                          for kw in node.keywords):
+            return Forward(SECTION, SECTION, *target, Path(file).relative_to(root).as_posix(), node.lineno)
+    return None
+
+
 CONFIG_NAME = re.compile(r"""["']([\w./-]+\.(?:ya?ml|json))["']""")  # a config path a script writes
 # words of config and script names that tell nothing of what a file is for
 GENERIC_WORDS = frozenset({"config", "configs", "cfg", "train", "training", "default", "base", "example", "demo",

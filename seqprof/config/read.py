@@ -126,12 +126,16 @@ def _choose_dialect(cfg: LoadedConfig, dialect: str | None,
         from seqprof.config.launches import framework_launch
 
         name, variant = dialects.detect(cfg.data), None
-        declared = _sections_are_declared_fields(cfg) if name == dialects.UNKNOWN else ""
+        swift = dialects.ms_swift_keys(cfg.data)
+        declared = _sections_are_declared_fields(cfg) if name == dialects.UNKNOWN and not swift else ""
         flat = {k: v for k, v in cfg.data.items() if not isinstance(v, Mapping)} if declared else cfg.data
         name = dialects.detect(flat) if declared else name
         launch = framework_launch(cfg.path)
         if launch is not None:  # the framework's own command reads the file, whatever its keys look like
             name, source = launch.dialect, launch.describe()
+        elif swift:
+            source = f"ms-swift's arguments (its keys {', '.join(swift)}): `swift sft` / SwiftSft reads them, and " \
+                     "seqprof does not check ms-swift"
         else:
             keys = dialects.deciding_keys(flat, name)
             source = "; ".join(filter(None, [f"its keys {', '.join(keys)}" if keys else "", declared]))
@@ -141,10 +145,18 @@ def _choose_dialect(cfg: LoadedConfig, dialect: str | None,
         if unread_dump(cfg.path, cfg.data):
             return dialects.UNKNOWN, None, "", False  # a run's saved arguments, which nothing parses
         from seqprof.config.parser_classes import parsed_into
+        from seqprof.config.project_calls import spread_whole
 
         calls = parsed_into(cfg.path, cfg.data)
         if calls is not None and not calls.frameworks:
             return dialects.UNKNOWN, None, "", False  # HfArgumentParser fills only the project's own classes
+        spread = spread_whole(cfg.path) if name == "hf" and calls is None else None
+        if spread is not None and spread.package == "trl":
+            name, source = "trl", f"spread whole into TRL's {spread.cls} at {spread.where()}"
+        if calls is not None and calls.frameworks == {"trl"} and name == "hf":
+            # HfArgumentParser((Arguments, DPOConfig)).parse_json_file: TRL's config class takes the keys
+            # (MangoFF/ACT's dpo.json), whatever plain TrainingArguments keys the file mostly holds
+            name, source = "trl", f"parsed into TRL's config classes at {calls.where}"
     own_parser = not dialect and not launch and name == "trl" and not versions and _own_parser(cfg.path, cfg.data)
     if not dialect and not launch and name.startswith("llamafactory") and not _is_the_framework(cfg.path, name):
         from seqprof.config.parser_classes import parsed_into

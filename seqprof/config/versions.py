@@ -212,7 +212,7 @@ def _entered_package_pins(root: Path, notes: list[str]) -> list[Pin]:
         if not set(ENVIRONMENT_NAMED.findall(text)) & entered:
             continue
         for match in EDITABLE.finditer(text):
-            package = _repository_folder(root, match.group(1))
+            package = _repository_folder(root, match.group(1), script.parent)
             if package is None or not any((package / name).is_file() for name in ("setup.py", "pyproject.toml")):
                 continue
             where = package.relative_to(root).as_posix()
@@ -225,10 +225,16 @@ def _entered_package_pins(root: Path, notes: list[str]) -> list[Pin]:
     return []
 
 
-def _repository_folder(root: Path, written: str) -> Path | None:
+def _repository_folder(root: Path, written: str, base: Path | None = None) -> Path | None:
     """The folder below *root* that an install path names by its tail (`llm2025compet/training/open-r1` is the
-    repository's training/open-r1, wherever the author cloned it); None for the root itself or no such folder."""
+    repository's training/open-r1, wherever the author cloned it), or that a relative path names from the install
+    script's own folder *base* (arugo11's openr1-training/create_open-r1_env.sh installs `-e "open-r1[dev]"`, its
+    sibling openr1-training/open-r1); None for the root itself or no such folder."""
     parts = [p for p in Path(written).parts if p not in (".", "/")]
+    beside = base.joinpath(*parts) if base is not None and parts and not Path(written).is_absolute() else None
+    if beside is not None and beside.is_dir() and beside.resolve() != root.resolve() and \
+            beside.resolve().is_relative_to(root.resolve()):
+        return beside
     for start in range(len(parts)):
         tail = parts[start:]
         if ".." in tail:

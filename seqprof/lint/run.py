@@ -199,13 +199,19 @@ def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions
                                                             mapped_by_keyword, own_sections, read_as_a_dict,
                                                             unread_dump)
 
-            own, sections = hand_mapped(plan.raw), own_sections(plan.raw)
-            reads = read_as_a_dict(str(path), plan.raw) if not (own or sections) else {}
+            from seqprof.config.dialects import ms_swift_keys
+
+            swift = ms_swift_keys(plan.raw)
+            own, sections = ([], []) if swift else (hand_mapped(plan.raw), own_sections(plan.raw))
+            reads = read_as_a_dict(str(path), plan.raw) if not (own or sections or swift) else {}
             handed = mapped_by_keyword(str(path), plan.raw) if not (own or sections or reads) else {}
             built = built_from_the_mapping(str(path), plan.raw) if not (own or sections or reads or handed) else ""
             hydra = hydra_config(str(path)) if not (own or sections or reads) else None
-            dump = unread_dump(str(path), plan.raw) if not (own or sections or reads or hydra) else ""
-            if dump:
+            dump = unread_dump(str(path), plan.raw) if not (own or sections or reads or hydra or swift) else ""
+            if swift:
+                notes += (f"{', '.join(swift)}: ms-swift's arguments, which `swift sft` / SwiftSft reads; seqprof does "
+                          "not check ms-swift, so no framework's key checks apply",)
+            elif dump:
                 notes += (f"{dump}; no framework's key checks apply",)
             elif hydra:
                 notes += (f"the project's Hydra entry point ({hydra}) composes the configs of this folder into its "

@@ -58,8 +58,30 @@ def scores(data: Mapping[str, Any]) -> dict[str, int]:
     return {name: module(name).detect(data) for name in DIALECTS}
 
 
+# ms-swift's own arguments (swift/llm/argument: BaseArguments.train_type, ModelArguments.model, RLHFArguments
+# .rlhf_type; 2.x's sft_type / model_id_or_path): a file of them is read by `swift sft` or SwiftSft, not by a framework
+# seqprof checks, whatever LLaMA-Factory or TRL keys (dataset, lora_rank, max_length) it shares
+MS_SWIFT_KINDS = ("train_type", "rlhf_type", "sft_type")
+MS_SWIFT_MODELS = ("model", "model_type", "model_id_or_path")
+LLAMAFACTORY_ONLY = ("stage", "finetuning_type", "template")
+
+
+def ms_swift_keys(data: Mapping[str, Any]) -> list[str]:
+    """The keys that make *data* ms-swift's arguments: one of its run kinds beside a model named by a string, with no
+    LLaMA-Factory stage or torchtune component; [] otherwise."""
+    kinds = [k for k in MS_SWIFT_KINDS if isinstance(data.get(k), str)]
+    models = [k for k in MS_SWIFT_MODELS if isinstance(data.get(k), str)]
+    if not kinds or not models or any(k in data for k in LLAMAFACTORY_ONLY) or "_component_" in str(data):
+        return []
+    if kinds == ["sft_type"] and models == ["model"]:
+        return []  # sft_type alone is also a TRL recipe layer's own key (CustomPOs' sft_type); 2.x names model_type
+    return kinds + models
+
+
 def detect(data: Mapping[str, Any]) -> str:
     """The dialect whose keys best match *data*, or 'unknown' when none matches."""
+    if ms_swift_keys(data):
+        return UNKNOWN
     best, best_score = UNKNOWN, 0
     for name, score in scores(data).items():
         if score > best_score:

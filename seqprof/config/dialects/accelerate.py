@@ -38,9 +38,19 @@ parallelism_config dynamo_backend num_cpu_threads_per_process
 """.split())
 
 
+# accelerate's DistributedType values (utils/dataclasses.py): a `distributed_type:` of one is accelerate's own key, even
+# alone beside mixed_precision (ClusterConfig.from_yaml_file fills compute_environment in when it is missing)
+DISTRIBUTED_TYPES = frozenset({"NO", "MULTI_CPU", "MULTI_GPU", "MULTI_NPU", "MULTI_MLU", "MULTI_SDAA", "MULTI_MUSA",
+                               "MULTI_HPU", "MULTI_XPU", "MULTI_NEURON", "DEEPSPEED", "FSDP", "XLA", "TPU",
+                               "MEGATRON_LM"})
+
+
 def detect(data: Mapping[str, Any]) -> int:
     hits = sum(1 for k in ("compute_environment", "distributed_type", "num_machines", "machine_rank",
                            "main_training_function", "rdzv_backend") if k in data)
+    if str(data.get("distributed_type", "")).upper() in DISTRIBUTED_TYPES and \
+            ("mixed_precision" in data or "num_processes" in data):
+        hits += 1
     return 20 + hits if hits >= 2 else 0
 
 

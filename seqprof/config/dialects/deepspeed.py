@@ -39,7 +39,9 @@ use_data_before_expert_parallel_ timers zero_optimization_stage _comment
 hybrid_engine eigenvalue progressive_layer_drop quantize_training dataloader_drop_last vocabulary_size expert_parallel
 gradient_allreduce_op log_level disable_python_gc managed_gradient_accumulation use_data_before_expert_parallelism
 seq_parallel_comm_data_type allgather_size datastates_ckpt dynamic_batching
-""".split())  # the last three lines: read by 0.12-0.19.8 (runtime/config.py, its get_* readers and constants)
+data_parallel_size sequence_parallel_size
+""".split())  # the last lines: read by 0.12-0.19.8 (runtime/config.py, its get_* readers and constants; the last,
+# deepspeed/__init__.py initialize's data/sequence-parallel mesh, from 0.15)
 
 
 def detect(data: Mapping[str, Any]) -> int:

@@ -5,7 +5,8 @@ The Trainer passes TrainingArguments.lr_scheduler_kwargs to transformers.optimiz
 num_warmup_steps there changes nothing; every other schedule function gets them beside the num_warmup_steps /
 num_training_steps get_scheduler passes itself, so a keyword the function does not take, one of those two again, or
 a missing one it needs (warmup_stable_decay's num_decay_steps) is a TypeError when the Trainer creates the scheduler,
-before the first step. What each release does comes from its optimization.py (keys/scheduler_kwargs.json,
+before the first step; cosine_with_min_lr raises ValueError itself without one of min_lr and min_lr_rate, or with
+both. What each release does comes from its optimization.py (keys/scheduler_kwargs.json,
 scripts/gen_scheduler_kwargs.py); judged at the transformers release the pins install.
 """
 
@@ -35,9 +36,10 @@ def scheduler_use() -> dict[str, dict[str, dict]]:
 def scheduler_kwargs_problems(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
     """The lr_scheduler_kwargs problems of a TrainingArguments file at the transformers release the pins install;
     none where DeepSpeed may bring its own scheduler, or the project builds the scheduler or its arguments itself."""
-    kwargs = _mapping(cfg.data.get("lr_scheduler_kwargs"))
+    stated = cfg.data.get("lr_scheduler_kwargs")
+    kwargs = {} if stated is None else _mapping(stated)
     kind = cfg.data.get("lr_scheduler_type", DEFAULT_TYPE)
-    if not kwargs or not isinstance(kind, str) or cfg.data.get("deepspeed"):
+    if kwargs is None or not isinstance(kind, str) or cfg.data.get("deepspeed"):
         return []
     release = _release(pins, history)
     use = scheduler_use().get(release or "", {}).get(kind)
@@ -45,8 +47,11 @@ def scheduler_kwargs_problems(cfg: LoadedConfig, pins: Pins, history: KeyHistory
         return []
     said = f"{pins.describe('transformers')} installs {minor(release)}" if pins.of("transformers") else \
         f"transformers {minor(release)}, the release seqprof assumes"
-    keys = ", ".join(sorted(kwargs))
-    line = cfg.line("lr_scheduler_kwargs") or 1
+    keys = ", ".join(sorted(kwargs)) or "none"
+    key = "lr_scheduler_kwargs" if "lr_scheduler_kwargs" in cfg.data else "lr_scheduler_type"
+    line = cfg.line(key) or 1
+    if not kwargs and not (use["reads"] and (use["needs"] or use["one_of"])):
+        return []
     if not use["reads"]:
         return [ConfigDiagnostic(
             kind="scheduler_kwargs_unread", key="lr_scheduler_kwargs", file=cfg.path, line=line,
@@ -56,6 +61,9 @@ def scheduler_kwargs_problems(cfg: LoadedConfig, pins: Pins, history: KeyHistory
     again = sorted(k for k in kwargs if k in use["passed"])
     unknown = sorted(k for k in kwargs if use["takes"] is not None and k not in use["takes"] and k not in again)
     missing = [k for k in use["needs"] if k not in kwargs]
+    neither = next((pair for pair in use["one_of"] if not any(kwargs.get(k) is not None for k in pair)), None)
+    both = next((pair for pair in use["not_both"] if all(kwargs.get(k) is not None for k in pair)), None)
+    error = "TypeError"
     if again:
         why = (f"get_scheduler passes {', '.join(again)} itself, so the call gets "
                f"{'it' if len(again) == 1 else 'them'} twice (\"got multiple values for keyword argument\")")
@@ -63,11 +71,17 @@ def scheduler_kwargs_problems(cfg: LoadedConfig, pins: Pins, history: KeyHistory
         why = f"the {kind} schedule takes no {', '.join(unknown)} (it takes {', '.join(use['takes'])})"
     elif missing:
         why = f"the {kind} schedule needs {', '.join(missing)}, which only lr_scheduler_kwargs can give"
+    elif neither:
+        why, error = f"the {kind} schedule needs one of {' or '.join(neither)} (\"One of {neither[0]} or " \
+                     f"{neither[1]} should be set through the `lr_scheduler_kwargs`\")", "ValueError"
+    elif both:
+        why, error = f"the {kind} schedule takes only one of {' and '.join(both)} (\"Only one of {both[0]} or " \
+                     f"{both[1]} should be set\")", "ValueError"
     else:
         return []
     return [ConfigDiagnostic(
-        kind="scheduler_kwargs_refused", key="lr_scheduler_kwargs", file=cfg.path, line=line,
-        message=f"lr_scheduler_kwargs ({keys}) with lr_scheduler_type {kind}: {why}; the Trainer raises TypeError "
+        kind="scheduler_kwargs_refused", key=key, file=cfg.path, line=line,
+        message=f"lr_scheduler_kwargs ({keys}) with lr_scheduler_type {kind}: {why}; the Trainer raises {error} "
                 f"when it creates the scheduler, before the first step ({said})")]
 
 

@@ -85,6 +85,11 @@ def detect(data: Mapping[str, Any]) -> int:
     return 10 + 2 * components + 3 * tune
 
 
+# what torchtune's generate recipe reads (recipes/generate.py: cfg.prompt, cfg.max_new_tokens): a config of them with
+# no optimizer and no loss generates text and trains nothing
+GENERATION_KEYS = ("max_new_tokens", "prompt")
+
+
 def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     """Canonical settings of a torchtune recipe config (interpolations resolved as OmegaConf would)."""
     b = Builder(replace(cfg, data=_resolved(cfg.data)))
@@ -113,7 +118,9 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
         b.derived("trainer", "distill", "teacher_model")  # layerwise_distillation: teacher_model + student_model)
     elif (builders := _dataset_builders(data)) and builders <= {"text_completion_dataset"}:
         b.derived("trainer", "pretrain", "dataset._component_: torchtune.datasets.text_completion_dataset")
-    b.default("trainer", "sft", "a torchtune fine-tuning recipe with a cross-entropy loss")
+    generates = not loss and "optimizer" not in data and any(k in data for k in GENERATION_KEYS)
+    if not generates:  # generate.py's config (a prompt, max_new_tokens; no optimizer, no loss) trains nothing
+        b.default("trainer", "sft", "a torchtune fine-tuning recipe with a cross-entropy loss")
     b.first("model", ["model._component_", "student_model._component_"])  # the model trained
     b.first("model_config_path", ["checkpointer.checkpoint_dir", "student_checkpointer.checkpoint_dir"])
     leaf = model.rsplit(".", 1)[-1]
