@@ -90,6 +90,14 @@ class KeyHistory:
         allowed = self.allowed(package, pins)
         return max(allowed, key=Version) if allowed else None
 
+    def run_release(self, package: str, pins: Pins) -> str | None:
+        """The release a run gets: the one pip installs under *pins*, the newest when nothing pins *package*;
+        None for a pin no release meets."""
+        installed = self.installed(package, pins)
+        if installed is None and not pins.of(package):
+            installed = self.newest(package)  # a fresh install's
+        return installed
+
     def fields_in(self, package: str, version: str, classes: Iterable[str]) -> set[str]:
         """The fields *classes* have in generated *version* of *package*."""
         classes = list(classes)
@@ -384,6 +392,13 @@ def with_shared_dependencies(pins: Pins, history: KeyHistory) -> Pins:
 
 def minor(version: str) -> str:
     return ".".join(version.split(".")[:2])
+
+
+def run_release_said(package: str, pins: Pins, release: str) -> str:
+    """How a message names *release* of *package*, the run_release: by the pins that install it, or as what a
+    fresh install gets."""
+    return f"{pins.describe(package)} installs {minor(release)}" if pins.of(package) else \
+        f"unpinned, a fresh install gets {package} {minor(release)}"
 
 
 def allowed_minors(pins: Pins, package: str, order: Sequence[str], *, patch: bool = False) -> list[str] | None:

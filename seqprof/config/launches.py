@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from seqprof.config.project_fields import SKIPPED_FOLDERS, project_root, python_files, source_text
+from seqprof.config.project_fields import (SKIPPED_FOLDERS, project_declares_or_sets, project_root, python_files,
+                                           source_text)
 
 LAUNCHERS = (".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".job", ".py", ".md", ".yaml", ".yml", ".ipynb", ".txt")
 MAX_LAUNCH_FILES = 2000
@@ -174,6 +175,12 @@ def launch_overrides(config_path: str | Path) -> frozenset[str]:
     return frozenset(m.group(1) for _, _, line in lines
                      for m in re.finditer(r"(?:^|\s)(?:--)?([A-Za-z_][\w.]*)(?:=|\s+(?=[^-\s]))", line)
                      if "--" + m.group(1) in line or m.group(1) + "=" in line)
+
+
+def set_outside_the_file(config_path: str | Path, keys: Sequence[str]) -> bool:
+    """A launch line naming the config passes one of *keys*, or the project's code declares or sets one: what the
+    file says of them is not what runs (vllm_mode, lr_scheduler_kwargs)."""
+    return bool(set(keys) & launch_overrides(config_path)) or project_declares_or_sets(config_path, keys)
 
 
 def tune_overrides(config_path: str | Path) -> dict[str, str]:

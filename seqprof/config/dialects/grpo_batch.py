@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from seqprof.config.key_history import KeyHistory, minor
+from seqprof.config.key_history import KeyHistory, run_release_said
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.pins import Pins
 from seqprof.config.plan import ConfigDiagnostic
@@ -31,16 +31,13 @@ def generation_batch_refused(cfg: LoadedConfig, pins: Pins, history: KeyHistory)
     from packaging.version import Version
 
     data = cfg.data
-    installed = history.installed("trl", pins)
-    if installed is None and not pins.of("trl"):
-        installed = history.newest("trl")  # a fresh install's
+    installed = history.run_release("trl", pins)
     if installed is None or Version(installed) < Version(CHECKED_FROM):
         return []
     stated = {k: data[k] for k in BATCH_KEYS if k in data}
     if not stated or not all(_whole(v) for v in stated.values()) or _project_sets_batch(cfg.path):
         return []
-    release = f"{pins.describe('trl')} installs {minor(installed)}" if pins.of("trl") else \
-        f"unpinned, a fresh install gets trl {minor(installed)}"
+    release = run_release_said("trl", pins, installed)
     value = {**DEFAULTS, **stated}
     generation, per_device, groups = (value.get("generation_batch_size"), value["per_device_train_batch_size"],
                                       value["num_generations"])

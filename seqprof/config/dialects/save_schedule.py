@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from seqprof.config.key_history import KeyHistory, minor
+from seqprof.config.key_history import KeyHistory, run_release_said
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.pins import Pins
 from seqprof.config.plan import ConfigDiagnostic
@@ -50,13 +50,10 @@ def best_model_schedule_refused(cfg: LoadedConfig, pins: Pins, history: KeyHisto
             return []
         installed, release = REFUSED_FROM, f"{pins.describe('transformers')}, 4.9 or later"
     else:
-        installed = history.installed("transformers", pins)
-        if installed is None and not pins.of("transformers"):
-            installed = history.versions("transformers")[-1]  # a fresh install's
+        installed = history.run_release("transformers", pins)
         if installed is None or Version(installed) < Version(REFUSED_FROM) or _project_sets_schedule(cfg.path):
             return []
-        release = f"{pins.describe('transformers')} installs {minor(installed)}" if pins.of("transformers") \
-            else f"unpinned, a fresh install gets transformers {minor(installed)}"
+        release = run_release_said("transformers", pins, installed)
     eval_key = next((k for k in ("eval_strategy", "evaluation_strategy") if k in data), None)
     evaluation = data.get(eval_key, "no") if eval_key else "no"
     saving = data.get("save_strategy", "steps")

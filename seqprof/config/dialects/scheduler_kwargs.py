@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from seqprof.config.dialects.common import load_keys_file
-from seqprof.config.key_history import KeyHistory, minor
+from seqprof.config.key_history import KeyHistory, run_release_said
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.pins import Pins
 from seqprof.config.plan import ConfigDiagnostic
@@ -45,8 +45,7 @@ def scheduler_kwargs_problems(cfg: LoadedConfig, pins: Pins, history: KeyHistory
     use = scheduler_use().get(release or "", {}).get(kind)
     if use is None or _set_elsewhere(cfg.path):
         return []
-    said = f"{pins.describe('transformers')} installs {minor(release)}" if pins.of("transformers") else \
-        f"transformers {minor(release)}, the release seqprof assumes"
+    said = run_release_said("transformers", pins, release)
     keys = ", ".join(sorted(kwargs)) or "none"
     key = "lr_scheduler_kwargs" if "lr_scheduler_kwargs" in cfg.data else "lr_scheduler_type"
     line = cfg.line(key) or 1
@@ -100,9 +99,7 @@ def _release(pins: Pins, history: KeyHistory) -> str | None:
     or a pin older than every release seqprof has read."""
     if pins.vcs("transformers") is not None or history.older_than_known("transformers", pins):
         return None
-    if not pins.of("transformers"):
-        return history.newest("transformers")
-    return history.installed("transformers", pins)
+    return history.run_release("transformers", pins)
 
 
 _BUILDS_SCHEDULER = re.compile(r"\bdef\s+create_scheduler\b|\bget_scheduler\s*\(|\blr_scheduler_kwargs\s*\[")
@@ -111,10 +108,9 @@ _BUILDS_SCHEDULER = re.compile(r"\bdef\s+create_scheduler\b|\bget_scheduler\s*\(
 def _set_elsewhere(config_path: str) -> bool:
     """A launch line or the project's code sets the scheduler's type or arguments, or the project builds the
     scheduler itself (a create_scheduler of its own Trainer, its own get_scheduler call)."""
-    from seqprof.config.launches import launch_overrides
-    from seqprof.config.project_fields import code_matches, project_declares_or_sets, project_root
+    from seqprof.config.launches import set_outside_the_file
+    from seqprof.config.project_fields import code_matches, project_root
 
-    keys = ("lr_scheduler_type", "lr_scheduler_kwargs")
     path = Path(config_path)
-    return bool(set(keys) & launch_overrides(config_path)) or project_declares_or_sets(config_path, keys) or \
+    return set_outside_the_file(config_path, ("lr_scheduler_type", "lr_scheduler_kwargs")) or \
         path.is_file() and code_matches(project_root(path), _BUILDS_SCHEDULER)

@@ -9,7 +9,7 @@ the GPUs the server was given sit idle, and vLLM's KV cache shares memory with t
 
 from __future__ import annotations
 
-from seqprof.config.key_history import KeyHistory, minor
+from seqprof.config.key_history import KeyHistory, run_release_said
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.pins import Pins
 from seqprof.config.plan import ConfigDiagnostic
@@ -30,15 +30,12 @@ def server_settings_unread(cfg: LoadedConfig, trainer: str, pins: Pins, history:
     server = [k for k in SERVER_KEYS if data.get(k) is not None]
     if trainer not in TRAINERS or "vllm_mode" in data or not server or as_bool(data.get("use_vllm")) is not True:
         return []
-    installed = history.installed("trl", pins)
-    if installed is None and not pins.of("trl"):
-        installed = history.newest("trl")  # a fresh install's
+    installed = history.run_release("trl", pins)
     if installed is None or pins.vcs("trl") is not None or Version(installed) < Version(COLOCATE_DEFAULT_FROM):
         return []
     if _mode_set_elsewhere(cfg.path):
         return []
-    release = f"{pins.describe('trl')} installs {minor(installed)}" if pins.of("trl") else \
-        f"unpinned, a fresh install gets trl {minor(installed)}"
+    release = run_release_said("trl", pins, installed)
     keys = ", ".join(server)
     return [ConfigDiagnostic(
         kind="vllm_server_unread", key=server[0], file=cfg.path, line=cfg.line(server[0]) or 1,
@@ -49,7 +46,6 @@ def server_settings_unread(cfg: LoadedConfig, trainer: str, pins: Pins, history:
 
 def _mode_set_elsewhere(config_path: str) -> bool:
     """A launch line passes --vllm_mode, or the project declares or sets vllm_mode in its own code."""
-    from seqprof.config.launches import launch_overrides
-    from seqprof.config.project_fields import project_declares_or_sets
+    from seqprof.config.launches import set_outside_the_file
 
-    return "vllm_mode" in launch_overrides(config_path) or project_declares_or_sets(config_path, ("vllm_mode",))
+    return set_outside_the_file(config_path, ("vllm_mode",))
