@@ -166,13 +166,13 @@ def _choose_dialect(cfg: LoadedConfig, dialect: str | None,
     if own_parser:
         name, source = "hf", own_parser
     if not dialect and not launch and name in HAND_READ_DIALECTS:
-        from seqprof.config.dialects.own_schema import (built_from_the_mapping, hydra_config, mapped_by_keyword,
-                                                        read_as_a_dict)
+        from seqprof.config.dialects.own_schema import (built_from_the_mapping, hydra_config, hydra_primary_config,
+                                                        mapped_by_keyword, read_as_a_dict)
 
         if (read_as_a_dict(cfg.path, cfg.data) or mapped_by_keyword(cfg.path, cfg.data)
                 or built_from_the_mapping(cfg.path, cfg.data)) and not _is_the_framework(cfg.path, name):
             name, own_parser = dialects.UNKNOWN, False  # the project's code reads most keys out of the mapping itself
-        elif name in ("hf", "trl") and hydra_config(cfg.path):
+        elif name in ("hf", "trl") and (hydra_config(cfg.path) or hydra_primary_config(cfg.path, cfg.data)):
             name, own_parser = dialects.UNKNOWN, False  # Hydra composes it into the project's own DictConfig
     elif not dialect and not launch and name == "axolotl":
         from seqprof.config.dialects.own_schema import read_by_its_own_trainer

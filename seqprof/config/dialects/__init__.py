@@ -7,6 +7,8 @@ score; ties go to the earlier entry of ``DIALECTS`` (the more specific framework
 
 from __future__ import annotations
 
+import re
+
 import importlib
 from collections.abc import Mapping
 from types import ModuleType
@@ -71,11 +73,21 @@ def ms_swift_keys(data: Mapping[str, Any]) -> list[str]:
     LLaMA-Factory stage or torchtune component; [] otherwise."""
     kinds = [k for k in MS_SWIFT_KINDS if isinstance(data.get(k), str)]
     models = [k for k in MS_SWIFT_MODELS if isinstance(data.get(k), str)]
-    if not kinds or not models or any(k in data for k in LLAMAFACTORY_ONLY) or "_component_" in str(data):
+    if any(k in data for k in LLAMAFACTORY_ONLY) or "_component_" in str(data):
+        return []
+    if not kinds and models[:2] == ["model", "model_type"] and _ms_swift_model_type(data["model_type"]):
+        return models[:2]  # `model` with ms-swift's lower-case model_type (qwen3_vl): train_type defaults to lora
+    if not kinds or not models:
         return []
     if kinds == ["sft_type"] and models == ["model"]:
         return []  # sft_type alone is also a TRL recipe layer's own key (CustomPOs' sft_type); 2.x names model_type
     return kinds + models
+
+
+def _ms_swift_model_type(value: str) -> bool:
+    """ms-swift's model_type names a template family in lower case (qwen3_vl, llama3_2); axolotl's names a
+    transformers class (AutoModelForCausalLM, LlamaForCausalLM), and axolotl calls the model base_model anyway."""
+    return re.fullmatch(r"[a-z][a-z0-9_.-]*", value) is not None
 
 
 def detect(data: Mapping[str, Any]) -> str:

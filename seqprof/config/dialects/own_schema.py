@@ -303,6 +303,44 @@ def hydra_config(config_path: str) -> str | None:
     return None
 
 
+# a project that spreads the whole composed config into a parser or class: `parse_dict(OmegaConf.to_container(cfg))`,
+# `TrainingArguments(**OmegaConf.to_container(cfg))`; a section (`cfg.training_args`) is read by the other signs
+WHOLE_CONFIG_SPREAD = re.compile(r"(?:\*\*|parse_dict\(\s*)OmegaConf\.to_container\(\s*\w+\s*[,)]")
+
+
+def hydra_primary_config(config_path: str, data: Mapping[str, Any]) -> str | None:
+    """'train.py:81' when the file is a primary config of the project's Hydra entry point: it lies directly in the
+    `config_path` folder and opens with a defaults list (Arc-Computer/ATLAS's configs/train.yaml composes its
+    model/data/trainer groups). Hydra consumes `defaults` and the project's code reads the composed DictConfig,
+    handing its top-level keys on through `${...}` interpolations or by hand; no framework parser reads the file,
+    unless the code spreads the whole config into one. A framework block one level down (swiss-ai's
+    `training_args:`) is left to the other signs."""
+    from seqprof.config.dialects.hf import training_argument_fields
+
+    defaults = data.get("defaults")
+    if not isinstance(defaults, list) or not defaults or not all(
+            isinstance(item, str) or isinstance(item, Mapping) and len(item) == 1 for item in defaults):
+        return None
+    fields = training_argument_fields()
+    top = sum(k in fields for k in data)
+    if any(isinstance(v, Mapping) and sum(k in fields for k in v) >= max(top, 1) for v in data.values()):
+        return None
+    path = Path(config_path).resolve()
+    if not path.is_file():
+        return None
+    root = project_root(path)
+    if code_matches(root, WHOLE_CONFIG_SPREAD):
+        return None
+    for file in python_files(root):
+        text = source_text(file)
+        if "hydra" not in text:
+            continue
+        for match in HYDRA_CONFIG_DIR.finditer(text):
+            if (file.parent / match.group(1)).resolve() == path.parent:
+                return f"{file.relative_to(root).as_posix()}:{text.count(chr(10), 0, match.start()) + 1}"
+    return None
+
+
 def _parsed_whole(group: str, root: Path) -> bool:
     """The project hands the group's whole section to an argument parser (thiomajid/distil_xlstm's
     `HfArgumentParser(KDArguments).parse_dict(OmegaConf.to_container(cfg["trainer"]))`): its keys are that parser's,

@@ -1,0 +1,55 @@
+"""How a file's reader decides its dialect, on real files gathered in stop 47: a Hydra primary config whose keys
+the project composes and reads itself, and an ms-swift argument file that names no run kind. Each test also shows
+the reading the file would get without the evidence that decides it."""
+
+from __future__ import annotations
+
+from seqprof.config import dialects
+from seqprof.config.read import read_plan
+
+ATLAS = "Arc-Computer__ATLAS"
+MEDICAL = "maitagorri__medical-modality-expert"
+
+
+def test_a_hydra_primary_config_is_read_by_the_project(tmp_path):
+    """Arc-Computer/ATLAS's configs/train.yaml opens with a defaults list (model/data/trainer/run groups) under
+    `@hydra.main(config_path="configs", config_name="train")`; its top-level keys (save_strategy, output_dir,
+    report_to) reach the project's own GRPOConfig through `${...}` interpolations in configs/trainer/base.yaml."""
+    from corpus_layout import lay_out
+
+    tree = lay_out(tmp_path, only=ATLAS)
+    config = tree / f"{ATLAS}/configs__train.yaml"
+    plan = read_plan(config)
+    assert plan.dialect == "unknown"
+    # a project that spreads the whole composed config into a TRL class hands the top-level keys to TRL
+    script = tree / f"{ATLAS}/train.py"
+    script.write_text(script.read_text() + "\nargs = GRPOConfig(**OmegaConf.to_container(cfg))\n")
+    assert read_plan(config).dialect == "trl"
+
+
+def test_a_group_option_beside_the_primary_config_is_left_to_the_group_rule(tmp_path):
+    """configs/trainer/base.yaml is a group option (no defaults list of its own that makes it primary): the older
+    rule for group options (seqprof.config.dialects.own_schema.hydra_config) reads it, as before."""
+    from corpus_layout import lay_out
+
+    config = lay_out(tmp_path, only=ATLAS) / f"{ATLAS}/configs__trainer__base.yaml"
+    assert read_plan(config).dialect == "unknown"
+
+
+def test_ms_swift_model_and_lower_case_model_type_make_an_ms_swift_file(tmp_path):
+    """maitagorri/medical-modality-expert's QLoRA config is `swift sft`'s (model, model_type: qwen3_vl,
+    val_dataset, target_modules) and names no train_type (ms-swift's default is lora). LLaMA-Factory's key list
+    (dataset, output_dir, lora_rank) would call four of its keys unknown."""
+    import yaml
+    from corpus_layout import lay_out
+
+    config = lay_out(tmp_path, only=MEDICAL) / f"{MEDICAL}/configs__sft_qwen3_vl_2b.yaml"
+    data = yaml.safe_load(config.read_text())
+    assert dialects.ms_swift_keys(data) == ["model", "model_type"]
+    plan = read_plan(config)
+    assert plan.dialect == "unknown" and not plan.diagnostics
+    # axolotl names a transformers class as model_type: no ms-swift sign
+    data["model_type"] = "AutoModelForCausalLM"
+    assert dialects.ms_swift_keys(data) == []
+    config.write_text(config.read_text().replace("model_type: qwen3_vl", "model_type: AutoModelForCausalLM", 1))
+    assert read_plan(config).dialect == "llamafactory"
