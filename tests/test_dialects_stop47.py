@@ -53,3 +53,18 @@ def test_ms_swift_model_and_lower_case_model_type_make_an_ms_swift_file(tmp_path
     assert dialects.ms_swift_keys(data) == []
     config.write_text(config.read_text().replace("model_type: qwen3_vl", "model_type: AutoModelForCausalLM", 1))
     assert read_plan(config).dialect == "llamafactory"
+
+
+def test_axolotl_s_kd_plugin_with_kd_trainer_trains_a_distillation(tmp_path):
+    """alan-turing-institute/model-merging's crime_gemma_kd.yaml loads `axolotl.integrations.kd.KDPlugin` and sets
+    kd_trainer: true, so KDPlugin.get_trainer_cls hands axolotl AxolotlKDTrainer (integrations/kd/__init__.py);
+    without the plugin nothing reads kd_trainer and the run is plain SFT."""
+    from corpus_layout import lay_out
+
+    folder = "alan-turing-institute__model-merging"
+    config = lay_out(tmp_path, only=folder) / f"{folder}/train__crime_gemma_kd.yaml"
+    assert read_plan(config).setting("trainer").value == "distill"
+    text = config.read_text()
+    config.write_text(text.replace("axolotl.integrations.kd.KDPlugin", "axolotl.integrations.liger.LigerPlugin", 1))
+    assert "KDPlugin" not in config.read_text()
+    assert read_plan(config).setting("trainer").value == "sft"

@@ -437,6 +437,13 @@ def _all_of_type(datasets: Any, kind: str) -> bool:
         isinstance(d, Mapping) and d.get("type") == kind for d in datasets)
 
 
+def _kd_plugin(plugins: Any) -> bool:
+    """axolotl's knowledge-distillation plugin is loaded (`axolotl.integrations.kd.KDPlugin`): only it reads
+    kd_trainer, and swaps in AxolotlKDTrainer."""
+    return isinstance(plugins, list) and any(isinstance(p, str) and p.startswith("axolotl.integrations.kd")
+                                             for p in plugins)
+
+
 def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = None) -> DialectResult:
     """Canonical settings of an axolotl config; keys judged against *pins* (default: the files beside it)."""
     b = Builder(cfg)
@@ -454,6 +461,8 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
             b.derived("trainer", "pretrain", "pretraining_dataset")
         elif _all_of_type(b.raw("datasets"), "pretrain"):  # prompt_strategies/pretrain.py: raw text, no prompt
             b.derived("trainer", "pretrain", "datasets")
+        elif as_bool(b.raw("kd_trainer")) is True and _kd_plugin(b.raw("plugins")):
+            b.derived("trainer", "distill", "kd_trainer")  # integrations/kd: KDPlugin.get_trainer_cls -> AxolotlKDTrainer
         b.default("trainer", "sft", "no rl key: axolotl runs supervised fine-tuning")
     # lengths and batches
     b.stated("max_seq_length", "sequence_len", as_number)
