@@ -51,6 +51,7 @@ from seqprof.config.dialects.common import (
     positive_or_missing,
     split_list,
 )
+from seqprof.config.dialects.constant_warmup import warmup_unread
 from seqprof.config.dialects.fsdp_checkpointing import checkpointing_twice
 from seqprof.config.dialects.trainer_deepspeed import Stated, replaced_by_deepspeed
 from seqprof.config.loader import LoadedConfig
@@ -589,6 +590,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     if refused and not _allows_before(pins, "axolotl", SHAREGPT_REFUSED_FROM):
         b.derived("sharegpt_datasets", refused, "datasets")
     b.diagnostics.extend(checkpointing_twice(cfg, pins, history, fsdp_on=b.value("fsdp") is not None, axolotl=True))
+    b.diagnostics.extend(warmup_unread(cfg, "lr_scheduler"))
     b.default("framework_versions", describe_versions(PACKAGES, pins, history),
               "the axolotl version keys were judged against (seqprof.config.versions)")
     found = check_keys(cfg, keyspace(), dialect_label=LABEL, removal=removal_judge(pins, history),

@@ -45,6 +45,7 @@ from seqprof.config.dialects.common import (
     positive_or_missing,
     precision_from_flags,
 )
+from seqprof.config.dialects.constant_warmup import warmup_unread
 from seqprof.config.dialects.fsdp_checkpointing import checkpointing_twice
 from seqprof.config.dialects.save_schedule import best_model_schedule_refused, saves_at_each_evaluation
 from seqprof.config.dialects.scheduler_kwargs import scheduler_kwargs_problems
@@ -405,6 +406,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     b.diagnostics.extend(best_model_schedule_refused(cfg, pins, history))
     b.diagnostics.extend(scheduler_kwargs_problems(cfg, pins, history))
     b.diagnostics.extend(checkpointing_twice(cfg, pins, history, fsdp_on=b.value("fsdp") is not None))
+    b.diagnostics.extend(warmup_unread(cfg))
     b.diagnostics.extend(numbers_read_as_text(cfg))
     b.default("padding", "longest", "the Trainer's default collator (DataCollatorWithPadding) pads each "
                                     "batch to its longest row")

@@ -43,6 +43,7 @@ from seqprof.config.dialects.common import (
     check_keys,
     split_list,
 )
+from seqprof.config.dialects.constant_warmup import warmup_unread
 from seqprof.config.dialects.save_schedule import best_model_schedule_refused
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
@@ -355,6 +356,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
         b.diagnostics.extend(hf.warmup_steps_refused(cfg, pins, history))
         b.diagnostics.extend(hf.warmup_ratio_overridden(cfg, pins, history))
         b.diagnostics.extend(best_model_schedule_refused(cfg, pins, history))
+        b.diagnostics.extend(warmup_unread(cfg))
     b.default("framework_versions", describe_versions(PACKAGES, pins, history),
               "the llamafactory/transformers versions keys were judged against (seqprof.config.versions)")
     omegaconf, why = _loaded_with_omegaconf(cfg, pins)

@@ -54,6 +54,7 @@ from seqprof.config.dialects.grpo_batch import generation_batch_refused
 from seqprof.config.dialects.vllm_mode import server_settings_unread
 from seqprof.config.dialects.own_schema import composed, hand_mapped, mostly_foreign, own_sections
 from seqprof.config.dialects.recipes import named_trainer, read_by_own_classes, with_recipe_layer
+from seqprof.config.dialects.constant_warmup import warmup_unread
 from seqprof.config.dialects.fsdp_checkpointing import checkpointing_twice
 from seqprof.config.dialects.save_schedule import best_model_schedule_refused
 from seqprof.config.dialects.scheduler_kwargs import scheduler_kwargs_problems
@@ -569,6 +570,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     b.diagnostics.extend(best_model_schedule_refused(cfg, pins, history))
     b.diagnostics.extend(scheduler_kwargs_problems(cfg, pins, history))
     b.diagnostics.extend(checkpointing_twice(cfg, pins, history, fsdp_on=b.value("fsdp") is not None))
+    b.diagnostics.extend(warmup_unread(cfg))
     if trainer == "grpo":
         b.diagnostics.extend(generation_batch_refused(cfg, pins, history))
     b.diagnostics.extend(server_settings_unread(cfg, trainer, pins, history))
