@@ -68,3 +68,17 @@ def test_axolotl_s_kd_plugin_with_kd_trainer_trains_a_distillation(tmp_path):
     config.write_text(text.replace("axolotl.integrations.kd.KDPlugin", "axolotl.integrations.liger.LigerPlugin", 1))
     assert "KDPlugin" not in config.read_text()
     assert read_plan(config).setting("trainer").value == "sft"
+
+
+def test_a_drafter_config_of_the_project_s_own_schema_is_not_specforge_s(tmp_path):
+    """deepinfra/TorchSpec's DFlash config shares SpecForge's model.target_model_path, but TorchSpec merges it into
+    its own `OmegaConf.structured(Config)` (torchspec/config/train_config.py declares target_model_path,
+    micro_batch_size, prefetch_depth ...). Read as SpecForge's, 24 of its keys were called unknown."""
+    from corpus_layout import lay_out
+
+    folder = "deepinfra__TorchSpec"
+    name = f"{folder}/configs__sglang_qwen36_35b_dflash.yaml"
+    assert read_plan(lay_out(tmp_path / "whole", only=folder) / name).dialect == "unknown"
+    without = lay_out(tmp_path / "without_schema", only=folder)  # a fresh root: declarations are cached per root
+    (without / f"{folder}/torchspec__config__train_config.py").unlink()
+    assert read_plan(without / name).dialect == "specforge"

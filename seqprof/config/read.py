@@ -174,6 +174,10 @@ def _choose_dialect(cfg: LoadedConfig, dialect: str | None,
             name, own_parser = dialects.UNKNOWN, False  # the project's code reads most keys out of the mapping itself
         elif name in ("hf", "trl") and (hydra_config(cfg.path) or hydra_primary_config(cfg.path, cfg.data)):
             name, own_parser = dialects.UNKNOWN, False  # Hydra composes it into the project's own DictConfig
+    elif not dialect and not launch and name == "specforge":
+        own = _own_drafter_schema(cfg.path)
+        if own:
+            name, source = dialects.UNKNOWN, own
     elif not dialect and not launch and name == "axolotl":
         from seqprof.config.dialects.own_schema import read_by_its_own_trainer
         from seqprof.config.project_fields import framework_fork
@@ -181,6 +185,18 @@ def _choose_dialect(cfg: LoadedConfig, dialect: str | None,
         if read_by_its_own_trainer(cfg.path, cfg.data) and framework_fork(cfg.path) is None:
             name = dialects.UNKNOWN  # a script of the project's own reads axolotl's key names, axolotl never does
     return name, variant, source, bool(own_parser)
+
+
+def _own_drafter_schema(config_path: str) -> str:
+    """Why the file is read by the project's own drafter schema, not SpecForge's: the project declares
+    `target_model_path` in a config class outside a `specforge/` package (TorchSpec's and AngelSpec's
+    train_config.py merge the file into `OmegaConf.structured(Config)`, a schema of their own); '' otherwise."""
+    from seqprof.config.project_fields import project_fields
+
+    found = project_fields(config_path).get("target_model_path")
+    if found is None or "specforge/" in f"/{found.file}":
+        return ""
+    return f"the project's own drafter config {found.where()} declares its model.target_model_path, not SpecForge's"
 
 
 def _llamafactory_copy(calls: tuple[str, ...]) -> bool:
