@@ -35,7 +35,7 @@ def read_plan(path: str | Path, dialect: str | None = None, versions: str | None
     name, variant, source, own_parser = _choose_dialect(cfg, dialect, versions)
     settings: dict = {}
     found: list[ConfigDiagnostic] = list(cfg.diagnostics)
-    if name == dialects.UNKNOWN and not dialect:  # the project's code may still hand its keys to TrainingArguments
+    if name == dialects.UNKNOWN and dialect in (None, "", dialects.UNKNOWN):  # its code may still hand keys on
         from seqprof.config.dialects.forwarded import forwarded_key_diagnostics
         from seqprof.config.pins import parse_spec
 
