@@ -82,3 +82,20 @@ def test_a_drafter_config_of_the_project_s_own_schema_is_not_specforge_s(tmp_pat
     without = lay_out(tmp_path / "without_schema", only=folder)  # a fresh root: declarations are cached per root
     (without / f"{folder}/torchspec__config__train_config.py").unlink()
     assert read_plan(without / name).dialect == "specforge"
+
+
+def test_a_trl_parser_in_the_config_s_own_branch_decides_its_dialect(tmp_path):
+    """aws-samples' HyperPod option-3-dpo/args.yaml holds TrainingArguments keys and the project's own, and its folder's
+    scripts/train.py parses it with `TrlParser((ScriptArguments, DPOConfig))`; option-2's sibling train.py parses
+    its own args.yaml with `TrlParser((ScriptArguments, TrainingArguments))`. The script in the config's own branch
+    is the one that reads it, and DPOConfig makes it a trl file."""
+    from corpus_layout import lay_out
+
+    folder = "aws-samples__generative-ai-on-amazon-sagemaker"
+    option = ("workshops__distributed-training-deployment-on-sagemaker-ai__solution-3-sagemaker-hyperpod-k8"
+              "__option-3-dpo")
+    tree = lay_out(tmp_path / "whole", only=folder)
+    assert read_plan(tree / f"{folder}/{option}__args.yaml").dialect == "trl"
+    without = lay_out(tmp_path / "without_own_script", only=folder)
+    (without / f"{folder}/{option}__scripts__train.py").unlink()
+    assert read_plan(without / f"{folder}/{option}__args.yaml").dialect == "hf"

@@ -239,11 +239,8 @@ def with_requirement(pins: Pins, history: KeyHistory, package: str, dependency: 
     if any(p.own for p in pins.of(package)):
         return pins  # a checkout of *package*: its own requirement files are read as the project's pins
     allowed = history.allowed(package, pins)
-    checkout = pins.vcs(package)
-    if allowed is None and package in COMPANIONS and pins.pins.get(package) and (checkout is None or checkout.head):
-        # listed without a version, pip installs the newest release; a checkout of its main branch is at least
-        # that new (TuTTC's `unsloth @ git+https://github.com/unslothai/unsloth.git`), read as that release
-        allowed = history.versions(package)
+    if allowed is None and package in COMPANIONS and pins.pins.get(package) and pins.vcs(package) is None:
+        allowed = history.versions(package)  # listed without a version: pip installs the newest release
     spec = history.requires(package, allowed[-1], dependency) if allowed else None
     spec = ",".join(c.strip() for c in (spec or "").split(",") if c.strip().startswith(("<", "==", "~=")))
     if not spec or pins.vcs(dependency):

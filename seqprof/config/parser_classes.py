@@ -183,22 +183,23 @@ class ParsedInto:
         return f"parsed by HfArgumentParser over TrainingArguments and the project's own classes at {self.where}"
 
 
-def parsed_into(config_path: str | Path, keys: Iterable[str]) -> ParsedInto | None:
-    """Which frameworks' classes take the config's keys, when every script that parses it calls HfArgumentParser
-    over classes that are transformers' or TRL's own or the project's (through their bases); None when a call cannot
+def parsed_into(config_path: str | Path, keys: Iterable[str],
+                parsers: tuple[str, ...] = ("HfArgumentParser",)) -> ParsedInto | None:
+    """Which frameworks' classes take the config's keys, when every script that parses it calls one of *parsers*
+    (HfArgumentParser; TrlParser, its subclass, where the caller asks) over classes that are transformers' or TRL's own or the project's (through their bases); None when a call cannot
     be read or a class is an installed package's. Only those classes take its keys, whatever trainer the script also
     builds: yshihao-ai/HyCoRA's train.py builds DPOTrainer for train_mode dpo beside HfArgumentParser((
     CustomizedArguments, TrainingArguments)), with trl pinned; its evaluate.py fills EvaluateArguments alone."""
     path = Path(config_path)
-    return _parsed_into(str(path), frozenset(keys)) if path.is_file() else None
+    return _parsed_into(str(path), frozenset(keys), parsers) if path.is_file() else None
 
 
 @lru_cache(maxsize=256)
-def _parsed_into(config_path: str, keys: frozenset[str]) -> ParsedInto | None:
+def _parsed_into(config_path: str, keys: frozenset[str], parsers: tuple[str, ...]) -> ParsedInto | None:
     """parsed_into, once per config and run: the dialect choice asks it from up to three places."""
     root = project_root(config_path)
     calls = _calls_parsing(config_path, keys)
-    if calls is None or any(call.parser != "HfArgumentParser" for call in calls):
+    if calls is None or any(call.parser not in parsers for call in calls):
         return None
     table = project_dataclasses(root)
     frameworks: set[str] = set()

@@ -92,7 +92,24 @@ def _parser_scripts(config_path: str, keys: frozenset[str]) -> tuple[ParserScrip
         if score:
             scored.append((score, script))
     best = max((score for score, _ in scored), default=0)
-    return tuple(script for score, script in scored if score == best)
+    tied = [script for score, script in scored if score == best]
+    return tuple(_nearest(tied, Path(config_path).resolve(), root.resolve())) if len(tied) > 1 else tuple(tied)
+
+
+def _nearest(scripts: list[ParserScript], config: Path, root: Path) -> list[ParserScript]:
+    """Of scripts that take the keys equally well, those in the config's own branch of the tree: aws-samples'
+    option-3-dpo/args.yaml is option-3-dpo/scripts/train.py's (TrlParser over DPOConfig), not its sibling
+    option-2's. All of them when none is nearer than another."""
+    if not config.is_relative_to(root):
+        return scripts
+    folders = config.parent.relative_to(root).parts
+
+    def shared(script: ParserScript) -> int:
+        parts = Path(script.file).parent.parts
+        return next((i for i, (a, b) in enumerate(zip(folders, parts)) if a != b), min(len(folders), len(parts)))
+
+    depth = max(shared(s) for s in scripts)
+    return [s for s in scripts if shared(s) == depth]
 
 
 def _own_copies(root: Path, file: str) -> dict[str, frozenset[str]]:

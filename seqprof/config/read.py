@@ -153,6 +153,8 @@ def _choose_dialect(cfg: LoadedConfig, dialect: str | None,
         spread = spread_whole(cfg.path) if name == "hf" and calls is None else None
         if spread is not None and spread.package == "trl":
             name, source = "trl", f"spread whole into TRL's {spread.cls} at {spread.where()}"
+        if calls is None and name == "hf":  # TrlParser, HfArgumentParser's subclass, fills the classes it names alike
+            calls = parsed_into(cfg.path, cfg.data, ("HfArgumentParser", "TrlParser"))
         if calls is not None and calls.frameworks == {"trl"} and name == "hf":
             # HfArgumentParser((Arguments, DPOConfig)).parse_json_file: TRL's config class takes the keys
             # (MangoFF/ACT's dpo.json), whatever plain TrainingArguments keys the file mostly holds
