@@ -186,7 +186,8 @@ class ParsedInto:
 def parsed_into(config_path: str | Path, keys: Iterable[str],
                 parsers: tuple[str, ...] = ("HfArgumentParser",)) -> ParsedInto | None:
     """Which frameworks' classes take the config's keys, when every script that parses it calls one of *parsers*
-    (HfArgumentParser; TrlParser, its subclass, where the caller asks) over classes that are transformers' or TRL's own or the project's (through their bases); None when a call cannot
+    (HfArgumentParser; TrlParser, its subclass, where the caller asks) over classes that are transformers' or TRL's
+    own or the project's (through their bases); None when a call cannot
     be read or a class is an installed package's. Only those classes take its keys, whatever trainer the script also
     builds: yshihao-ai/HyCoRA's train.py builds DPOTrainer for train_mode dpo beside HfArgumentParser((
     CustomizedArguments, TrainingArguments)), with trl pinned; its evaluate.py fills EvaluateArguments alone."""

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from seqprof.config.dialects import hf, trl
 from seqprof.config.dialects.common import check_keys
+from seqprof.config.dialects.unsloth_compat import filtered_by_unsloth, unsloth_compat_release
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_calls import SECTION, Forward, project_forwards
@@ -46,7 +47,7 @@ def forwarded_key_diagnostics(cfg: LoadedConfig, only: Collection[str] | None = 
     history = KeyHistory.load()
     pins = pins if pins is not None else with_companions(pins_beside(cfg.path), history)
     out: list[ConfigDiagnostic] = []
-    compat = _unsloth_compat_release(pins, history)
+    compat = unsloth_compat_release(pins, history)
     for forward in _each_key(forwards.values(), cfg.data, cfg.path):
         unsloth = forward.package == "trl" and _imports_unsloth(cfg.path, forward)
         if forward.keyword == "max_seq_length" and unsloth:
@@ -56,7 +57,7 @@ def forwarded_key_diagnostics(cfg: LoadedConfig, only: Collection[str] | None = 
                          handed_on=None if forward.spread else forward.where())
                  for d in _judged(forward, cfg.get(forward.key), cfg.line(forward.key) or 1, cfg.path, pins, history)
                  if d.kind in VERSION_KINDS]
-        out += [_filtered_by_unsloth(d, forward, compat) for d in found] if unsloth and compat else found
+        out += [filtered_by_unsloth(d, forward, compat) for d in found] if unsloth and compat else found
     return out + _spread_numbers_as_text(cfg, forwards.values())
 
 
@@ -125,56 +126,6 @@ def _imports_unsloth(path: str, forward: Forward) -> bool:
 
     module = re.escape(forward.file.removesuffix(".py").replace("/", "."))
     return any(_imported_first(source_text(file), "unsloth", module) for file in python_files(project_root(path)))
-
-
-UNSLOTH_COMPAT_FROM = "2026.8.11"  # unsloth/models/rl_config_compat.py first ships in 2026.8.11's wheel
-# what filter_config_init_kwargs moves to a new name instead of dropping, by the release that began to: TRL's renames
-# from 2026.8.11, transformers 5's from 2026.9.1 (TRANSFORMERS_CONFIG_RENAMES; 2026.8.22 has none)
-UNSLOTH_RENAMES: tuple[tuple[str, Mapping[str, str]], ...] = (
-    ("2026.8.11", {"use_liger_loss": "use_liger_kernel", "vllm_guided_decoding_regex": "vllm_structured_outputs_regex",
-                   "wandb_log_unique_prompts": "log_unique_prompts"}),
-    ("2026.9.1", {"warmup_ratio": "warmup_steps", "push_to_hub_token": "hub_token",
-                  "per_gpu_train_batch_size": "per_device_train_batch_size",
-                  "per_gpu_eval_batch_size": "per_device_eval_batch_size"}),
-)
-
-
-def _unsloth_compat_release(pins: Pins, history: KeyHistory) -> str | None:
-    """The unsloth release the project installs when it filters its patched TRL configs' arguments (2026.8.11 on),
-    else None: the newest release the pins allow, or the newest one where unsloth is listed bare or from main."""
-    from packaging.version import Version
-
-    if not pins.pins.get("unsloth"):
-        return None
-    checkout = pins.vcs("unsloth")
-    if checkout is not None and not checkout.head:
-        return None  # a fixed commit seqprof cannot place
-    allowed = history.allowed("unsloth", pins) or (history.versions("unsloth") if not pins.of("unsloth") else [])
-    if not allowed or Version(allowed[-1]) < Version(UNSLOTH_COMPAT_FROM):
-        return None
-    return allowed[-1]
-
-
-def _filtered_by_unsloth(d: ConfigDiagnostic, forward: Forward, release: str) -> ConfigDiagnostic:
-    """A keyword the installed release no longer takes, handed to unsloth's patched TRL config: its
-    `filter_config_init_kwargs` (models/rl_config_compat.py) moves a renamed one to its new name and drops any other
-    with a printed notice ("will be IGNORED"), so the class never raises TypeError (TuTTC's logging_dir)."""
-    from packaging.version import Version
-
-    if d.kind != "removed_key":
-        return d  # the installed release still takes it: unsloth passes it on unchanged
-    moved = {old: new for since, table in UNSLOTH_RENAMES if Version(release) >= Version(since)
-             for old, new in table.items()}
-    where = f"the project's code hands '{forward.key}' to {forward.cls} ({forward.where()}) after importing unsloth"
-    if forward.keyword in moved:
-        return replace(d, kind="unread_key", suggestion=None, value_change=None, message=(
-            f"{where}, whose patched {forward.cls} (unsloth {release}, models/rl_config_compat.py) moves the value to "
-            f"'{moved[forward.keyword]}', which the installed release reads instead: no error, and the setting keeps "
-            f"its effect"))
-    return replace(d, kind="dropped_by_unsloth", suggestion=None, value_change=None, message=(
-        f"{where}, whose patched {forward.cls} (unsloth {release}, models/rl_config_compat.py) drops it with a printed "
-        f"notice instead of the TypeError ('{forward.keyword}' ... will be IGNORED): the run starts, and the setting "
-        f"has no effect ({d.message.split(': ', 1)[-1]})"))
 
 
 def _imported_first(text: str, first: str, then: str, or_alone: bool = False) -> bool:
