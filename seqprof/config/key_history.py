@@ -401,6 +401,26 @@ def run_release_said(package: str, pins: Pins, release: str) -> str:
         f"unpinned, a fresh install gets {package} {minor(release)}"
 
 
+def release_with_check(history: KeyHistory, pins: Pins, package: str, since: str,
+                       releases_before: Sequence[str]) -> tuple[str, str] | None:
+    """(the release a run gets, how a message names it) when that release has a check *package* added in *since*;
+    None when it has not, or no release meets the pins. Pins older than every release the history holds stand for
+    *since* itself ("transformers==4.30.2, 4.33 or later"), unless they allow one of *releases_before* (the last of
+    each minor before it) or an older release they name: what such a release has is not in the history."""
+    from packaging.version import Version
+
+    if history.older_than_known(package, pins):
+        named = [v for p in pins.of(package) for v in re.findall(r"\d+(?:\.\d+)+", p.specifier)]
+        older = pins.allowed(package, list(releases_before) + named) or []
+        if any(Version(v) < Version(since) for v in older):
+            return None
+        return since, f"{pins.describe(package)}, {minor(since)} or later"
+    installed = history.run_release(package, pins)
+    if installed is None or Version(installed) < Version(since):
+        return None
+    return installed, run_release_said(package, pins, installed)
+
+
 def allowed_minors(pins: Pins, package: str, order: Sequence[str], *, patch: bool = False) -> list[str] | None:
     """The generated versions (one per minor release) the pins allow; None when *package* is unpinned.
 

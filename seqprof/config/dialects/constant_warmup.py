@@ -8,13 +8,13 @@ that warms up. TRL's trainers, LLaMA-Factory and axolotl (for these names) all b
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
-from seqprof.config.loader import LoadedConfig, resolve_linked_file
+from seqprof.config.loader import LoadedConfig, load_config, resolve_linked_file
 from seqprof.config.plan import ConfigDiagnostic
+from seqprof.errors import SeqprofError
 
 NO_WARMUP = ("constant", "reduce_lr_on_plateau")
 WARMUP_KEYS = ("warmup_ratio", "warmup_steps")
@@ -65,7 +65,7 @@ def _no_deepspeed_schedule(cfg: LoadedConfig) -> bool:
     if path is None:
         return False
     try:
-        loaded = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        loaded = load_config(path)  # as link_deepspeed reads it: size-limited, a .conf read as JSON
+    except SeqprofError:
         return False
-    return isinstance(loaded, Mapping) and "scheduler" not in loaded
+    return isinstance(loaded.data, Mapping) and "scheduler" not in loaded.data

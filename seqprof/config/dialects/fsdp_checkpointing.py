@@ -10,10 +10,9 @@ its `fsdp_config` and `gradient_checkpointing` to TrainingArguments unchanged (c
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from seqprof.config.key_history import KeyHistory, run_release_said
+from seqprof.config.key_history import KeyHistory, release_with_check
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.pins import Pins
 from seqprof.config.plan import ConfigDiagnostic
@@ -31,8 +30,6 @@ def checkpointing_twice(cfg: LoadedConfig, pins: Pins, history: KeyHistory, *,
 
     Judged only where the file states both and turns FSDP on (`fsdp:`; axolotl: an fsdp_config), the release the
     pins install has the check, and the project's code neither declares nor sets gradient_checkpointing itself."""
-    from packaging.version import Version
-
     data = cfg.data
     section = data.get("fsdp_config")
     if not fsdp_on or not isinstance(section, dict):
@@ -48,17 +45,10 @@ def checkpointing_twice(cfg: LoadedConfig, pins: Pins, history: KeyHistory, *,
     if axolotl:
         release = "axolotl hands both to TrainingArguments (core/builders/base.py)"
     else:
-        if history.older_than_known("transformers", pins):  # refused unless the pins allow 4.32 or older
-            named = [v for p in pins.of("transformers") for v in re.findall(r"\d+(?:\.\d+)+", p.specifier)]
-            older = pins.allowed("transformers", RELEASES_BEFORE_REFUSAL + named) or []
-            if not named or any(Version(v) < Version(REFUSED_FROM) for v in older):
-                return []
-            release = f"{pins.describe('transformers')}, 4.33 or later"
-        else:
-            installed = history.run_release("transformers", pins)
-            if installed is None or Version(installed) < Version(REFUSED_FROM):
-                return []
-            release = run_release_said("transformers", pins, installed)
+        found = release_with_check(history, pins, "transformers", REFUSED_FROM, RELEASES_BEFORE_REFUSAL)
+        if found is None:
+            return []
+        release = found[1]
     if _project_sets_checkpointing(cfg.path):
         return []
     dotted = f"fsdp_config.{fsdp_key}"

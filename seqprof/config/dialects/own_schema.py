@@ -290,17 +290,26 @@ def hydra_config(config_path: str) -> str | None:
     if not path.is_file():
         return None
     root = project_root(path)
+    for folder, where in _hydra_config_folders(root):
+        if folder != root and folder in path.parents and path.parent != folder and \
+                not re.match(r"\s*#\s*@package\s+_global_", source_text(path)) and \
+                not _parsed_whole(path.relative_to(folder).parts[0], root):
+            return where
+    return None
+
+
+def _hydra_config_folders(root: Path) -> list[tuple[Path, str]]:
+    """(the folder Hydra composes configs from, 'file:line' of the call naming it), for each Hydra entry point
+    (HYDRA_CONFIG_DIR) in the project's Python files under *root*, in file order."""
+    found = []
     for file in python_files(root):
         text = source_text(file)
         if "hydra" not in text:
             continue
-        for match in HYDRA_CONFIG_DIR.finditer(text):
-            folder = (file.parent / match.group(1)).resolve()
-            if folder != root and folder in path.parents and path.parent != folder and \
-                    not re.match(r"\s*#\s*@package\s+_global_", source_text(path)) and \
-                    not _parsed_whole(path.relative_to(folder).parts[0], root):
-                return f"{file.relative_to(root).as_posix()}:{text.count(chr(10), 0, match.start()) + 1}"
-    return None
+        found += [((file.parent / match.group(1)).resolve(),
+                   f"{file.relative_to(root).as_posix()}:{text.count(chr(10), 0, match.start()) + 1}")
+                  for match in HYDRA_CONFIG_DIR.finditer(text)]
+    return found
 
 
 # a project that spreads the whole composed config into a parser or class: `parse_dict(OmegaConf.to_container(cfg))`,
@@ -331,14 +340,7 @@ def hydra_primary_config(config_path: str, data: Mapping[str, Any]) -> str | Non
     root = project_root(path)
     if code_matches(root, WHOLE_CONFIG_SPREAD):
         return None
-    for file in python_files(root):
-        text = source_text(file)
-        if "hydra" not in text:
-            continue
-        for match in HYDRA_CONFIG_DIR.finditer(text):
-            if (file.parent / match.group(1)).resolve() == path.parent:
-                return f"{file.relative_to(root).as_posix()}:{text.count(chr(10), 0, match.start()) + 1}"
-    return None
+    return next((where for folder, where in _hydra_config_folders(root) if folder == path.parent), None)
 
 
 def _parsed_whole(group: str, root: Path) -> bool:

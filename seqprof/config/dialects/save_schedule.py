@@ -9,11 +9,10 @@ save_strategy "best".
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
-from seqprof.config.key_history import KeyHistory, run_release_said
+from seqprof.config.key_history import KeyHistory, release_with_check
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.pins import Pins
 from seqprof.config.plan import ConfigDiagnostic
@@ -43,17 +42,10 @@ def best_model_schedule_refused(cfg: LoadedConfig, pins: Pins, history: KeyHisto
     data = cfg.data
     if data.get("load_best_model_at_end") is not True:
         return []
-    if history.older_than_known("transformers", pins):  # what the history lacks: refused unless 4.8 or older
-        named = [v for p in pins.of("transformers") for v in re.findall(r"\d+(?:\.\d+)+", p.specifier)]
-        older = pins.allowed("transformers", RELEASES_BEFORE_REFUSAL + named) or []
-        if any(Version(v) < Version(REFUSED_FROM) for v in older) or _project_sets_schedule(cfg.path):
-            return []
-        installed, release = REFUSED_FROM, f"{pins.describe('transformers')}, 4.9 or later"
-    else:
-        installed = history.run_release("transformers", pins)
-        if installed is None or Version(installed) < Version(REFUSED_FROM) or _project_sets_schedule(cfg.path):
-            return []
-        release = run_release_said("transformers", pins, installed)
+    found = release_with_check(history, pins, "transformers", REFUSED_FROM, RELEASES_BEFORE_REFUSAL)
+    if found is None or _project_sets_schedule(cfg.path):
+        return []
+    installed, release = found
     eval_key = next((k for k in ("eval_strategy", "evaluation_strategy") if k in data), None)
     evaluation = data.get(eval_key, "no") if eval_key else "no"
     saving = data.get("save_strategy", "steps")
