@@ -1,4 +1,5 @@
-"""Regenerate dialects/keys/key_history.json: when each TRL, transformers, axolotl, LLaMA-Factory config field came and went.
+"""Regenerate dialects/keys/key_history.json: when each TRL, transformers, axolotl, LLaMA-Factory and accelerate
+config field came and went.
 
     .venv/bin/python scripts/gen_key_history.py                  # download the wheels, write the file
     .venv/bin/python scripts/gen_key_history.py --check          # exit 1 if the committed file is stale
@@ -20,6 +21,8 @@ never imported, so one environment covers every version:
   PyPI has no wheel); the plugins' arguments are not in the schema and stay as keys/axolotl.json lists them;
   and the keys of the sections a pydantic model of their own validates (AXOLOTL_SECTION_MODELS: fsdp_config from
   0.13, special_tokens, trl, vllm; AXOLOTL_DATASET_MODELS for each `datasets:` entry), which drop any other key;
+- accelerate: the fields of ClusterConfig and SageMakerConfig (with BaseConfig's), which ``accelerate launch
+  --config_file`` builds from the file and which refuse any other top-level key;
 - llamafactory: the dataclasses of src/llamafactory/hparams/*.py that HfArgumentParser reads (LLAMAFACTORY_CLASSES,
   with their LLaMA-Factory bases; TrainingArguments' own fields, not transformers' Seq2SeqTrainingArguments it
   derives from, which are TrainingArguments keys judged by the transformers history), every release (its
@@ -71,6 +74,14 @@ AXOLOTL_SCHEMA_DIRS = ("axolotl/utils/config/models/input/v0_4_1/", "axolotl/uti
 LLAMAFACTORY_VERSIONS = ("0.7.1", "0.8.0", "0.8.1", "0.8.2", "0.8.3", "0.9.0", "0.9.1", "0.9.2", "0.9.3", "0.9.4",
                          "0.9.5")
 # the dataclasses llamafactory/hparams/parser.py hands HfArgumentParser (each with its LLaMA-Factory bases)
+# last patch of each minor release (pip index versions accelerate) from 0.20, the config classes of `accelerate launch
+# --config_file` (accelerate/commands/config/config_args.py: ClusterConfig, or SageMakerConfig when compute_environment
+# is AMAZON_SAGEMAKER, each with BaseConfig's fields), which refuse any other top-level key
+ACCELERATE_VERSIONS = ("0.20.3", "0.21.0", "0.22.0", "0.23.0", "0.24.1", "0.25.0", "0.26.1", "0.27.2", "0.28.0",
+                       "0.29.3", "0.30.1", "0.31.0", "0.32.1", "0.33.0", "0.34.2", "1.0.1", "1.1.1", "1.2.1", "1.3.0",
+                       "1.4.0", "1.5.2", "1.6.0", "1.7.0", "1.8.1", "1.9.0", "1.10.1", "1.11.0", "1.12.0", "1.13.0",
+                       "1.14.0", "1.15.0", "1.16.0")
+ACCELERATE_CLASSES = ("ClusterConfig", "SageMakerConfig")
 LLAMAFACTORY_CLASSES = ("ModelArguments", "DataArguments", "TrainingArguments", "FinetuningArguments",
                         "GeneratingArguments", "EvaluationArguments")
 # the environment a requirement's markers are read in (METADATA may give Linux and macOS different ranges)
@@ -375,6 +386,8 @@ def build(wheels: Path) -> dict:
     llamafactory = {v: wheel("llamafactory", v, wheels) for v in LLAMAFACTORY_VERSIONS}
     lf_by_version = {v: class_fields(package_files(whl, "llamafactory/hparams/"), LLAMAFACTORY_CLASSES,
                                      pydantic=False) for v, whl in llamafactory.items()}
+    accelerate = {v: class_fields(package_files(wheel("accelerate", v, wheels), "accelerate/commands/config/"),
+                                  ACCELERATE_CLASSES, pydantic=False) for v in ACCELERATE_VERSIONS}
     return {
         "command": COMMAND,
         "source": "released wheels (pip download --no-deps), sources parsed with ast; per field: "
@@ -401,6 +414,9 @@ def build(wheels: Path) -> dict:
                          "note": "src/llamafactory/hparams/*.py dataclasses with their LLaMA-Factory bases "
                                  "(TrainingArguments: its own fields, not Seq2SeqTrainingArguments'); requires: the "
                                  "Requires-Dist range of each release's METADATA (Linux, Python 3.11)"},
+        "accelerate": {"versions": list(ACCELERATE_VERSIONS), "classes": history(ACCELERATE_VERSIONS, accelerate),
+                       "note": "the dataclasses `accelerate launch --config_file` builds from the file "
+                               "(accelerate/commands/config/config_args.py), BaseConfig's fields included"},
     }
 
 

@@ -20,22 +20,29 @@ from seqprof.config.dialects.common import (
     Builder,
     DialectResult,
     Keyspace,
+    Moved,
     as_number,
     check_keys,
     link_deepspeed,
 )
+from seqprof.config.key_history import KeyHistory, assumed, describe_versions
 from seqprof.config.loader import LoadedConfig
+from seqprof.config.plan import ConfigDiagnostic
+from seqprof.config.pins import Pins
 
 NAME = "accelerate"
 LABEL = "accelerate's config"
+USES_PINS = True  # the pinned accelerate decides which top-level keys its config class takes
 
-KNOWN = frozenset("""
-compute_environment distributed_type mixed_precision use_cpu debug num_processes num_machines machine_rank
-main_process_ip main_process_port rdzv_backend same_network main_training_function enable_cpu_affinity
-downcast_bf16 gpu_ids tpu_name tpu_zone tpu_use_cluster tpu_use_sudo tpu_env commands command_file
-dynamo_config deepspeed_config fsdp_config megatron_lm_config ipex_config mpirun_config fp8_config
-parallelism_config dynamo_backend num_cpu_threads_per_process
-""".split())
+# keys process_config converts to the new format before the class is built (fp16 -> mixed_precision,
+# dynamo_backend -> dynamo_config), in every release keys/key_history.json holds
+CONVERTED = frozenset({"fp16", "dynamo_backend"})
+SAGEMAKER = "AMAZON_SAGEMAKER"
+
+# every release from 0.18 (0.28 on: from_yaml_file's "had unknown keys" ValueError; before it, cls(**config_dict)'s
+# TypeError) refuses a top-level key its config class lacks, so `accelerate launch --config_file` stops there
+REFUSAL = ("`accelerate launch --config_file` refuses a key the config class lacks (ValueError \"had unknown keys\" "
+           "from 0.28, TypeError before)")
 
 
 # accelerate's DistributedType values (utils/dataclasses.py): a `distributed_type:` of one is accelerate's own key, even
@@ -54,9 +61,14 @@ def detect(data: Mapping[str, Any]) -> int:
     return 20 + hits if hits >= 2 else 0
 
 
-def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
-    """World size, precision and sharding of an accelerate launch config."""
+def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = None) -> DialectResult:
+    """World size, precision and sharding of an accelerate launch config; keys judged against *pins* (default: the
+    files beside it)."""
+    from seqprof.config.versions import pins_beside
+
     b = Builder(cfg)
+    history = KeyHistory.load()
+    pins = pins if pins is not None else pins_beside(cfg.path)
     b.default("task", "launch", "an accelerate launch config: it configures processes, not training")
     b.stated("world_size", "num_processes", as_number)
     b.stated("precision", "mixed_precision", lambda v: {"no": "fp32"}.get(str(v), str(v)))
@@ -78,8 +90,47 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
             elif isinstance(ds.get("zero_stage"), int):
                 b.derived("deepspeed", dict(ds), "deepspeed_config")
                 b.derived("zero_stage", ds["zero_stage"], "deepspeed_config.zero_stage")
-    b.diagnostics.extend(check_keys(cfg, Keyspace(known=KNOWN), dialect_label=LABEL))
+    b.default("framework_versions", describe_versions(["accelerate"], pins, history),
+              "the accelerate version keys were judged against (seqprof.config.versions)")
+    cls = config_class(cfg.data)
+    found = check_keys(cfg, keyspace(history, cls), dialect_label=LABEL,
+                       removal=lambda key: history.removal(NAME, key, [cls], pins),
+                       assumption=assumed([NAME], pins, history))
+    b.diagnostics.extend(found + premature_keys(cfg, cls, pins, history, {d.key for d in found}))
     return b.result()
+
+
+def config_class(data: Mapping[str, Any]) -> str:
+    """The class load_config_from_file builds: SageMakerConfig for compute_environment AMAZON_SAGEMAKER, else
+    ClusterConfig."""
+    return "SageMakerConfig" if str(data.get("compute_environment", "")).upper() == SAGEMAKER else "ClusterConfig"
+
+
+def keyspace(history: KeyHistory, cls: str) -> Keyspace:
+    """The newest release's fields of *cls* (with the keys process_config converts); a field only older releases
+    had is deprecated, judged against the pins."""
+    newest = history.fields_in(NAME, history.newest(NAME), [cls])
+    older = history.ever(NAME, [cls]) - newest
+    return Keyspace(known=frozenset(newest) | CONVERTED,
+                    deprecated={k: Moved(None, f"a {cls} field of earlier accelerate releases") for k in sorted(older)})
+
+
+def premature_keys(cfg: LoadedConfig, cls: str, pins: Pins, history: KeyHistory,
+                   judged: set[str]) -> list[ConfigDiagnostic]:
+    """Fields of *cls* only from a release later than every one the pins allow (enable_cpu_affinity, 0.29, in a
+    project pinned to accelerate<0.23): launch refuses the file before any process starts."""
+    ever = history.ever(NAME, [cls])
+    out: list[ConfigDiagnostic] = []
+    for key in cfg.data:
+        if not isinstance(key, str) or key in judged or key not in ever:
+            continue
+        early = history.premature(NAME, key, [cls], pins)
+        if early is not None:
+            out.append(ConfigDiagnostic(
+                kind="premature_key", key=key, file=cfg.path, line=cfg.line(key) or 1,
+                message=f"'{key}' is not a field of accelerate's {cls} at the pinned release: {early.detail}; "
+                        f"{REFUSAL}", suggestion_from=early.removed_in))
+    return out
 
 
 # what DeepSpeedPlugin._deepspeed_config_checks refuses from the accelerate config beside a deepspeed_config_file
