@@ -64,7 +64,7 @@ def framework_launches(config_path: str) -> tuple[Launch, ...]:
         for dialect, pattern in FRAMEWORK_COMMANDS:
             for match in pattern.finditer(line):
                 given = (match.groupdict().get("config") or match.groupdict().get("config2") or "").strip("\"'")
-                if not _names(given, path, bare=namesakes <= 1):
+                if not _names(given, path, bare=namesakes <= 1, root=root):
                     continue  # the command runs another file of the line (axolotl's config, not its deepspeed json)
                 trainer = match.groupdict().get("trainer")
                 found.append(Launch(dialect, trainer.replace("-", "_") if trainer else None, _short(line),
@@ -104,10 +104,11 @@ def command_lines(root: Path, config: Path) -> tuple[list[tuple[str, int, str]],
             variables: dict[str, str] = {}  # CONFIG=recipes/x/sft.yaml: a later `--config "$CONFIG"` names it too
             for chunk in re.split(r"(?<!\\)\n", text):
                 line = _substituted(re.sub(r"\\\r?\n", " ", chunk), variables)
-                if any(_same_file(m.group(1), config) for m in naming.finditer(line)):
+                if any(_same_file(m.group(1), config, root=root) for m in naming.finditer(line)):
                     out.append((where.relative_to(root).as_posix(), number, line.strip()))
                     assigned = _ASSIGNMENT.match(line)
-                    if assigned and any(_same_file(m.group(1), config) for m in naming.finditer(assigned.group(2))):
+                    if assigned and any(_same_file(m.group(1), config, root=root)
+                                        for m in naming.finditer(assigned.group(2))):
                         variables[assigned.group(1)] = assigned.group(2).strip("\"'")
                 number += chunk.count("\n") + 1
     return out, namesakes
@@ -218,21 +219,27 @@ _SCRIPT = re.compile(r"(?<![\w./$-])((?:\.{0,2}/)?[\w./-]*?\w\.py)(?![\w.])")
 _MODULE = re.compile(r"(?:^|\s)-m\s+((?:\w+\.)*\w+)")
 
 
-def _names(given: str, config: Path, bare: bool) -> bool:
+def _names(given: str, config: Path, bare: bool, root: Path | None = None) -> bool:
     """A command's file argument is *config*: its name, and its folders where it writes any (with *bare*, a name
     without folders is enough)."""
     head, _, tail = given.rpartition("/")
-    return tail == config.name and _same_file(head, config, bare)
+    return tail == config.name and _same_file(head, config, bare, root)
 
 
-def _same_file(prefix: str, config: Path, bare: bool = True) -> bool:
+def _same_file(prefix: str, config: Path, bare: bool = True, root: Path | None = None) -> bool:
     """A line's `configs/dpo/` + name names *config* when its folders (those not written with a variable) end the
-    config's own path; a bare name does when *bare*."""
+    config's own path; a bare name does when *bare*. An absolute path names it when it ends in the config's folders
+    inside the project *root*, the rest being where the checkout lies on the author's machine
+    (`axolotl train /srv/frappe-llm/configs/dpo.yaml` for the repository's configs/dpo.yaml)."""
     folders = [p for p in prefix.split("/") if p and p not in (".", "..") and not set(p) & set("${}~")]
     if not folders:
         return bare
     parents = config.parent.parts
-    return len(folders) <= len(parents) and tuple(parents[-len(folders):]) == tuple(folders)
+    if len(folders) <= len(parents) and tuple(parents[-len(folders):]) == tuple(folders):
+        return True
+    inside = config.parent.relative_to(root).parts if root is not None and config.is_relative_to(root) else ()
+    return prefix.startswith("/") and bool(inside) and len(folders) > len(inside) and \
+        tuple(folders[-len(inside):]) == inside
 
 
 def _short(line: str, width: int = 100) -> str:

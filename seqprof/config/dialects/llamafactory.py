@@ -104,11 +104,25 @@ save_safetensors include_tokens_per_second fsdp_transformer_layer_cls_to_wrap"""
 GENERATING_EVAL_ARGS = """do_sample temperature top_p top_k num_beams max_length max_new_tokens repetition_penalty
 length_penalty skip_special_tokens default_system enable_thinking task task_dir batch_size seed lang n_shot
 save_dir download_mode"""
-MEGATRON_ARGS = """tensor_model_parallel_size pipeline_model_parallel_size virtual_pipeline_model_parallel_size
-context_parallel_size expert_model_parallel_size sequence_parallel use_distributed_optimizer bias_activation_fusion
-apply_rope_fusion masked_softmax_fusion cross_entropy_loss_fusion overlap_param_gather overlap_grad_reduce
-moe_grouped_gemm moe_token_dispatcher_type recompute_granularity recompute_method recompute_num_layers
-mixed_precision use_packed_sequences export_hf_on_finish megatron_pretrained_checkpoint extra_config"""
+# use_mca: true hands TrainingArguments to mcore_adapter (alibaba/ROLL, mcore_adapter/src/mcore_adapter/
+# training_args.py): the fields of its DistributingParallelArguments and MegatronArguments in every revision, and
+# LLaMA-Factory's own megatron arguments
+MEGATRON_ARGS = """account_for_embedding_in_pipeline_split
+account_for_loss_in_pipeline_split accumulate_allreduce_grads_in_fp32
+additional_configs apply_rope_fusion bias_activation_fusion calculate_per_token_loss check_for_nan_in_loss_and_grad
+ckpt_d2h_non_blocking ckpt_format compile_warmup context_parallel_size cross_entropy_loss_fusion cuda_graph_impl
+cuda_graph_scope ddp_average_in_collective ddp_bucket_size delay_grad_reduce distrib_optim_fully_reshardable
+distrib_optim_fully_reshardable_mem_efficient distribute_saved_activations expert_model_parallel_size
+expert_tensor_parallel_size export_hf_on_finish extra_config fp8 fp8_amax_compute_algo fp8_amax_history_len
+fp8_dot_product_attention fp8_interval fp8_margin fp8_multi_head_attention fp8_param fp8_recipe fp8_wgrad
+masked_softmax_fusion megatron_pretrained_checkpoint mixed_precision moe_aux_loss_coeff moe_enable_routing_replay
+moe_expert_capacity_factor moe_grouped_gemm moe_layer_recompute moe_pad_expert_input_to_capacity moe_router_dtype
+moe_shared_expert_overlap moe_token_dispatcher_type moe_token_drop_policy mtp_num_layers optimizer
+optimizer_cpu_offload optimizer_offload_fraction overlap_grad_reduce overlap_p2p_comm overlap_param_gather
+pipeline_model_parallel_layout pipeline_model_parallel_size recompute_granularity recompute_method recompute_modules
+recompute_num_layers save_hf_model save_merged_model sequence_packing sequence_parallel tensor_model_parallel_size
+transformer_impl use_distributed_optimizer use_packed_sequences variable_seq_lengths
+virtual_pipeline_model_parallel_size"""
 
 STRONG = frozenset({"stage", "finetuning_type", "cutoff_len", "template", "lora_target", "lora_rank", "pref_beta",
                     "pref_loss", "quantization_bit", "infer_backend", "export_dir", "use_kt", "flash_attn",

@@ -1,0 +1,2 @@
+from .llm_finetune.src.configurations import *
+# -----------------------------------------------------------------

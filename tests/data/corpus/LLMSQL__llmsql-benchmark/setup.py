@@ -1,0 +1,4 @@
+import setuptools
+
+# This is to make sure that the package supports editable installs
+setuptools.setup()
