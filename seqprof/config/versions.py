@@ -82,7 +82,53 @@ def find_pins(config_path: str | Path) -> Pins:
         checkouts = [p for p in found_pins if p.checkout]
         if len(found_pins) == 1 and checkouts:
             _with_checkout(pins, package, checkouts[0], folders, notes)
+    if repository:
+        for pin in _imported_library_pins(root):
+            pins.setdefault(pin.package, [pin])
     return Pins({k: tuple(v) for k, v in pins.items()}, tuple(notes))
+
+
+# libraries no package index carries, which a project's code imports after installing them from their repository,
+# and the pin each puts on a shared library: alignment-handbook's setup.py requires huggingface-hub<1.0 in every
+# release (v0.1.0 to v0.3.0) and on its main branch (0.4.0.dev0), so no transformers from 5.0 (huggingface-hub>=1.3)
+# installs beside it
+IMPORTED_LIBRARY_PINS = {"alignment": ("alignment-handbook", "huggingface-hub", "<1.0")}
+_IMPORT = re.compile(r"^[ \t]*(?:from\s+(\w+)(?:\.\w+)*\s+import\b|import\s+(\w+))", re.M)
+MAX_IMPORT_FILES = 400  # Python files read for imports per repository
+MAX_IMPORT_BYTES = 512 * 1024
+
+
+def _imported_library_pins(root: Path) -> list[Pin]:
+    """The pins IMPORTED_LIBRARY_PINS implies where the project's Python imports such a library that the repository
+    does not hold itself (a fork's own `alignment` package comes with its own setup.py, read as pins above)."""
+    found: list[Pin] = []
+    wanted = dict(IMPORTED_LIBRARY_PINS)
+    seen = 0
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("node_modules", "site-packages"))
+        for module in [d for d in dirs if d in wanted]:
+            if (Path(folder) / module / "__init__.py").exists():
+                wanted.pop(module)  # the repository ships the package
+        for name in sorted(n for n in names if n.endswith(".py")):
+            if seen >= MAX_IMPORT_FILES or not wanted:
+                return found
+            seen += 1
+            file = Path(folder) / name
+            try:
+                if file.stat().st_size > MAX_IMPORT_BYTES:
+                    continue
+                text = file.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            for match in _IMPORT.finditer(text):
+                module = match.group(1) or match.group(2)
+                if module in wanted and not any(p.source.startswith(wanted[module][0]) for p in found):
+                    library, package, specifier = wanted[module]
+                    line = text.count("\n", 0, match.start()) + 1
+                    found.append(Pin(package, specifier, f"{library}, which {file.relative_to(root).as_posix()}:"
+                                                         f"{line} imports ({module}) and whose setup.py requires "
+                                                         f"{package}{specifier}"))
+    return [pin for pin in found if any(pin.source.startswith(v[0]) for v in wanted.values())]
 
 
 def _newest_release(upgrade: Pin) -> Pin:
