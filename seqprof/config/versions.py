@@ -107,8 +107,8 @@ def _imported_library_pins(root: Path) -> list[Pin]:
     for folder, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("node_modules", "site-packages"))
         for module in [d for d in dirs if d in wanted]:
-            if (Path(folder) / module / "__init__.py").exists():
-                wanted.pop(module)  # the repository ships the package
+            if any((Path(folder) / module).glob("*.py")):
+                wanted.pop(module)  # the repository ships the package (src/alignment/, a namespace package too)
         for name in sorted(n for n in names if n.endswith(".py")):
             if seen >= MAX_IMPORT_FILES or not wanted:
                 return found
