@@ -101,34 +101,36 @@ MAX_IMPORT_BYTES = 512 * 1024
 def _imported_library_pins(root: Path) -> list[Pin]:
     """The pins IMPORTED_LIBRARY_PINS implies where the project's Python imports such a library that the repository
     does not hold itself (a fork's own `alignment` package comes with its own setup.py, read as pins above)."""
-    found: list[Pin] = []
-    wanted = dict(IMPORTED_LIBRARY_PINS)
+    imported: dict[str, str] = {}  # module -> where the first import of it is
+    shipped: set[str] = set()
     seen = 0
     for folder, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("node_modules", "site-packages"))
-        for module in [d for d in dirs if d in wanted]:
-            if any((Path(folder) / module).glob("*.py")):
-                wanted.pop(module)  # the repository ships the package (src/alignment/, a namespace package too)
-        for name in sorted(n for n in names if n.endswith(".py")):
-            if seen >= MAX_IMPORT_FILES or not wanted:
-                return found
+        shipped.update(d for d in dirs if d in IMPORTED_LIBRARY_PINS and any((Path(folder) / d).glob("*.py")))
+        for name in sorted(n for n in names if n.endswith(".py")):  # src/alignment/ ships it, a namespace package too
+            if seen >= MAX_IMPORT_FILES:
+                break
             seen += 1
             file = Path(folder) / name
             try:
-                if file.stat().st_size > MAX_IMPORT_BYTES:
-                    continue
-                text = file.read_text(encoding="utf-8", errors="replace")
+                text = file.read_text(encoding="utf-8", errors="replace") \
+                    if file.stat().st_size <= MAX_IMPORT_BYTES else ""
             except OSError:
                 continue
             for match in _IMPORT.finditer(text):
                 module = match.group(1) or match.group(2)
-                if module in wanted and not any(p.source.startswith(wanted[module][0]) for p in found):
-                    library, package, specifier = wanted[module]
+                if module in IMPORTED_LIBRARY_PINS and module not in imported:
                     line = text.count("\n", 0, match.start()) + 1
-                    found.append(Pin(package, specifier, f"{library}, which {file.relative_to(root).as_posix()}:"
-                                                         f"{line} imports ({module}) and whose setup.py requires "
-                                                         f"{package}{specifier}"))
-    return [pin for pin in found if any(pin.source.startswith(v[0]) for v in wanted.values())]
+                    imported[module] = f"{file.relative_to(root).as_posix()}:{line}"
+        if seen >= MAX_IMPORT_FILES:
+            break
+    out = []
+    for module, where in imported.items():
+        if module not in shipped:
+            library, package, specifier = IMPORTED_LIBRARY_PINS[module]
+            out.append(Pin(package, specifier, f"{library}, which {where} imports ({module}) and whose setup.py "
+                                               f"requires {package}{specifier}"))
+    return out
 
 
 def _newest_release(upgrade: Pin) -> Pin:
