@@ -114,7 +114,7 @@ def _imported_library_pins(root: Path) -> list[Pin]:
             file = Path(folder) / name
             try:
                 text = file.read_text(encoding="utf-8", errors="replace") \
-                    if file.stat().st_size <= MAX_IMPORT_BYTES else ""
+                    if file.is_file() and file.stat().st_size <= MAX_IMPORT_BYTES else ""  # never a FIFO
             except OSError:
                 continue
             for match in _IMPORT.finditer(text):
