@@ -106,7 +106,8 @@ def _imported_library_pins(root: Path) -> list[Pin]:
     seen = 0
     for folder, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("node_modules", "site-packages"))
-        shipped.update(d for d in dirs if d in IMPORTED_LIBRARY_PINS and any((Path(folder) / d).glob("*.py")))
+        shipped.update(d for d in dirs if d in IMPORTED_LIBRARY_PINS and any((Path(folder) / d).glob("*.py"))
+                       and not _library_checkout(Path(folder), IMPORTED_LIBRARY_PINS[d][0]))
         for name in sorted(n for n in names if n.endswith(".py")):  # src/alignment/ ships it, a namespace package too
             if seen >= MAX_IMPORT_FILES:
                 break
@@ -131,6 +132,16 @@ def _imported_library_pins(root: Path) -> list[Pin]:
             out.append(Pin(package, specifier, f"{library}, which {where} imports ({module}) and whose setup.py "
                                                f"requires {package}{specifier}"))
     return out
+
+
+def _library_checkout(folder: Path, library: str) -> bool:
+    """Whether *folder* is the src/ of a checkout of *library* itself (ucr-rai/base-and-edit's alignment-handbook/src/
+    beside the handbook's setup.py): installed from there, the package brings the library's own requirements."""
+    setup = folder.parent / "setup.py"
+    try:
+        return folder.name == "src" and setup.is_file() and f'name="{library}"' in setup.read_text(errors="replace")
+    except OSError:
+        return False
 
 
 def _newest_release(upgrade: Pin) -> Pin:
