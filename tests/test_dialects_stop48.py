@@ -77,3 +77,18 @@ def test_alignment_handbook_caps_transformers_below_5(tmp_path):
     package.mkdir()
     (package / "configs.py").write_text("")  # src/alignment/configs.py: a package with or without __init__.py
     assert find_pins(config).of("huggingface-hub") == ()
+
+
+def test_a_vendored_alignment_handbook_checkout_brings_its_cap(tmp_path):
+    """ucr-rai/base-and-edit keeps a clone of alignment-handbook (alignment-handbook/src/alignment/ beside the
+    handbook's own setup.py, huggingface-hub<1.0) and imports it: the package it ships is the handbook itself, so the
+    cap stands; a package of the project's own (no handbook setup.py above its src/) would not bring it."""
+    from corpus_layout import lay_out
+
+    name = "ucr-rai__base-and-edit"
+    tree = lay_out(tmp_path, only=name)
+    config = tree / f"{name}/recipes__sft.yaml"
+    assert [p.specifier for p in find_pins(config).of("huggingface-hub")] == ["<1.0"]
+    setup = tree / f"{name}/alignment-handbook__setup.py"
+    setup.write_text(setup.read_text().replace('name="alignment-handbook"', 'name="base-and-edit"'))
+    assert find_pins(config).of("huggingface-hub") == ()
