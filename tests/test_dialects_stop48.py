@@ -64,7 +64,7 @@ def test_alignment_handbook_caps_transformers_below_5(tmp_path):
     So gradient_checkpointing_kwargs is a live field there, not transformers 5.23's deprecated alias."""
     from corpus_layout import lay_out
 
-    tree = lay_out(tmp_path, only=WPO)
+    tree = lay_out(tmp_path / "published", only=WPO)
     config = tree / f"{WPO}/training_configs__mistral.yaml"
     hub = find_pins(config).of("huggingface-hub")
     assert [p.specifier for p in hub] == ["<1.0"] and "scripts/run_wpo.py:28" in hub[0].source
@@ -73,6 +73,8 @@ def test_alignment_handbook_caps_transformers_below_5(tmp_path):
     assert codes["gradient_checkpointing_kwargs"] == "SP429"  # a note: the replacement needs transformers 5.23
     assert codes["evaluation_strategy"] == "SP408"  # gone from 4.51 on, which the cap allows
     # a repository that ships its own `alignment` package (a fork of the handbook) pins through its own setup.py
+    tree = lay_out(tmp_path / "shipping", only=WPO)  # the project's Python files are listed once per run
+    config = tree / f"{WPO}/training_configs__mistral.yaml"
     package = (tree / f"{WPO}/scripts__run_wpo.py").parent.parent / "alignment"
     package.mkdir()
     (package / "configs.py").write_text("")  # src/alignment/configs.py: a package with or without __init__.py
@@ -86,9 +88,10 @@ def test_a_vendored_alignment_handbook_checkout_brings_its_cap(tmp_path):
     from corpus_layout import lay_out
 
     name = "ucr-rai__base-and-edit"
-    tree = lay_out(tmp_path, only=name)
-    config = tree / f"{name}/recipes__sft.yaml"
+    config = lay_out(tmp_path / "published", only=name) / f"{name}/recipes__sft.yaml"
     assert [p.specifier for p in find_pins(config).of("huggingface-hub")] == ["<1.0"]
+    tree = lay_out(tmp_path / "renamed", only=name)
+    config = tree / f"{name}/recipes__sft.yaml"
     setup = tree / f"{name}/alignment-handbook__setup.py"
     setup.write_text(setup.read_text().replace('name="alignment-handbook"', 'name="base-and-edit"'))
     assert find_pins(config).of("huggingface-hub") == ()

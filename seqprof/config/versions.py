@@ -93,42 +93,21 @@ def find_pins(config_path: str | Path) -> Pins:
 # release (v0.1.0 to v0.3.0) and on its main branch (0.4.0.dev0), so no transformers from 5.0 (huggingface-hub>=1.3)
 # installs beside it
 IMPORTED_LIBRARY_PINS = {"alignment": ("alignment-handbook", "huggingface-hub", "<1.0")}
-_IMPORT = re.compile(r"^[ \t]*(?:from\s+(\w+)(?:\.\w+)*\s+import\b|import\s+(\w+))", re.M)
-MAX_IMPORT_FILES = 400  # Python files read for imports per repository
-MAX_IMPORT_BYTES = 512 * 1024
 
 
 def _imported_library_pins(root: Path) -> list[Pin]:
     """The pins IMPORTED_LIBRARY_PINS implies where the project's Python imports such a library that the repository
-    does not hold itself (a fork's own `alignment` package comes with its own setup.py, read as pins above)."""
-    imported: dict[str, str] = {}  # module -> where the first import of it is
-    shipped: set[str] = set()
-    seen = 0
-    for folder, dirs, names in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("node_modules", "site-packages"))
-        shipped.update(d for d in dirs if d in IMPORTED_LIBRARY_PINS and any((Path(folder) / d).glob("*.py"))
-                       and not _library_checkout(Path(folder), IMPORTED_LIBRARY_PINS[d][0]))
-        for name in sorted(n for n in names if n.endswith(".py")):  # src/alignment/ ships it, a namespace package too
-            if seen >= MAX_IMPORT_FILES:
-                break
-            seen += 1
-            file = Path(folder) / name
-            try:
-                text = file.read_text(encoding="utf-8", errors="replace") \
-                    if file.is_file() and file.stat().st_size <= MAX_IMPORT_BYTES else ""  # never a FIFO
-            except OSError:
-                continue
-            for match in _IMPORT.finditer(text):
-                module = match.group(1) or match.group(2)
-                if module in IMPORTED_LIBRARY_PINS and module not in imported:
-                    line = text.count("\n", 0, match.start()) + 1
-                    imported[module] = f"{file.relative_to(root).as_posix()}:{line}"
-        if seen >= MAX_IMPORT_FILES:
-            break
+    does not hold itself (a package of its own named so, src/alignment/ with or without __init__.py), unless what it
+    holds is a checkout of the library itself (_library_checkout)."""
+    from seqprof.config.project_fields import code_match_at, python_files
+
     out = []
-    for module, where in imported.items():
-        if module not in shipped:
-            library, package, specifier = IMPORTED_LIBRARY_PINS[module]
+    for module, (library, package, specifier) in IMPORTED_LIBRARY_PINS.items():
+        if any(f.parent.name == module and not _library_checkout(f.parent.parent, library) for f in python_files(root)):
+            continue
+        where = code_match_at(root, re.compile(rf"^[ \t]*(?:from\s+{module}(?:\.\w+)*\s+import\b|import\s+{module}\b)",
+                                               re.M))
+        if where is not None:
             out.append(Pin(package, specifier, f"{library}, which {where} imports ({module}) and whose setup.py "
                                                f"requires {package}{specifier}"))
     return out

@@ -24,6 +24,7 @@ from seqprof.config.dialects.common import (
     as_number,
     check_keys,
     link_deepspeed,
+    premature_key,
 )
 from seqprof.config.key_history import KeyHistory, assumed, describe_versions
 from seqprof.config.loader import LoadedConfig
@@ -126,10 +127,7 @@ def premature_keys(cfg: LoadedConfig, cls: str, pins: Pins, history: KeyHistory,
             continue
         early = history.premature(NAME, key, [cls], pins)
         if early is not None:
-            out.append(ConfigDiagnostic(
-                kind="premature_key", key=key, file=cfg.path, line=cfg.line(key) or 1,
-                message=f"'{key}' is not a field of accelerate's {cls} at the pinned release: {early.detail}; "
-                        f"{REFUSAL}", suggestion_from=early.removed_in))
+            out.append(premature_key(cfg, key, f"accelerate's {cls}", early.detail, REFUSAL, early.removed_in))
     return out
 
 

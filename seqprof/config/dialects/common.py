@@ -133,6 +133,16 @@ class Builder:
 
 # ---------------------------------------------------------------- key checks
 
+def premature_key(cfg: LoadedConfig, key: str, owner: str, detail: str, consequence: str, since: str,
+                  suggestion: str | None = None) -> ConfigDiagnostic:
+    """SP430's finding: *key* is a field of *owner* only from a release (*since*) later than every one the pins
+    allow (*detail* says so); *consequence*: what the reader of the file does with a key it lacks."""
+    return ConfigDiagnostic(
+        kind="premature_key", key=key, file=cfg.path, line=cfg.line(key) or 1,
+        message=f"'{key}' is not a field of {owner} at the pinned release: {detail}; {consequence}",
+        suggestion=suggestion, suggestion_from=since)
+
+
 def check_keys(cfg: LoadedConfig, space: Keyspace, *, section: str = "",
                dialect_label: str = "", scripts_read_extra: bool = False,
                removal: Callable[[str], Any] | None = None, arrival: Callable[[str], Any] | None = None,

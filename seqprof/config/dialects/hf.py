@@ -44,6 +44,7 @@ from seqprof.config.dialects.common import (
     load_keys_file,
     positive_or_missing,
     precision_from_flags,
+    premature_key,
 )
 from seqprof.config.dialects.constant_warmup import warmup_unread
 from seqprof.config.dialects.fsdp_checkpointing import checkpointing_twice
@@ -362,12 +363,11 @@ def premature_training_arguments(cfg: LoadedConfig, pins: Pins, history: KeyHist
         older = [old for old, moved in LEGACY_RENAMED.items()
                  if moved.replacement == key and _pinned_release_has(old, pins, history)]
         use = f"; the pinned release reads it as '{older[0]}'" if older else ""
-        out.append(ConfigDiagnostic(
-            kind="premature_key", key=key, file=cfg.path, line=cfg.line(key) or 1,
-            message=f"'{key}' is not a field of TrainingArguments at the pinned release: {early.detail}{use}; "
-                    "HfArgumentParser refuses a key no dataclass declares (\"Some keys are not used by the "
-                    "HfArgumentParser\"), and TrainingArguments(**...) raises TypeError",
-            suggestion=older[0] if older else None, suggestion_from=early.removed_in))
+        out.append(premature_key(
+            cfg, key, "TrainingArguments", early.detail + use,
+            "HfArgumentParser refuses a key no dataclass declares (\"Some keys are not used by the "
+            "HfArgumentParser\"), and TrainingArguments(**...) raises TypeError", early.removed_in,
+            suggestion=older[0] if older else None))
     return out
 
 

@@ -48,6 +48,7 @@ from seqprof.config.dialects.common import (
     as_number,
     check_keys,
     load_keys_file,
+    premature_key,
     split_list,
 )
 from seqprof.config.dialects.grpo_batch import generation_batch_refused
@@ -301,11 +302,7 @@ def premature_keys(cfg: LoadedConfig, trainer: str, pins: Pins, history: KeyHist
             continue  # the trainer's config itself is newer than the pin: the recipe cannot run as pinned anyway
         early = history.premature(package, key, classes, pins)
         if early is not None:
-            out.append(ConfigDiagnostic(
-                kind="premature_key", key=key, file=cfg.path, line=cfg.line(key) or 1,
-                message=f"'{key}' is not a field of {' / '.join(classes)} at the pinned release: {early.detail}; "
-                        f"{fate}", suggestion=None,
-                suggestion_from=early.removed_in))
+            out.append(premature_key(cfg, key, " / ".join(classes), early.detail, fate, early.removed_in))
     return out
 
 
