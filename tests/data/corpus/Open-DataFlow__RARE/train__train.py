@@ -1,0 +1,9 @@
+from llamafactory.train.tuner import run_exp
+
+
+def main():
+    run_exp()
+
+
+if __name__ == "__main__":
+    main()
