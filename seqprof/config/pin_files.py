@@ -87,7 +87,7 @@ def _vcs_pin(name: str, ref: str, source: str, url: str = "") -> Pin | None:
         f"{host.group(1)}/{host.group(2)}".lower() not in OWN_REPOSITORIES[name]
     if fork:
         return Pin(name, "", f"{source} (a fork, {host.group(1)}/{host.group(2)}: a commit seqprof cannot place "
-                             "among releases)", vcs=True, head=False)
+                             "among releases)", vcs=True, head=False, fork=f"{host.group(1)}/{host.group(2)}")
     return Pin(name, "", source, vcs=True, head=ref in ("", "main", "master"))
 
 
@@ -456,11 +456,12 @@ def _cloned_checkouts(lines: list[str], name: str) -> list[Pin]:
     for number, line in enumerate(lines, 1):
         cloned = _GIT_CLONE.search(line)
         if cloned:
-            package = normalize(cloned.group(1))
+            package = _cloned_package(cloned.group(1))
             clone, ref = ((package, number) if package in FRAMEWORKS or package in RECIPE_LAYERS else None), ""
             owner = _REPOSITORY.search(cloned.group(0))
-            fork = clone is not None and package in OWN_REPOSITORIES and owner is not None and \
-                f"{owner.group(1)}/{owner.group(2)}".lower() not in OWN_REPOSITORIES[package]
+            fork = f"{owner.group(1)}/{owner.group(2)}" if clone is not None and package in OWN_REPOSITORIES and \
+                owner is not None and f"{owner.group(1)}/{owner.group(2)}".lower() not in OWN_REPOSITORIES[package] \
+                else ""
             continue
         checkout = _GIT_CHECKOUT.search(line)
         if clone and checkout:
@@ -477,12 +478,27 @@ def _cloned_checkouts(lines: list[str], name: str) -> list[Pin]:
                 continue
             tag = _RELEASE_TAG.match(ref)
             if fork:  # kunato/axolotl cloned by lingjoor's Dockerfile.train: the fork's own commit, whatever its tags
-                out.append(Pin(clone[0], "", f"{source} (a fork's checkout)", vcs=True))
+                out.append(Pin(clone[0], "", f"{source} (a fork's checkout, {fork})", vcs=True, fork=fork))
             else:
                 out.append(Pin(clone[0], f"=={tag.group(1)}", source) if tag else
                            Pin(clone[0], "", source, vcs=True, head=ref in ("", "main", "master")))
             clone = None
     return out
+
+
+# a fork's repository named after the framework it changes (Qihoo360/360-LLaMA-Factory, which orange0629's README
+# clones and installs with `pip install -e .`): that framework, at the fork's commit
+_NAMED_AFTER = {"llamafactory": re.compile(r"(?:^|[-_.])llama[-_.]?factory(?:[-_.]|$)", re.I),
+                "axolotl": re.compile(r"(?:^|[-_.])axolotl(?:[-_.]|$)", re.I),
+                "torchtune": re.compile(r"(?:^|[-_.])torchtune(?:[-_.]|$)", re.I)}
+
+
+def _cloned_package(repository: str) -> str:
+    """The package a cloned *repository* (its name) holds: the framework it is named after, else its own name."""
+    package = normalize(repository)
+    if package in FRAMEWORKS or package in RECIPE_LAYERS:
+        return package
+    return next((framework for framework, named in _NAMED_AFTER.items() if named.search(repository)), package)
 
 
 def read_gitmodules(path: Path) -> list[Pin]:

@@ -42,6 +42,7 @@ class Pin:
     interpreter: bool = False  # a cap the project's Python puts on every install of it, whichever file pins it
     upgrade: bool = False  # an install script's last word on the package is `pip install --upgrade trl`, no version:
     #                        pip replaces whatever the project's own install put there by the newest release
+    fork: str = ""  # the other repository (owner/name) a git install or checkout of the framework comes from
 
     def allows(self, version: str) -> bool:
         from packaging.specifiers import InvalidSpecifier, SpecifierSet

@@ -519,6 +519,7 @@ class Fork:
 
     package: str  # normalised: "llamafactory", "axolotl", "trl", "torchtune"
     source: str  # "setup.py:40"
+    installed: str = ""  # not this repository but another one the project installs the framework from (owner/name)
 
 
 def project_name(config_path: str | Path) -> str | None:
@@ -635,9 +636,10 @@ def read_by_own_copy(diagnostics: list, config_path: str | Path, package: str, f
 def read_by_fork(diagnostics: list, fork: Fork | None, package: str, framework: str,
                  own_argument=lambda key: False) -> list:
     """Unknown keys, and removals of the framework's own arguments (*own_argument*), in a repository that is
-    *framework* itself (a fork, or a copy older than every release seqprof knows) become SP407 notes: that copy's
-    own arguments may read them. For when its Python files are not beside
-    the config; where they are, project_fields reads that copy's arguments and an unknown key stays unknown."""
+    *framework* itself (a fork, or a copy older than every release seqprof knows), or that installs it from a fork's
+    repository, become SP407 notes: that copy's own arguments may read them. For when its Python files are not
+    beside the config; where they are, project_fields reads that copy's arguments and an unknown key stays
+    unknown."""
     if fork is None or fork.package != package:
         return diagnostics
     from dataclasses import replace
@@ -651,9 +653,11 @@ def read_by_fork(diagnostics: list, fork: Fork | None, package: str, framework: 
         else:
             out.append(d)
             continue
-        out.append(replace(d, kind="unread_key", suggestion=None, value_change=None,
-                           message=f"{said}, and this repository is {framework} itself ({fork.source} names it "
-                                   f"'{fork.package}'), at a version seqprof cannot see: its own copy may read it"))
+        where = (f"the project installs {framework} from a fork, {fork.installed} ({fork.source.split(' (')[0]}), "
+                 "at a commit seqprof cannot see: the fork's own arguments may read it") if fork.installed else \
+            (f"this repository is {framework} itself ({fork.source} names it '{fork.package}'), at a version seqprof "
+             "cannot see: its own copy may read it")
+        out.append(replace(d, kind="unread_key", suggestion=None, value_change=None, message=f"{said}, and {where}"))
     return out
 
 

@@ -264,10 +264,12 @@ def _own_parser(path: str, data: Mapping) -> str:
     if not pins.pins.get("transformers"):
         return ""
     # a copy of alignment-handbook's layer whose config classes subclass TRL's (RUCBM/DeepCritic's H4ArgumentParser
-    # and SFTConfig(trl.SFTConfig)) is TRL's recipe layer, whether or not trl is pinned beside it; open-instruct's
-    # dataset_mixer over its own FlatArguments is not
-    if "H4ArgumentParser" in project_classes(path) and any(b.startswith("trl.") for f in fields.values()
-                                                             for b in f.bases):
+    # and SFTConfig(trl.SFTConfig)), or whose scripts hand what it parses to TRL's trainers (chtmp223/suri's copy of
+    # the handbook before its rewrite: SFTConfig(TrainingArguments) into a vendored trl's SFTTrainer), is TRL's
+    # recipe layer, whether or not trl is pinned beside it; open-instruct's dataset_mixer over its own FlatArguments
+    # is not
+    if "H4ArgumentParser" in project_classes(path) and (
+            any(b.startswith("trl.") for f in fields.values() for b in f.bases) or _handbook_copy_trains_trl(path, data)):
         return ""
     if not pins.pins.get("trl"):
         return OWN_CLASSES
@@ -279,6 +281,14 @@ def _own_parser(path: str, data: Mapping) -> str:
             and any(f.extends_training_arguments() for f in fields.values())
             and not any(b.startswith("trl.") for f in declared for b in f.bases))
     return OWN_CLASSES if mine else ""
+
+
+def _handbook_copy_trains_trl(path: str, data: Mapping[str, Any]) -> bool:
+    """A script of the project parses the file with its copy of H4ArgumentParser and builds a TRL trainer."""
+    from seqprof.config.project_scripts import parser_scripts
+
+    return any(script.parser == "H4ArgumentParser" and any(kind for kind, _ in script.trainers)
+               for script in parser_scripts(path, data))
 
 
 def _is_the_framework(path: str, dialect: str) -> bool:

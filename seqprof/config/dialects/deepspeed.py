@@ -10,8 +10,10 @@ world); precision <- bf16.enabled / fp16.enabled; offload targets.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from seqprof.config.dialects.common import (
@@ -102,10 +104,24 @@ def _against_launch_lines(cfg: LoadedConfig) -> list:
         return []
     root = project_root(cfg.path)
     scripts = launched_scripts(cfg.path)
-    if not scripts or not all(HF_TRAINER.search(source_text(root / script)) for script in scripts):
+    if not scripts or not all(_runs_hf_trainer(root, script) for script in scripts):
         return []  # a script of its own that calls deepspeed.initialize takes its options for itself
     run = Stated.from_launch(given)
     return refused_values(run, cfg, cfg) + replaced_by_deepspeed(run, cfg, cfg)
+
+
+def _runs_hf_trainer(root: Path, script: str) -> bool:
+    """*script* hands its options to transformers' Trainer, itself or through the project module it imports its
+    entry point from (LLaVA's train_mem.py: `from llava.train.train import train`, then `train()`; one level)."""
+    from seqprof.config.project_fields import parsed_module, python_files, source_text
+
+    if HF_TRAINER.search(source_text(root / script)):
+        return True
+    tree = parsed_module(root / script)
+    modules = {node.module.replace(".", "/") for node in (tree.body if tree is not None else ())
+               if isinstance(node, ast.ImportFrom) and node.module and not node.level}
+    return any(HF_TRAINER.search(source_text(file)) for file in python_files(root)
+               if any(file.as_posix().endswith(f"/{module}.py") for module in modules))
 
 
 def _precision_section_keys(cfg: LoadedConfig) -> list[ConfigDiagnostic]:

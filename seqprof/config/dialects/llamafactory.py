@@ -47,8 +47,8 @@ from seqprof.config.dialects.constant_warmup import warmup_unread
 from seqprof.config.dialects.save_schedule import best_model_schedule_refused
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
-from seqprof.config.project_fields import (framework_fork, project_root, python_files, read_by_own_copy,
-                                          read_by_project_code, source_text)
+from seqprof.config.project_fields import (Fork, framework_fork, project_root, python_files, read_by_fork,
+                                          read_by_own_copy, read_by_project_code, source_text)
 from seqprof.config.text_numbers import numbers_left_as_text
 from seqprof.config.key_history import KeyHistory, Removal, assumed, describe_versions, with_dependency_floor
 from seqprof.config.pins import Pins
@@ -552,6 +552,11 @@ def _checked_keys(cfg: LoadedConfig, pins: Pins) -> list:
     found = [d for d in found if d.kind not in ("deprecated_key", "renamed_key") or d.key in own
              or judge(d.key) is not None]  # fine
     found = read_by_own_copy(found, cfg.path, NAME, LABEL, own_argument=own.__contains__)
+    installed = pins.vcs("llamafactory")
+    if installed is not None and installed.fork and framework_fork(cfg.path) is None:
+        # the fork's own arguments, which seqprof cannot see (Qihoo360/360-LLaMA-Factory, orange0629's README's)
+        found = read_by_fork(found, Fork(NAME, installed.source, installed=installed.fork), NAME, LABEL,
+                             own_argument=own.__contains__)
     # the copy's own code may take a key out before parsing the rest (nilsblank's tuner.py: args.pop("evaluators"));
     # a wrapper script may pop a section of its own before handing the rest on (NVIDIA's llm_qat llama_factory.py)
     return read_by_project_code(found, cfg.path, LABEL, taken_out=not _carries_llamafactory(cfg.path))
