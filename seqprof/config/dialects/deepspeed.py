@@ -97,7 +97,7 @@ def _against_launch_lines(cfg: LoadedConfig) -> list:
     `--deepspeed finetune/ds_config_zero3.json --lr_scheduler_type "cosine"`), checked as the Trainer checks it."""
     from seqprof.config.dialects.trainer_deepspeed import FIELDS, Stated, refused_values, replaced_by_deepspeed
     from seqprof.config.launches import command_line_values, launched_scripts
-    from seqprof.config.project_fields import project_root, source_text
+    from seqprof.config.project_fields import project_root
 
     given = command_line_values(cfg.path, FIELDS) if isinstance(cfg.data, dict) else {}
     if not given:
