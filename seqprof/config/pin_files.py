@@ -459,9 +459,9 @@ def _cloned_checkouts(lines: list[str], name: str) -> list[Pin]:
             package = _cloned_package(cloned.group(1))
             clone, ref = ((package, number) if package in FRAMEWORKS or package in RECIPE_LAYERS else None), ""
             owner = _REPOSITORY.search(cloned.group(0))
-            fork = f"{owner.group(1)}/{owner.group(2)}" if clone is not None and package in OWN_REPOSITORIES and \
-                owner is not None and f"{owner.group(1)}/{owner.group(2)}".lower() not in OWN_REPOSITORIES[package] \
-                else ""
+            repository = f"{owner.group(1)}/{owner.group(2)}" if owner is not None else ""
+            fork = repository if clone is not None and repository and package in OWN_REPOSITORIES and \
+                repository.lower() not in OWN_REPOSITORIES[package] else ""
             continue
         checkout = _GIT_CHECKOUT.search(line)
         if clone and checkout:
