@@ -43,7 +43,8 @@ def test_a_launchers_scheduler_is_checked_through_llavas_wrapper_script(tmp_path
     assert "1_Science.sh:38" in next(f.message for f in found if f.code == "SP458")
     tree = lay_out(tmp_path / "elsewhere", only=COIN)
     wrapper = tree / f"{COIN}/ETrain__Train__LLaVA__train_mem.py"
-    wrapper.write_text(wrapper.read_text().replace("from ETrain.Train.LLaVA.train import", "from other_pkg.train import"))
+    text = wrapper.read_text()
+    wrapper.write_text(text.replace("from ETrain.Train.LLaVA.train import", "from other_pkg.train import"))
     assert "SP458" not in {f.code for f in lint_paths([tree / config], LintOptions()).files[0].findings}
 
 

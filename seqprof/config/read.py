@@ -268,8 +268,8 @@ def _own_parser(path: str, data: Mapping) -> str:
     # the handbook before its rewrite: SFTConfig(TrainingArguments) into a vendored trl's SFTTrainer), is TRL's
     # recipe layer, whether or not trl is pinned beside it; open-instruct's dataset_mixer over its own FlatArguments
     # is not
-    if "H4ArgumentParser" in project_classes(path) and (
-            any(b.startswith("trl.") for f in fields.values() for b in f.bases) or _handbook_copy_trains_trl(path, data)):
+    subclasses_trl = any(b.startswith("trl.") for f in fields.values() for b in f.bases)
+    if "H4ArgumentParser" in project_classes(path) and (subclasses_trl or _handbook_copy_trains_trl(path, data)):
         return ""
     if not pins.pins.get("trl"):
         return OWN_CLASSES
