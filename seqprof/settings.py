@@ -92,11 +92,20 @@ def find_settings(start: str | Path) -> LintSettings:
             if candidate.is_file():
                 return load_settings_file(candidate)
         pyproject = folder / "pyproject.toml"
-        if pyproject.is_file():
+        if pyproject.is_file() and _names_seqprof(pyproject):
             found = _load_pyproject(pyproject)
             if found is not None:
                 return found
     return LintSettings()
+
+
+def _names_seqprof(pyproject: Path) -> bool:
+    """Whether a pyproject.toml found on the way up could hold [tool.seqprof]: one that never names seqprof is the
+    project's own, and a syntax error in it is pip's business, not a reason to refuse linting the config beside it."""
+    try:
+        return b"seqprof" in pyproject.read_bytes()
+    except OSError:
+        return False
 
 
 def load_settings_file(path: str | Path) -> LintSettings:

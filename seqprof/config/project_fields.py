@@ -43,6 +43,11 @@ class ProjectField:
     bases: tuple[str, ...] = ()  # the class's bases, through the module's imports: "transformers.TrainingArguments"
     default: object = None  # a literal default (`= 150`, `field(default=150)`), else None
 
+    def in_trl_copy(self) -> bool:
+        """Declared in a copy of TRL inside the project (xsc1234/RLKD's src/open_r1/trl/trainer/sft_config.py, first
+        on sys.path beside its scripts): TRL's class, at the copy's version, not one of the project's own."""
+        return f"/{FRAMEWORK_SOURCE['trl']}/" in f"/{self.file}"
+
     def extends_training_arguments(self) -> bool:
         """The class subclasses transformers' TrainingArguments (or Seq2SeqTrainingArguments) directly."""
         return any(b in TRAINING_ARGUMENTS for b in self.bases)

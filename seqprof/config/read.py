@@ -212,18 +212,26 @@ def _sections_are_declared_fields(cfg: LoadedConfig) -> str:
     """The file's own-looking sections are dict fields of the project's argument dataclasses, in a file that calls
     an argument parser: Hon-Wong/VoRA's `model:` and `data:` are ModelArguments.model / DataArguments.data, which
     HfArgumentParser((ModelArguments, DataArguments, TrainingArguments)).parse_dict fills beside TrainingArguments'
-    keys. The file is then read by the rest of its keys. Returns why, or ''."""
+    keys. The classes may sit in a module of their own that the parsing script imports (claude9493/llm-kd's
+    arguments.py, parsed in kd.py). The file is then read by the rest of its keys. Returns why, or ''."""
     from seqprof.config.dialects.own_schema import own_sections
 
     sections = own_sections(cfg.data)
     if not sections or not Path(cfg.path).is_file():
         return ""
-    from seqprof.config.project_fields import project_fields, project_root
+    from seqprof.config.project_fields import project_fields, project_root, source_text
     from seqprof.config.project_scripts import parser_files
 
     fields = project_fields(cfg.path)
-    parsers = parser_files(project_root(cfg.path))
-    if not all(s in fields and fields[s].file in parsers for s in sections):
+    root = project_root(cfg.path)
+    parsers = parser_files(root)
+    parser_texts = [source_text(root / file) for file in sorted(parsers)]
+
+    def parsed(field) -> bool:
+        named = re.compile(rf"\b{re.escape(field.owner)}\b")
+        return field.file in parsers or any(named.search(text) for text in parser_texts)
+
+    if not all(s in fields and parsed(fields[s]) for s in sections):
         return ""
     owners = ", ".join(f"{fields[s].owner}.{s}" for s in sections)
     return f"its sections are fields of the project's parser classes ({owners}, {fields[sections[0]].file})"
@@ -252,7 +260,7 @@ def _own_parser(path: str, data: Mapping) -> str:
     calls = parsed_into(path, data) if own else None
     if calls is not None and calls.transformers_alone():
         return calls.transformers_alone()
-    fields = project_fields(path) if own else {}
+    fields = {k: f for k, f in project_fields(path).items() if not f.in_trl_copy()} if own else {}
     declared = [fields[k] for k in own if k in fields]
     if not own or len(declared) * 2 <= len(own):
         return ""

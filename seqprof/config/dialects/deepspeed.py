@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +82,7 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     if isinstance(stage, int) and not isinstance(stage, bool) and stage < 3 and \
             isinstance(device, str) and device.lower() in ("cpu", "nvme"):
         b.derived("param_offload_below_stage_3", stage, "zero_optimization.offload_param")
-    b.diagnostics.extend(check_keys(cfg, Keyspace(known=KNOWN), dialect_label=LABEL))
+    b.diagnostics.extend(_switched_off(check_keys(cfg, Keyspace(known=KNOWN), dialect_label=LABEL), cfg))
     b.diagnostics.extend(_precision_section_keys(cfg))
     b.diagnostics.extend(_against_launch_lines(cfg))
     return b.result()
@@ -122,6 +123,34 @@ def _runs_hf_trainer(root: Path, script: str) -> bool:
                if isinstance(node, ast.ImportFrom) and node.module and not node.level}
     return any(HF_TRAINER.search(source_text(file)) for file in python_files(root)
                if any(file.as_posix().endswith(f"/{module}.py") for module in modules))
+
+
+# the schedulers DeepSpeed builds by name: its own (runtime/lr_schedules.py VALID_LR_SCHEDULES, 0.19.8) and, failing
+# that, torch.optim.lr_scheduler's classes (engine.py _scheduler_from_config); any other type stops initialize
+DEEPSPEED_SCHEDULERS = frozenset({
+    "LRRangeTest", "OneCycle", "WarmupLR", "WarmupDecayLR", "WarmupCosineLR",
+    "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR", "SequentialLR",
+    "CosineAnnealingLR", "ChainedScheduler", "ReduceLROnPlateau", "CyclicLR", "CosineAnnealingWarmRestarts",
+    "OneCycleLR", "PolynomialLR", "LRScheduler"})
+
+
+def _switched_off(found: list[ConfigDiagnostic], cfg: LoadedConfig) -> list[ConfigDiagnostic]:
+    """An unknown key that resembles `scheduler` but holds a type DeepSpeed cannot build (nkkbr/241121_qwerty's
+    `"lr_scheduler": {"type": "constant"}`) is a block switched off by its name, not a typo: renamed back, it would
+    stop deepspeed.initialize ("DeepSpeed does not recognize LR scheduler constant"), and as it is DeepSpeed ignores
+    it, so the Trainer builds the scheduler its own options name. A note, with no rename to follow."""
+    out = []
+    for d in found:
+        block = cfg.data.get(d.key) if isinstance(cfg.data, dict) and d.kind == "unknown_key" else None
+        kind = block.get("type") if isinstance(block, dict) and d.suggestion == "scheduler" else None
+        if isinstance(kind, str) and kind not in DEEPSPEED_SCHEDULERS:
+            d = replace(d, kind="unread_key", suggestion=None,
+                        message=f"'{d.key}' is not a key DeepSpeed reads, so it ignores this block; its type '{kind}' "
+                                "is no scheduler DeepSpeed builds (runtime/lr_schedules.py, torch.optim.lr_scheduler), "
+                                "so renaming it 'scheduler' would stop deepspeed.initialize: a block switched off by "
+                                "its name (with no scheduler section, the Trainer or the script schedules the rate)")
+        out.append(d)
+    return out
 
 
 def _precision_section_keys(cfg: LoadedConfig) -> list[ConfigDiagnostic]:

@@ -277,6 +277,21 @@ def arrival_judge(trainer: str, pins: Pins, history: KeyHistory):
     return judge
 
 
+def _kept_by_trl_copy(found: list[ConfigDiagnostic], fields: dict) -> list[ConfigDiagnostic]:
+    """A removal or rename of a key that the project's own copy of TRL declares is no upgrade hazard: its scripts
+    import that copy ahead of the installed trl (xsc1234/RLKD's src/open_r1/trl, trl 0.16's ModelConfig.torch_dtype),
+    so a newer trl release never reaches the key. An SP407 note says where it is declared."""
+    out = []
+    for d in found:
+        field = fields.get(d.key)
+        if d.kind in ("removed_key", "deprecated_key", "renamed_key") and field is not None and field.in_trl_copy():
+            d = replace(d, kind="unread_key", suggestion=None, value_change=None, suggestion_from=None,
+                        message=f"'{d.key}' is a field of {field.where()}, in the project's own copy of TRL, which its "
+                                "scripts import instead of an installed trl: a trl upgrade does not change it")
+        out.append(d)
+    return out
+
+
 def premature_keys(cfg: LoadedConfig, trainer: str, pins: Pins, history: KeyHistory,
                    judged: set[str], fate: str) -> list[ConfigDiagnostic]:
     """Top-level keys of a TRL config that the pinned trl (or transformers, for TrainingArguments fields) does not
@@ -376,6 +391,9 @@ def detect(data: Mapping[str, Any]) -> int:
     TRL's configs define (`max_length`, `beta`, `num_generations`, ...), with or without `dataset_name`."""
     if hand_mapped(data) or own_sections(data) or composed(data):
         return 0
+    if isinstance(data.get("rl"), str) and "base_model" in data and "model_name_or_path" not in data:
+        return 0  # axolotl's `rl: orpo` selector beside its required base_model, which no TRL config ever had,
+        # however many TrainingArguments and ModelConfig names the file also carries (ArtisanClarinets/frappe-llm)
     if mostly_foreign(data, trl_fields() | hf.training_argument_fields() | _model_config_fields()):
         return 0
     strong = sum(3 for k in data if k in STRONG_KEYS)
@@ -606,6 +624,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
         or unknown_key_fate(sorted(releases, key=Version))
     found += premature_keys(cfg, trainer, pins, history, {d.key for d in found}, fate)
     fields = project_fields(cfg.path) if found else {}
+    found = _kept_by_trl_copy(found, fields)
     found = read_by_project(found, fields, "TRL", cfg.path) if found else found
     found = renamed_by_project(found, cfg.path) if found else found
     found = hf.without_moot_ratio_upgrade(found, b.diagnostics, fields)
