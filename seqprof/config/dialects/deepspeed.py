@@ -138,7 +138,7 @@ def _switched_off(found: list[ConfigDiagnostic], cfg: LoadedConfig) -> list[Conf
     """An unknown key that resembles `scheduler` but holds a type DeepSpeed cannot build (nkkbr/241121_qwerty's
     `"lr_scheduler": {"type": "constant"}`) is a block switched off by its name, not a typo: renamed back, it would
     stop deepspeed.initialize ("DeepSpeed does not recognize LR scheduler constant"), and as it is DeepSpeed ignores
-    it, so the Trainer builds the scheduler its own options name. A note, with no rename to follow."""
+    it, leaving the schedule to the Trainer's options or the script. A note, with no rename to follow."""
     out = []
     for d in found:
         block = cfg.data.get(d.key) if isinstance(cfg.data, dict) and d.kind == "unknown_key" else None
