@@ -85,3 +85,26 @@ def test_a_deepspeed_block_deepspeed_could_not_build_is_switched_off_not_misspel
     found = lint_paths([path], LintOptions()).files[0].findings
     assert [(f.code, "did you mean 'scheduler'" in f.message) for f in found if f.key == "lr_scheduler"] == [
         ("SP401", True)]
+
+
+SWE = "pclucas14__SWE-agent"
+
+
+def test_a_fork_the_job_file_that_runs_the_config_clones_is_what_runs(tmp_path):
+    """pclucas14/SWE-agent's Amulet job run_agent/amlt_config/run_1r1m_32B.yaml (a namesake of the config it runs)
+    clones ShiZhengyan/LLaMA-Factory with `git clone --depth 1`, installs it with `pip install -e`, then runs
+    `llamafactory-cli train run_agent/llama_factory_config/run_1r1m_32B.yaml`: compute_entropy and the other metric
+    switches are that fork's arguments, notes naming it. Cloned from hiyouga/LLaMA-Factory, they are unknown keys."""
+    from corpus_layout import lay_out
+
+    config = f"{SWE}/run_agent__llama_factory_config__run_1r1m_32B.yaml"
+    found = lint_paths([lay_out(tmp_path / "published", only=SWE) / config], LintOptions()).files[0].findings
+    notes = {f.key: f for f in found if f.code == "SP407"}
+    assert {"compute_entropy", "compute_perplexity", "compute_reasoning_metrics", "compute_tool_call_metrics"} <= set(
+        notes)
+    assert "ShiZhengyan/LLaMA-Factory (run_agent/amlt_config/run_1r1m_32B.yaml:34)" in notes["compute_entropy"].message
+    tree = lay_out(tmp_path / "upstream", only=SWE)
+    job = tree.root / SWE / "run_agent/amlt_config/run_1r1m_32B.yaml"
+    job.write_text(job.read_text().replace("ShiZhengyan/LLaMA-Factory", "hiyouga/LLaMA-Factory"))
+    found = lint_paths([tree / config], LintOptions()).files[0].findings
+    assert "compute_entropy" in {f.key for f in found if f.code == "SP401"}

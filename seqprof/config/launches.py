@@ -88,7 +88,10 @@ def command_lines(root: Path, config: Path) -> tuple[list[tuple[str, int, str]],
                 return out, namesakes
             namesakes += file == name
             own = Path(folder) / file == config  # the config's own comment may say how it is run (open-r1's recipes)
-            if not (file.endswith(LAUNCHERS) or file == "Makefile") or file == name and not own:
+            # a namesake elsewhere is another config, unless a line of it names this one by its folders too (pclucas14/
+            # SWE-agent's Amulet job amlt_config/run_1r1m_32B.yaml runs llama_factory_config/run_1r1m_32B.yaml)
+            namesake = file == name and not own
+            if not (file.endswith(LAUNCHERS) or file == "Makefile"):
                 continue
             seen += 1
             where = Path(folder) / file
@@ -104,7 +107,7 @@ def command_lines(root: Path, config: Path) -> tuple[list[tuple[str, int, str]],
             variables: dict[str, str] = {}  # CONFIG=recipes/x/sft.yaml: a later `--config "$CONFIG"` names it too
             for chunk in re.split(r"(?<!\\)\n", text):
                 line = _substituted(re.sub(r"\\\r?\n", " ", chunk), variables)
-                if any(_same_file(m.group(1), config, root=root) for m in naming.finditer(line)):
+                if any(_same_file(m.group(1), config, bare=not namesake, root=root) for m in naming.finditer(line)):
                     out.append((where.relative_to(root).as_posix(), number, line.strip()))
                     assigned = _ASSIGNMENT.match(line)
                     if assigned and any(_same_file(m.group(1), config, root=root)

@@ -375,7 +375,7 @@ def _install_lines(lines: list[str], name: str) -> list[Pin]:
 
     out: list[Pin] = []
     here = ""  # the folder a `cd` moved into, relative to the file's own
-    cloned = {m.group(1) for line in lines for m in _GIT_CLONE.finditer(line)}  # _cloned_checkouts' business
+    cloned = {m.group(1) for line in lines for m in _GIT_CLONE.finditer(line)}  # cloned_checkouts' business
     i = 0
     while i < len(lines):
         start, line = i, lines[i]
@@ -420,7 +420,7 @@ def _install_lines(lines: list[str], name: str) -> list[Pin]:
                 if pin is not None:
                     out.append(replace(pin, upgrade=True) if upgrade and not pin.specifier and not pin.vcs
                                and pin.checkout is None else pin)
-    return _last_word_upgrades(out) + _cloned_checkouts(lines, name)
+    return _last_word_upgrades(out) + cloned_checkouts(lines, name)
 
 
 def _last_word_upgrades(pins: list[Pin]) -> list[Pin]:
@@ -438,14 +438,16 @@ _EXTRAS_LAST = re.compile(r"^([A-Za-z0-9][\w.-]*)(==[\w.+!-]+)\[([\w,.-]+)\]$")
 # an indented line holding one requirement and a backslash, after a `pip install` whose continuation broke one line
 # up (XuHuang441/SimPO_slurm's README: a wheel URL with trailing blanks, then `  transformers==4.44.2 \`)
 _ARGUMENT_LINE = re.compile(r"^\s+[A-Za-z][\w.\[\],-]*\s*(?:[=<>~!]=?\s*[\w.*]+)?\s*\\\s*$")
-_GIT_CLONE = re.compile(r"\bgit\s+clone\s+(?:-\S+\s+)*(?:https?://|git@)\S*?[/:][\w.-]+/([\w.-]+?)(?:\.git)?/?(?:\s|$)")
+# options before the URL, with their values (`--depth 1`, `-b v0.4.1`; pclucas14/SWE-agent's Amulet job)
+_GIT_CLONE = re.compile(r"\bgit\s+clone\s+(?:-\S+(?:\s+(?!https?://|git@|-)\S+)?\s+)*"
+                        r"(?:https?://|git@)\S*?[/:][\w.-]+/([\w.-]+?)(?:\.git)?/?(?:\s|$)")
 _GIT_CHECKOUT = re.compile(r"\bgit\s+(?:checkout|switch)\s+(?:-\S+\s+)*([\w./-]+)")
 _INSTALL_HERE = re.compile(r"\bpip[\d.]*\s+install\s+(?:-\S+\s+)*(?:-e\s+|--editable\s+)?"
                            r"([\"']?)\.(?:\[[^\]]*\])?\1(?:\s|$)")  # `pip install -e '.[deepspeed]'` too
 _RELEASE_TAG = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?)$")
 
 
-def _cloned_checkouts(lines: list[str], name: str) -> list[Pin]:
+def cloned_checkouts(lines: list[str], name: str) -> list[Pin]:
     """`git clone .../axolotl`, `cd axolotl`, `git checkout 55cc214c...`, `pip install -e .` (RLHFlow's pair-pm
     README): the framework installed from that checkout. A commit is a pin seqprof cannot place among releases, a
     release tag (`v0.4.1`) that release, and no checkout the main branch (newer than every release). A recipe layer

@@ -24,6 +24,7 @@ from pathlib import Path
 from seqprof.config.pin_files import (
     ENVIRONMENT_NAMED,
     README,
+    cloned_checkouts,
     image_pins,
     launcher_pins,
     read_install_script,
@@ -86,6 +87,33 @@ def find_pins(config_path: str | Path) -> Pins:
         for pin in _imported_library_pins(root):
             pins.setdefault(pin.package, [pin])
     return Pins({k: tuple(v) for k, v in pins.items()}, tuple(notes))
+
+
+DOCUMENTS = (".md", ".rst", ".txt", ".ipynb")  # launch lines in prose: Train/README_FINETUNING.md's clone of
+# "axolotl-ai/axolotl" (phaelon74/llm-abliteration) is a reader's step, not the job that runs
+
+
+@lru_cache(maxsize=256)
+def _launch_file_clones(config_path: str) -> tuple[Pin, ...]:
+    """The framework a file that runs the config clones and installs above its launch line (pclucas14/SWE-agent's
+    Amulet job run_agent/amlt_config/run_1r1m_32B.yaml: `git clone .../ShiZhengyan/LLaMA-Factory.git`, `cd
+    LLaMA-Factory`, `pip install -e ".[torch,metrics]"`, then `llamafactory-cli train` on the config): that checkout,
+    here a fork's. Only the launching framework's own package, which the job then runs; and only from job files and
+    scripts: a document's code blocks are read as install steps only in the project's README (_readme_pins)."""
+    from seqprof.config.launches import framework_launches
+    from seqprof.config.project_fields import project_root, source_text
+
+    root = project_root(Path(config_path))
+    if not (root / ".git").exists():
+        return ()  # outside a repository, a folder above the config's holds other projects' job files
+    out: list[Pin] = []
+    for launch in framework_launches(config_path):
+        file, _, number = launch.where.rpartition(":")
+        if file.lower().endswith(DOCUMENTS) or not number.isdigit():
+            continue
+        lines = source_text(root / file).splitlines()[:int(number)]
+        out += [pin for pin in cloned_checkouts(lines, file) if pin.package == launch.dialect]
+    return tuple(out)
 
 
 # libraries no package index carries, which a project's code imports after installing them from their repository,
@@ -430,6 +458,11 @@ def _pins_in(folder: str) -> Pins:
 
 
 def pins_beside(config_path: str) -> Pins:
-    """find_pins for a config file on disk, cached per folder; no pins for a config parsed from a string."""
+    """find_pins for a config file on disk, cached per folder, and a framework a file that runs this config clones
+    where nothing pins it; no pins for a config parsed from a string."""
     path = Path(config_path)
-    return _pins_in(str(path.resolve().parent)) if path.is_file() else Pins()
+    if not path.is_file():
+        return Pins()
+    pins = _pins_in(str(path.resolve().parent))
+    cloned = [pin for pin in _launch_file_clones(str(path.resolve())) if pin.package not in pins.pins]
+    return replace(pins, pins={**pins.pins, **{pin.package: (pin,) for pin in cloned}}) if cloned else pins
