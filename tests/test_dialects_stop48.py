@@ -18,16 +18,20 @@ WPO = "wzhouad__WPO"
 def test_an_absolute_path_on_the_launch_line_names_the_config(tmp_path):
     """frappe-llm's scripts/train_dpo.sh runs `axolotl train /srv/frappe-llm/configs/qwen25-coder-3b-dpo-frappe.yaml`
     (the checkout's place on the author's server). The file mixes TRL-looking keys (num_train_epochs, max_seq_length,
-    loss_type) into an axolotl config (base_model, adapter, rl: dpo), and by its keys alone reads as TRL."""
+    loss_type) into an axolotl config (base_model, adapter, rl: dpo); the launch line is what it was read by. With
+    the path's folders not matching, the file reads as axolotl by its keys (since stop 51, axolotl's `rl:` beside
+    base_model is never TRL's), no longer by the command."""
     from corpus_layout import lay_out
 
     tree = lay_out(tmp_path / "published", only=FRAPPE)
     plan = read_plan(tree / f"{FRAPPE}/configs__qwen25-coder-3b-dpo-frappe.yaml")
     assert (plan.dialect, plan.settings["trainer"].value) == ("axolotl", "dpo")
+    assert "scripts/train_dpo.sh:5" in plan.dialect_source
     tree = lay_out(tmp_path / "moved", only=FRAPPE)  # the path's folders inside the project must match
     script = tree / f"{FRAPPE}/scripts__train_dpo.sh"
     script.write_text(script.read_text().replace("/srv/frappe-llm/configs/", "/srv/frappe-llm/other/"))
-    assert read_plan(tree / f"{FRAPPE}/configs__qwen25-coder-3b-dpo-frappe.yaml").dialect == "trl"
+    plan = read_plan(tree / f"{FRAPPE}/configs__qwen25-coder-3b-dpo-frappe.yaml")
+    assert plan.dialect == "axolotl" and "train_dpo.sh" not in plan.dialect_source
 
 
 def test_mcore_adapter_fields_are_llamafactory_keys_under_use_mca(tmp_path):
