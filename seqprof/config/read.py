@@ -219,20 +219,19 @@ def _sections_are_declared_fields(cfg: LoadedConfig) -> str:
     sections = own_sections(cfg.data)
     if not sections or not Path(cfg.path).is_file():
         return ""
-    from seqprof.config.project_fields import project_fields, project_root, source_text
+    from seqprof.config.parser_classes import classes_parsed_into
+    from seqprof.config.project_fields import project_fields, project_root
     from seqprof.config.project_scripts import parser_files
 
     fields = project_fields(cfg.path)
-    root = project_root(cfg.path)
-    parsers = parser_files(root)
-    parser_texts = [source_text(root / file) for file in sorted(parsers)]
-
-    def parsed(field) -> bool:
-        named = re.compile(rf"\b{re.escape(field.owner)}\b")
-        return field.file in parsers or any(named.search(text) for text in parser_texts)
-
-    if not all(s in fields and parsed(fields[s]) for s in sections):
+    if not all(s in fields for s in sections):
         return ""
+    parsers = parser_files(project_root(cfg.path))
+    elsewhere = [s for s in sections if fields[s].file not in parsers]
+    if elsewhere:  # declared in a module the parsing script imports: its parser call must fill that class
+        parsed = classes_parsed_into(cfg.path, [k for k in cfg.data if isinstance(k, str)]) or frozenset()
+        if not all(fields[s].owner in parsed for s in elsewhere):
+            return ""
     owners = ", ".join(f"{fields[s].owner}.{s}" for s in sections)
     return f"its sections are fields of the project's parser classes ({owners}, {fields[sections[0]].file})"
 
