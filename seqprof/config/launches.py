@@ -231,6 +231,48 @@ def tied_scripts(config_path: str | Path) -> frozenset[str]:
                                      if path.name in source_text(f)}
 
 
+def tied_scripts_and_siblings(config_path: str | Path) -> tuple[str, ...]:
+    """tied_scripts, then the project modules each imports from its own folder (`from self_learning_training import
+    do_train`): the script that loads the config may hand the mapping to a function there, which builds the
+    framework's class from it (wj210/Self-Training-LLM's train.py and self_learning_training.py)."""
+    import ast
+
+    from seqprof.config.project_fields import parsed_module
+
+    root = project_root(Path(config_path).resolve())
+    tied = sorted(tied_scripts(config_path))
+    out = list(tied)
+    for script in tied:
+        tree = parsed_module(root / script)
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.ImportFrom) and node.module and node.level <= 1:
+                sibling = (root / script).parent / (node.module.replace(".", "/") + ".py")
+                name = sibling.relative_to(root).as_posix() if sibling.is_file() else None
+                if name is not None and name not in out:
+                    out.append(name)
+    return tuple(out)
+
+
+def keys_set_by_loader(config_path: str | Path, keys: Iterable[str]) -> dict[str, str]:
+    """Key -> 'file:line' for each of *keys* that a script loading the config (tied_scripts_and_siblings) assigns by
+    subscript itself (`available_trainer_args["evaluation_strategy"] = "steps"`, wj210/Self-Training-LLM), so the
+    file's value is not what the class gets. A line that reads the same key on its right side (`cfg["lr"] =
+    float(cfg["lr"])`) converts the file's value, and does not count."""
+    path = Path(config_path).resolve()
+    wanted = [k for k in keys if re.fullmatch(r"[A-Za-z_]\w*", k)]
+    if not path.is_file() or not wanted:
+        return {}
+    root = project_root(path)
+    assigned = re.compile(rf"\[\s*[\"']({'|'.join(map(re.escape, wanted))})[\"']\s*\]\s*=(?!=)(.*)")
+    out: dict[str, str] = {}
+    for script in tied_scripts_and_siblings(path):
+        for number, line in enumerate(source_text(root / script).splitlines(), 1):
+            for match in assigned.finditer(line):
+                if not re.search(rf"[\"']{re.escape(match.group(1))}[\"']", match.group(2)):
+                    out.setdefault(match.group(1), f"{script}:{number}")
+    return out
+
+
 _SCRIPT = re.compile(r"(?<![\w./$-])((?:\.{0,2}/)?[\w./-]*?\w\.py)(?![\w.])")
 _MODULE = re.compile(r"(?:^|\s)-m\s+((?:\w+\.)*\w+)")
 

@@ -505,15 +505,23 @@ def _cloned_package(repository: str) -> str:
 
 def read_gitmodules(path: Path) -> list[Pin]:
     """A framework vendored as a git submodule (`url = https://github.com/pytorch/torchtune.git`): the commit the
-    submodule records, which seqprof cannot place among releases."""
+    submodule records, which seqprof cannot place among releases. A submodule of another repository named after the
+    framework is a fork of it (open-thoughts/OpenThoughts-Agent's sft/llamafactory is mlfoundations/llama-factory,
+    whose parser declares include_mfu)."""
     out = []
     for number, line in enumerate(_text(path).splitlines(), 1):
         url = re.match(r"^\s*url\s*=\s*(\S+?)(?:\.git)?/?\s*$", line)
         if url is None:
             continue
-        name = normalize(re.split(r"[/:]", url.group(1))[-1])
-        if name in PACKAGES:
-            out.append(Pin(name, "", f"{path.name}:{number} (a git submodule)", vcs=True, head=False))
+        name = _cloned_package(re.split(r"[/:]", url.group(1))[-1])
+        if name not in PACKAGES:
+            continue
+        host = _REPOSITORY.search(url.group(1))
+        repository = f"{host.group(1)}/{host.group(2)}" if host is not None else ""
+        fork = repository if repository and name in OWN_REPOSITORIES and \
+            repository.lower() not in OWN_REPOSITORIES[name] else ""
+        said = f"a git submodule, a fork: {fork}" if fork else "a git submodule"
+        out.append(Pin(name, "", f"{path.name}:{number} ({said})", vcs=True, head=False, fork=fork))
     return out
 
 

@@ -58,13 +58,16 @@ def read_plan(path: str | Path, dialect: str | None = None, versions: str | None
         if named:  # else the TRL trainer its parser script builds, names what it trains
             settings = {**settings, "trainer": Setting(named, None, None, None, f"default: {why}")}
     if name in ("hf", "trl", dialects.UNKNOWN) and any(d.kind in FILTERED_KINDS for d in found):
-        found = _filtered_by_signature(found, cfg)
+        found = _set_by_its_loader(_filtered_by_signature(found, cfg), cfg)
     found.sort(key=lambda d: (d.file != cfg.path, d.file, d.line, d.key))
     return Plan(path=cfg.path, dialect=name, settings=settings, diagnostics=tuple(found),
                 raw=cfg.data, key_lines=cfg.key_lines, dialect_source=source if name != dialects.UNKNOWN else "")
 
 
 FILTERED_KINDS = frozenset({"renamed_key", "deprecated_key", "removed_key"})
+# TrainingArguments fields only scripts read, never the Trainer (transformers 4.57's run_*.py examples check
+# overwrite_output_dir themselves): dropped by a signature filter, they lose nothing
+UNREAD_BY_THE_TRAINER = frozenset({"overwrite_output_dir"})
 
 
 def _filtered_by_signature(found: list[ConfigDiagnostic], cfg: LoadedConfig) -> list[ConfigDiagnostic]:
@@ -73,6 +76,7 @@ def _filtered_by_signature(found: list[ConfigDiagnostic], cfg: LoadedConfig) -> 
     false or null (generate_during_eval: false) loses nothing when dropped."""
     from dataclasses import replace
 
+    from seqprof.config.project_fields import project_reads
     from seqprof.config.signature_filters import signature_filter
 
     path = cfg.path
@@ -91,6 +95,11 @@ def _filtered_by_signature(found: list[ConfigDiagnostic], cfg: LoadedConfig) -> 
             d = replace(d, kind="unread_key", suggestion=None, value_change=None,
                         message=f"{d.message}; but {said}, so the release drops it without an error, and its value "
                                 "(off) leaves nothing to lose: removing it changes nothing")
+        elif d.kind in FILTERED_KINDS and d.file == path and d.key in UNREAD_BY_THE_TRAINER and kept is not None \
+                and not project_reads(path, [d.key], attributes=True):
+            d = replace(d, kind="unread_key", suggestion=None, value_change=None,
+                        message=f"{d.message}; but {said}, so the release drops it without an error, and neither "
+                                "the Trainer nor the project's code reads it: removing it changes nothing")
         elif d.kind in FILTERED_KINDS and d.file == path and kept is not None:
             message = d.message.replace("it breaks on that upgrade",
                                         f"on that upgrade it is dropped without an error ({said})")
@@ -99,6 +108,21 @@ def _filtered_by_signature(found: list[ConfigDiagnostic], cfg: LoadedConfig) -> 
             d = replace(d, message=message)
         out.append(d)
     return out
+
+
+def _set_by_its_loader(found: list[ConfigDiagnostic], cfg: LoadedConfig) -> list[ConfigDiagnostic]:
+    """A moved key the script loading the file assigns itself before building the class (launches.
+    keys_set_by_loader): the file's value never runs, so its rename or removal is the code's to make, a note here."""
+    from dataclasses import replace
+
+    from seqprof.config.launches import keys_set_by_loader
+
+    moved = [d.key for d in found if d.kind in FILTERED_KINDS and d.file == cfg.path and d.key in cfg.data]
+    where = keys_set_by_loader(cfg.path, moved) if moved else {}
+    return [replace(d, kind="unread_key", suggestion=None, value_change=None,
+                    message=f"{d.message}; but the project's code sets '{d.key}' itself ({where[d.key]}), so this "
+                            "file's value never runs: the code is what an upgrade breaks")
+            if d.kind in FILTERED_KINDS and d.file == cfg.path and d.key in where else d for d in found]
 
 
 def _named_once(d: ConfigDiagnostic, config_path: str) -> bool:
@@ -144,6 +168,8 @@ def _choose_dialect(cfg: LoadedConfig, dialect: str | None,
 
         if unread_dump(cfg.path, cfg.data):
             return dialects.UNKNOWN, None, "", False  # a run's saved arguments, which nothing parses
+        if _filled_by_own_dataclasses(cfg):
+            return dialects.UNKNOWN, None, "", False
         from seqprof.config.parser_classes import parsed_into
         from seqprof.config.project_calls import spread_whole
 
@@ -187,6 +213,37 @@ def _choose_dialect(cfg: LoadedConfig, dialect: str | None,
         if read_by_its_own_trainer(cfg.path, cfg.data) and framework_fork(cfg.path) is None:
             name = dialects.UNKNOWN  # a script of the project's own reads axolotl's key names, axolotl never does
     return name, variant, source, bool(own_parser)
+
+
+# packages whose classes a project's dataclass may extend to take a framework's arguments
+_FRAMEWORK_PACKAGES = frozenset({"transformers", "trl", "peft", "accelerate", "axolotl", "llamafactory", "torchtune"})
+
+
+def _filled_by_own_dataclasses(cfg: LoadedConfig) -> bool:
+    """Every key of the file is a field of the project's own dataclasses, none of which extends a framework's class
+    (bisect-group/NovoMolGen's SFTConfig(PolicyTrainerConfig): a plain dataclass of learning_rate, max_length,
+    dataset_name ... named like TRL's). Its loader fills them; HfArgumentParser could not parse such a class beside
+    TrainingArguments, whose option names it repeats. A base seqprof cannot resolve to a project class counts as a
+    framework's."""
+    from seqprof.config.project_fields import project_dataclasses, project_fields, project_root
+
+    keys = [k for k in cfg.data if isinstance(k, str)]
+    fields = project_fields(cfg.path) if len(keys) >= 6 else {}
+    if not fields or any(k not in fields or fields[k].in_trl_copy() for k in keys):
+        return False
+    classes = project_dataclasses(project_root(cfg.path))
+
+    def extends_a_framework(name: str, seen: frozenset[str]) -> bool:
+        for declared in classes.get(name, ()):
+            for base in declared.bases:
+                short = base.rsplit(".", 1)[-1]
+                if base.split(".")[0] in _FRAMEWORK_PACKAGES or short not in classes:
+                    return True
+                if short not in seen and extends_a_framework(short, seen | {name}):
+                    return True
+        return False
+
+    return not any(extends_a_framework(owner, frozenset()) for owner in {fields[k].owner for k in keys})
 
 
 def _own_drafter_schema(config_path: str) -> str:

@@ -13,7 +13,7 @@ import ast
 from functools import lru_cache
 from pathlib import Path
 
-from seqprof.config.launches import tied_scripts
+from seqprof.config.launches import tied_scripts_and_siblings
 from seqprof.config.project_calls import ARGUMENT_CLASSES
 from seqprof.config.project_fields import called_name, parsed_module, project_root, python_files, source_text
 
@@ -21,12 +21,12 @@ _INTROSPECTION = frozenset({"signature", "fields", "getfullargspec", "getargspec
 
 
 def signature_filter(config_path: str | Path, files: tuple[str, ...] = ()) -> tuple[str, str] | None:
-    """(the class, 'file:line') where a script tied to the config (launched with it, or naming its file), or one of
-    *files* (where the project's code hands the config's keys on), keeps only that framework class's parameters or
+    """(the class, 'file:line') where a script tied to the config (launched with it, or naming its file) or a module
+    it imports from its folder, or one of *files* (where the project's code hands the config's keys on), keeps only that framework class's parameters or
     dataclass fields of a mapping; None when no such script does."""
     root = project_root(Path(config_path).resolve())
     helpers = _filtering_helpers(str(root))
-    for file in [*sorted(tied_scripts(config_path)), *files]:
+    for file in [*tied_scripts_and_siblings(config_path), *files]:
         found = _filter_in(str(root / file), helpers)
         if found is not None:
             return found[0], f"{file}:{found[1]}"

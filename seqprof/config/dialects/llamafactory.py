@@ -175,6 +175,7 @@ def removal_judge(pins: Pins, history: KeyHistory, fork: bool = True):
     named = ", ".join(sorted({f"transformers{r}" if r else "any transformers" for r in ranges.values()}))
     installs = f"llamafactory {releases[0]}" + (f", which {pins.describe('llamafactory')} installs," if own_pin else "")
     why = f"{named} (what {installs} requires)"
+    unseen_fork = next((p for p in [pins.vcs("llamafactory")] if p is not None and p.fork), None)
 
     def judge(key: str) -> Removal | None:
         if key in history.ever("llamafactory", CLASSES):
@@ -194,6 +195,14 @@ def removal_judge(pins: Pins, history: KeyHistory, fork: bool = True):
                                        pins.describe("transformers")) if both else why)
         if found is None or (found.verdict == "warning" and "still has it" in found.detail):
             return None  # every transformers the pins (or the llamafactory release) allow has it: it works
+        if unseen_fork is not None and not pinned and key in keyspace().renamed:  # the fork's own requirements
+            # bound transformers, and a fork lags upstream (mlfoundations/llama-factory: <=4.56.1 when 0.9.5 allowed
+            # 5.6): the new name may not exist there yet. A key deprecated long before (fsdp_transformer_layer_cls_
+            # to_wrap) warns on every release a fork of its era runs, and stays a finding
+            return Removal(found.package, found.removed_in, "unknown",
+                           f"removed in {found.removed_in}; LLaMA-Factory is installed from a fork, "
+                           f"{unseen_fork.fork} ({unseen_fork.source.split(' (')[0]}), whose own requirements bound "
+                           "transformers, and seqprof cannot see them")
         if guessed:  # an error only where no release the project's own pin allows has it (websight-v2's >=4.57);
             # what pip installs beside the copy depends on that copy's own requirements, which seqprof cannot see
             lacking = not set(pinned) & history.having("transformers", key, TA)
@@ -228,7 +237,9 @@ CORE = frozenset({"stage", "finetuning_type", "template", "dataset", "cutoff_len
 def detect(data: Mapping[str, Any]) -> int:
     if is_board(data):  # LLaMA Board's saved form: every key an element id of the web UI
         return 3 * len(data)
-    strong = sum(3 for k in data if k in STRONG)
+    # every LLaMA-Factory argument is a scalar or a list: `template:` as a mapping of prompt pieces is a project's
+    # own (zjunlp/LightThinker's compression config, read by its Config.from_file)
+    strong = sum(3 for k, v in data.items() if k in STRONG and not isinstance(v, Mapping))
     if not strong:
         return 0
     known = keyspace().known

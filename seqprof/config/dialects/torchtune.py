@@ -85,9 +85,10 @@ def detect(data: Mapping[str, Any]) -> int:
     return 10 + 2 * components + 3 * tune
 
 
-# what torchtune's generate recipe reads (recipes/generate.py: cfg.prompt, cfg.max_new_tokens): a config of them with
-# no optimizer and no loss generates text and trains nothing
-GENERATION_KEYS = ("max_new_tokens", "prompt")
+# what torchtune's recipes that train nothing read: generate.py (cfg.prompt, cfg.max_new_tokens), quantize.py
+# (cfg.quantizer), eleuther_eval.py (cfg.tasks). A config of them with no optimizer and no loss trains nothing
+# (Stanleytowne/pissaquant-qat's convert_qat.yaml: a QAT quantizer and a checkpointer)
+NON_TRAINING_KEYS = ("max_new_tokens", "prompt", "quantizer", "tasks")
 
 
 def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
@@ -118,8 +119,8 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
         b.derived("trainer", "distill", "teacher_model")  # layerwise_distillation: teacher_model + student_model)
     elif (builders := _dataset_builders(data)) and builders <= {"text_completion_dataset"}:
         b.derived("trainer", "pretrain", "dataset._component_: torchtune.datasets.text_completion_dataset")
-    generates = not loss and "optimizer" not in data and any(k in data for k in GENERATION_KEYS)
-    if not generates:  # generate.py's config (a prompt, max_new_tokens; no optimizer, no loss) trains nothing
+    trains_nothing = not loss and "optimizer" not in data and any(k in data for k in NON_TRAINING_KEYS)
+    if not trains_nothing:  # generate.py's or quantize.py's config (no optimizer, no loss) trains nothing
         b.default("trainer", "sft", "a torchtune fine-tuning recipe with a cross-entropy loss")
     b.first("model", ["model._component_", "student_model._component_"])  # the model trained
     b.first("model_config_path", ["checkpointer.checkpoint_dir", "student_checkpointer.checkpoint_dir"])
