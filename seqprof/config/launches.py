@@ -254,23 +254,55 @@ def tied_scripts_and_siblings(config_path: str | Path) -> tuple[str, ...]:
 
 
 def keys_set_by_loader(config_path: str | Path, keys: Iterable[str]) -> dict[str, str]:
-    """Key -> 'file:line' for each of *keys* that a script loading the config (tied_scripts_and_siblings) assigns by
-    subscript itself (`available_trainer_args["evaluation_strategy"] = "steps"`, wj210/Self-Training-LLM), so the
-    file's value is not what the class gets. A line that reads the same key on its right side (`cfg["lr"] =
-    float(cfg["lr"])`) converts the file's value, and does not count."""
+    """Key -> 'file:line' for each of *keys* that a script loading the config (tied_scripts_and_siblings) always
+    assigns by subscript itself, at a function's top level or in every branch of an if/else
+    (`available_trainer_args["evaluation_strategy"] = "steps"` / `= "epoch"`, wj210/Self-Training-LLM), so the file's
+    value is not what the class gets. An assignment under one condition (cive202's smoke-test mode) leaves the
+    file's value to the usual run, and one that reads the same key (`cfg["lr"] = float(cfg["lr"])`) converts it."""
+    import ast
+
+    from seqprof.config.project_fields import parsed_module
+
     path = Path(config_path).resolve()
-    wanted = [k for k in keys if re.fullmatch(r"[A-Za-z_]\w*", k)]
+    wanted = frozenset(keys)
     if not path.is_file() or not wanted:
         return {}
     root = project_root(path)
-    assigned = re.compile(rf"\[\s*[\"']({'|'.join(map(re.escape, wanted))})[\"']\s*\]\s*=(?!=)(.*)")
     out: dict[str, str] = {}
     for script in tied_scripts_and_siblings(path):
-        for number, line in enumerate(source_text(root / script).splitlines(), 1):
-            for match in assigned.finditer(line):
-                if not re.search(rf"[\"']{re.escape(match.group(1))}[\"']", match.group(2)):
-                    out.setdefault(match.group(1), f"{script}:{number}")
+        tree = parsed_module(root / script)
+        functions = [n.body for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))] \
+            if tree is not None else []
+        bodies = [tree.body, *functions] if tree is not None else []
+        for body in bodies:
+            for key, line in _always_set(body, wanted).items():
+                out.setdefault(key, f"{script}:{line}")
     return out
+
+
+def _always_set(body: list, keys: frozenset[str]) -> dict[str, int]:
+    """The *keys* a statement list assigns by subscript on every path through it (an if/else counts when both
+    branches do), each with its first line; a key read on the right side does not count."""
+    import ast
+
+    found: dict[str, int] = {}
+    for statement in body:
+        if isinstance(statement, ast.Assign):
+            for target in statement.targets:
+                key = target.slice.value if isinstance(target, ast.Subscript) and \
+                    isinstance(target.slice, ast.Constant) else None
+                if key in keys and not any(isinstance(n, ast.Constant) and n.value == key
+                                           for n in ast.walk(statement.value)):
+                    found.setdefault(key, statement.lineno)
+        elif isinstance(statement, ast.If) and statement.orelse:
+            both = _always_set(statement.body, keys)
+            other = _always_set(statement.orelse, keys)
+            for key in both.keys() & other.keys():
+                found.setdefault(key, min(both[key], other[key]))
+        elif isinstance(statement, (ast.With, ast.AsyncWith)):
+            for key, line in _always_set(statement.body, keys).items():
+                found.setdefault(key, line)
+    return found
 
 
 _SCRIPT = re.compile(r"(?<![\w./$-])((?:\.{0,2}/)?[\w./-]*?\w\.py)(?![\w.])")

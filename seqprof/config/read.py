@@ -215,6 +215,8 @@ def _choose_dialect(cfg: LoadedConfig, dialect: str | None,
     return name, variant, source, bool(own_parser)
 
 
+# an HfArgumentParser of the project's own (a mapping spread into a framework's argument class is matched too)
+_PARSERS = r"\b(?:HfArgumentParser|TrlParser|H4ArgumentParser|ArgumentParserPlus)\b"
 # packages whose classes a project's dataclass may extend to take a framework's arguments
 _FRAMEWORK_PACKAGES = frozenset({"transformers", "trl", "peft", "accelerate", "axolotl", "llamafactory", "torchtune"})
 
@@ -224,14 +226,21 @@ def _filled_by_own_dataclasses(cfg: LoadedConfig) -> bool:
     (bisect-group/NovoMolGen's SFTConfig(PolicyTrainerConfig): a plain dataclass of learning_rate, max_length,
     dataset_name ... named like TRL's). Its loader fills them; HfArgumentParser could not parse such a class beside
     TrainingArguments, whose option names it repeats. A base seqprof cannot resolve to a project class counts as a
-    framework's."""
-    from seqprof.config.project_fields import project_dataclasses, project_fields, project_root
+    framework's. A project with an HfArgumentParser of its own may parse the file into such classes (allenai/
+    open-instruct's FlatArguments through ArgumentParserPlus), or spread them into TrainingArguments: then the file
+    is transformers' after all."""
+    from seqprof.config.project_calls import ARGUMENT_CLASSES
+    from seqprof.config.project_fields import code_matches, project_dataclasses, project_fields, project_root
 
     keys = [k for k in cfg.data if isinstance(k, str)]
     fields = project_fields(cfg.path) if len(keys) >= 6 else {}
     if not fields or any(k not in fields or fields[k].in_trl_copy() for k in keys):
         return False
-    classes = project_dataclasses(project_root(cfg.path))
+    root = project_root(cfg.path)
+    # wndudwkd003/kr_llm_ft_25: `sft_dict = asdict(self.cm.sft)`, then `TrainingArguments(**sft_dict)`
+    if code_matches(root, re.compile(rf"{_PARSERS}|\b(?:{'|'.join(ARGUMENT_CLASSES)})\(\s*\*\*")):
+        return False
+    classes = project_dataclasses(root)
 
     def extends_a_framework(name: str, seen: frozenset[str]) -> bool:
         for declared in classes.get(name, ()):

@@ -22,8 +22,8 @@ _INTROSPECTION = frozenset({"signature", "fields", "getfullargspec", "getargspec
 
 def signature_filter(config_path: str | Path, files: tuple[str, ...] = ()) -> tuple[str, str] | None:
     """(the class, 'file:line') where a script tied to the config (launched with it, or naming its file) or a module
-    it imports from its folder, or one of *files* (where the project's code hands the config's keys on), keeps only that framework class's parameters or
-    dataclass fields of a mapping; None when no such script does."""
+    it imports from its folder, or one of *files* (where the project's code hands the config's keys on), keeps only
+    that framework class's parameters or dataclass fields of a mapping; None when no such script does."""
     root = project_root(Path(config_path).resolve())
     helpers = _filtering_helpers(str(root))
     for file in [*tied_scripts_and_siblings(config_path), *files]:
