@@ -168,8 +168,10 @@ def _choose_dialect(cfg: LoadedConfig, dialect: str | None,
 
         if unread_dump(cfg.path, cfg.data):
             return dialects.UNKNOWN, None, "", False  # a run's saved arguments, which nothing parses
-        if _filled_by_own_dataclasses(cfg):
-            return dialects.UNKNOWN, None, "", False
+        from seqprof.config.dialects.own_schema import filled_by_own_dataclasses
+
+        if filled_by_own_dataclasses(cfg.path, cfg.data):
+            return dialects.UNKNOWN, None, "", False  # the project's own plain dataclasses, named like TRL's
         from seqprof.config.parser_classes import parsed_into
         from seqprof.config.project_calls import spread_whole
 
@@ -213,46 +215,6 @@ def _choose_dialect(cfg: LoadedConfig, dialect: str | None,
         if read_by_its_own_trainer(cfg.path, cfg.data) and framework_fork(cfg.path) is None:
             name = dialects.UNKNOWN  # a script of the project's own reads axolotl's key names, axolotl never does
     return name, variant, source, bool(own_parser)
-
-
-# an HfArgumentParser of the project's own (a mapping spread into a framework's argument class is matched too)
-_PARSERS = r"\b(?:HfArgumentParser|TrlParser|H4ArgumentParser|ArgumentParserPlus)\b"
-# packages whose classes a project's dataclass may extend to take a framework's arguments
-_FRAMEWORK_PACKAGES = frozenset({"transformers", "trl", "peft", "accelerate", "axolotl", "llamafactory", "torchtune"})
-
-
-def _filled_by_own_dataclasses(cfg: LoadedConfig) -> bool:
-    """Every key of the file is a field of the project's own dataclasses, none of which extends a framework's class
-    (bisect-group/NovoMolGen's SFTConfig(PolicyTrainerConfig): a plain dataclass of learning_rate, max_length,
-    dataset_name ... named like TRL's). Its loader fills them; HfArgumentParser could not parse such a class beside
-    TrainingArguments, whose option names it repeats. A base seqprof cannot resolve to a project class counts as a
-    framework's. A project with an HfArgumentParser of its own may parse the file into such classes (allenai/
-    open-instruct's FlatArguments through ArgumentParserPlus), or spread them into TrainingArguments: then the file
-    is transformers' after all."""
-    from seqprof.config.project_calls import ARGUMENT_CLASSES
-    from seqprof.config.project_fields import code_matches, project_dataclasses, project_fields, project_root
-
-    keys = [k for k in cfg.data if isinstance(k, str)]
-    fields = project_fields(cfg.path) if len(keys) >= 6 else {}
-    if not fields or any(k not in fields or fields[k].in_trl_copy() for k in keys):
-        return False
-    root = project_root(cfg.path)
-    # wndudwkd003/kr_llm_ft_25: `sft_dict = asdict(self.cm.sft)`, then `TrainingArguments(**sft_dict)`
-    if code_matches(root, re.compile(rf"{_PARSERS}|\b(?:{'|'.join(ARGUMENT_CLASSES)})\(\s*\*\*")):
-        return False
-    classes = project_dataclasses(root)
-
-    def extends_a_framework(name: str, seen: frozenset[str]) -> bool:
-        for declared in classes.get(name, ()):
-            for base in declared.bases:
-                short = base.rsplit(".", 1)[-1]
-                if base.split(".")[0] in _FRAMEWORK_PACKAGES or short not in classes:
-                    return True
-                if short not in seen and extends_a_framework(short, seen | {name}):
-                    return True
-        return False
-
-    return not any(extends_a_framework(owner, frozenset()) for owner in {fields[k].owner for k in keys})
 
 
 def _own_drafter_schema(config_path: str) -> str:

@@ -350,3 +350,43 @@ def _parsed_whole(group: str, root: Path) -> bool:
     section = rf"""(?:\[\s*["']{re.escape(group)}["']\s*\]|\.{re.escape(group)}\b)"""
     pattern = re.compile(rf"parse_dict\([^\n]*{section}")
     return code_matches(root, pattern)
+
+
+# an HfArgumentParser of the project's own
+_PARSERS = r"\b(?:HfArgumentParser|TrlParser|H4ArgumentParser|ArgumentParserPlus)\b"
+# packages whose classes a project's dataclass may extend to take a framework's arguments
+_FRAMEWORK_PACKAGES = frozenset({"transformers", "trl", "peft", "accelerate", "axolotl", "llamafactory", "torchtune"})
+
+
+def filled_by_own_dataclasses(config_path: str, data: Mapping[str, Any]) -> bool:
+    """Every key of the file is a field of the project's own dataclasses, none of which extends a framework's class
+    (bisect-group/NovoMolGen's SFTConfig(PolicyTrainerConfig): a plain dataclass of learning_rate, max_length,
+    dataset_name ... named like TRL's). Its loader fills them; HfArgumentParser could not parse such a class beside
+    TrainingArguments, whose option names it repeats. A base seqprof cannot resolve to a project class counts as a
+    framework's. A project with an HfArgumentParser of its own may parse the file into such classes (allenai/
+    open-instruct's FlatArguments through ArgumentParserPlus), or spread them into TrainingArguments: then the file
+    is transformers' after all."""
+    from seqprof.config.project_calls import ARGUMENT_CLASSES
+    from seqprof.config.project_fields import project_dataclasses, project_fields
+
+    keys = [k for k in data if isinstance(k, str)]
+    fields = project_fields(config_path) if len(keys) >= 6 else {}
+    if not fields or any(k not in fields or fields[k].in_trl_copy() for k in keys):
+        return False
+    root = project_root(config_path)
+    # wndudwkd003/kr_llm_ft_25: `sft_dict = asdict(self.cm.sft)`, then `TrainingArguments(**sft_dict)`
+    if code_matches(root, re.compile(rf"{_PARSERS}|\b(?:{'|'.join(ARGUMENT_CLASSES)})\(\s*\*\*")):
+        return False
+    classes = project_dataclasses(root)
+
+    def extends_a_framework(name: str, seen: frozenset[str]) -> bool:
+        for declared in classes.get(name, ()):
+            for base in declared.bases:
+                short = base.rsplit(".", 1)[-1]
+                if base.split(".")[0] in _FRAMEWORK_PACKAGES or short not in classes:
+                    return True
+                if short not in seen and extends_a_framework(short, seen | {name}):
+                    return True
+        return False
+
+    return not any(extends_a_framework(owner, frozenset()) for owner in {fields[k].owner for k in keys})
