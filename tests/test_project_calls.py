@@ -274,8 +274,10 @@ def test_a_section_key_read_out_of_another_section_is_not_handed_on(tmp_path):
 
 def test_a_project_that_keeps_only_the_class_parameters_loses_a_removed_key_without_an_error(tmp_path):
     """yhj137/PianistTransformer: src/train/sft.py passes its JSON through filter_valid_args(cfg, TrainingArguments),
-    which keeps the keys inspect.signature names. On transformers 5 (installed here) that drops overwrite_output_dir
-    without a word, so the finding says the value is lost, not that the run is refused."""
+    which keeps the keys inspect.signature names. On transformers 5 (installed here) that drops logging_dir without a
+    word, so the finding says the value is lost, not that the run is refused. overwrite_output_dir, dropped the same
+    way, was never read by the Trainer, and nothing in the project reads it: a note that removing it changes
+    nothing."""
     import inspect
 
     from transformers import TrainingArguments
@@ -298,17 +300,21 @@ def test_a_project_that_keeps_only_the_class_parameters_loses_a_removed_key_with
         "args = TrainingArguments(**filter_valid_args(cfg, TrainingArguments))\n")
     (root / "configs").mkdir()
     config = root / "configs" / "sft_config.json"
-    config.write_text('{"output_dir": "out", "per_device_train_batch_size": 4, "overwrite_output_dir": true}\n')
-    assert "overwrite_output_dir" not in inspect.signature(TrainingArguments).parameters  # what the filter drops
-    found = [d for d in read_plan(config).diagnostics if d.key == "overwrite_output_dir"]
-    assert found and "dropped without an error (src/train/sft.py:7 keeps only TrainingArguments' parameters)" \
-        in found[0].message
+    config.write_text('{"output_dir": "out", "per_device_train_batch_size": 4, "logging_dir": "logs", '
+                      '"overwrite_output_dir": true}\n')
+    parameters = inspect.signature(TrainingArguments).parameters
+    assert "logging_dir" not in parameters and "overwrite_output_dir" not in parameters  # what the filter drops
+    found = {d.key: d for d in read_plan(config).diagnostics}
+    assert "dropped without an error (src/train/sft.py:7 keeps only TrainingArguments' parameters)" \
+        in found["logging_dir"].message and found["logging_dir"].kind != "unread_key"
+    assert found["overwrite_output_dir"].kind == "unread_key"
+    assert "removing it changes nothing" in found["overwrite_output_dir"].message
     (root / "src" / "train" / "sft.py").write_text(  # the class built straight from the file: refused, as before
         "import argparse, json\nfrom transformers import TrainingArguments\n"
         "parser = argparse.ArgumentParser()\nparser.add_argument('--config', default='configs/sft_config.json')\n"
         "args = TrainingArguments(**json.load(open(parser.parse_args().config)))\n")
-    found = [d for d in read_plan(config).diagnostics if d.key == "overwrite_output_dir"]
-    assert found and "without an error" not in found[0].message
+    found = [d for d in read_plan(config).diagnostics if d.key in ("logging_dir", "overwrite_output_dir")]
+    assert len(found) == 2 and not any("without an error" in d.message for d in found)
 
 
 def test_a_section_unpacked_with_others_and_spread_is_judged_with_its_numbers_as_yaml_loads_them(tmp_path):
