@@ -237,7 +237,7 @@ def tied_scripts_and_siblings(config_path: str | Path) -> tuple[str, ...]:
     framework's class from it (wj210/Self-Training-LLM's train.py and self_learning_training.py)."""
     import ast
 
-    from seqprof.config.project_fields import parsed_module
+    from seqprof.config.project_fields import parsed_module, sibling_module
 
     root = project_root(Path(config_path).resolve())
     tied = sorted(tied_scripts(config_path))
@@ -245,11 +245,10 @@ def tied_scripts_and_siblings(config_path: str | Path) -> tuple[str, ...]:
     for script in tied:
         tree = parsed_module(root / script)
         for node in ast.walk(tree) if tree is not None else ():
-            if isinstance(node, ast.ImportFrom) and node.module and node.level <= 1:
-                sibling = (root / script).parent / (node.module.replace(".", "/") + ".py")
-                name = sibling.relative_to(root).as_posix() if sibling.is_file() else None
-                if name is not None and name not in out:
-                    out.append(name)
+            sibling = sibling_module(node, root / script)
+            name = sibling.relative_to(root).as_posix() if sibling is not None else None
+            if name is not None and name not in out:
+                out.append(name)
     return tuple(out)
 
 
@@ -271,10 +270,10 @@ def keys_set_by_loader(config_path: str | Path, keys: Iterable[str]) -> dict[str
     out: dict[str, str] = {}
     for script in tied_scripts_and_siblings(path):
         tree = parsed_module(root / script)
-        functions = [n.body for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))] \
-            if tree is not None else []
-        bodies = [tree.body, *functions] if tree is not None else []
-        for body in bodies:
+        if tree is None:
+            continue
+        functions = [n.body for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        for body in [tree.body, *functions]:
             for key, line in _always_set(body, wanted).items():
                 out.setdefault(key, f"{script}:{line}")
     return out

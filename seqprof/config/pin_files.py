@@ -82,13 +82,20 @@ def _vcs_pin(name: str, ref: str, source: str, url: str = "") -> Pin | None:
     tag = RELEASE_TAG.fullmatch(ref)
     if tag is not None:
         return Pin(name, f"=={tag.group(1)}", f"{source} (the v{tag.group(1)} tag)")
-    host = _REPOSITORY.search(url)
-    fork = host is not None and name in OWN_REPOSITORIES and \
-        f"{host.group(1)}/{host.group(2)}".lower() not in OWN_REPOSITORIES[name]
+    fork = fork_repository(name, url)
     if fork:
-        return Pin(name, "", f"{source} (a fork, {host.group(1)}/{host.group(2)}: a commit seqprof cannot place "
-                             "among releases)", vcs=True, head=False, fork=f"{host.group(1)}/{host.group(2)}")
+        return Pin(name, "", f"{source} (a fork, {fork}: a commit seqprof cannot place among releases)", vcs=True,
+                   head=False, fork=fork)
     return Pin(name, "", source, vcs=True, head=ref in ("", "main", "master"))
+
+
+def fork_repository(package: str, text: str) -> str:
+    """'owner/name' of the repository *text* (a URL, a clone line) names, when it is another one than *package*'s
+    own (OWN_REPOSITORIES): a fork, whose arguments and requirements are its own; '' otherwise."""
+    host = _REPOSITORY.search(text)
+    repository = f"{host.group(1)}/{host.group(2)}" if host is not None else ""
+    return repository if repository and package in OWN_REPOSITORIES and \
+        repository.lower() not in OWN_REPOSITORIES[package] else ""
 
 
 # the repositories a framework's own main branch lives in (renamed ones under both names)
@@ -454,16 +461,13 @@ def cloned_checkouts(lines: list[str], name: str) -> list[Pin]:
     (alignment-handbook) installed so brings its huggingface-hub cap."""
     out: list[Pin] = []
     clone: tuple[str, int] | None = None
-    ref, fork = "", False
+    ref, fork = "", ""
     for number, line in enumerate(lines, 1):
         cloned = _GIT_CLONE.search(line)
         if cloned:
             package = _cloned_package(cloned.group(1))
             clone, ref = ((package, number) if package in FRAMEWORKS or package in RECIPE_LAYERS else None), ""
-            owner = _REPOSITORY.search(cloned.group(0))
-            repository = f"{owner.group(1)}/{owner.group(2)}" if owner is not None else ""
-            fork = repository if clone is not None and repository and package in OWN_REPOSITORIES and \
-                repository.lower() not in OWN_REPOSITORIES[package] else ""
+            fork = fork_repository(package, cloned.group(0)) if clone is not None else ""
             continue
         checkout = _GIT_CHECKOUT.search(line)
         if clone and checkout:
@@ -516,10 +520,7 @@ def read_gitmodules(path: Path) -> list[Pin]:
         name = _cloned_package(re.split(r"[/:]", url.group(1))[-1])
         if name not in PACKAGES:
             continue
-        host = _REPOSITORY.search(url.group(1))
-        repository = f"{host.group(1)}/{host.group(2)}" if host is not None else ""
-        fork = repository if repository and name in OWN_REPOSITORIES and \
-            repository.lower() not in OWN_REPOSITORIES[name] else ""
+        fork = fork_repository(name, url.group(1))
         said = f"a git submodule, a fork: {fork}" if fork else "a git submodule"
         out.append(Pin(name, "", f"{path.name}:{number} ({said})", vcs=True, head=False, fork=fork))
     return out

@@ -244,13 +244,21 @@ def star_imported_names(tree: ast.Module, file: Path) -> dict[str, str]:
     `from utils import *`, where utils.py imports DPOConfig from trl); one level, as Python resolves a sibling."""
     names: dict[str, str] = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level <= 1 and \
-                any(a.name == "*" for a in node.names):
-            module = file.parent / (node.module.replace(".", "/") + ".py")
-            found = parsed_module(module) if module.is_file() else None
-            if found is not None:
-                names.update({k: v for k, v in imported_names(found).items() if k not in names})
+        star = isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)
+        module = sibling_module(node, file) if star else None
+        found = parsed_module(module) if module is not None else None
+        if found is not None:
+            names.update({k: v for k, v in imported_names(found).items() if k not in names})
     return names
+
+
+def sibling_module(node: ast.AST, file: Path) -> Path | None:
+    """The module file of *file*'s own folder that an import node names (`from utils import *`, `from
+    self_learning_training import do_train`), as Python resolves a sibling; None for any other node or module."""
+    if not isinstance(node, ast.ImportFrom) or not node.module or node.level > 1:
+        return None
+    module = file.parent / (node.module.replace(".", "/") + ".py")
+    return module if module.is_file() else None
 
 
 def _dotted(node: ast.expr, imported: dict[str, str]) -> str:

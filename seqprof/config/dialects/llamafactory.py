@@ -175,7 +175,8 @@ def removal_judge(pins: Pins, history: KeyHistory, fork: bool = True):
     named = ", ".join(sorted({f"transformers{r}" if r else "any transformers" for r in ranges.values()}))
     installs = f"llamafactory {releases[0]}" + (f", which {pins.describe('llamafactory')} installs," if own_pin else "")
     why = f"{named} (what {installs} requires)"
-    unseen_fork = next((p for p in [pins.vcs("llamafactory")] if p is not None and p.fork), None)
+    installed = pins.vcs("llamafactory")
+    unseen_fork = installed if installed is not None and installed.fork else None
 
     def judge(key: str) -> Removal | None:
         if key in history.ever("llamafactory", CLASSES):
