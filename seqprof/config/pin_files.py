@@ -448,7 +448,8 @@ _ARGUMENT_LINE = re.compile(r"^\s+[A-Za-z][\w.\[\],-]*\s*(?:[=<>~!]=?\s*[\w.*]+)
 # options before the URL, with their values (`--depth 1`, `-b v0.4.1`; pclucas14/SWE-agent's Amulet job)
 _GIT_CLONE = re.compile(r"\bgit\s+clone\s+(?:-\S+(?:\s+(?!https?://|git@|-)\S+)?\s+)*"
                         r"(?:https?://|git@)\S*?[/:][\w.-]+/([\w.-]+?)(?:\.git)?/?(?:\s|$)")
-_GIT_CHECKOUT = re.compile(r"\bgit\s+(?:checkout|switch)\s+(?:-\S+\s+)*([\w./-]+)")
+# `git reset --hard 18e455c...` moves the clone to that commit as a checkout does (MLAI-Yonsei/ManuExtract's README)
+_GIT_CHECKOUT = re.compile(r"\bgit\s+(?:checkout|switch|reset\s+--hard)\s+(?:-\S+\s+)*([\w./-]+)")
 _INSTALL_HERE = re.compile(r"\bpip[\d.]*\s+install\s+(?:-\S+\s+)*(?:-e\s+|--editable\s+)?"
                            r"([\"']?)\.(?:\[[^\]]*\])?\1(?:\s|$)")  # `pip install -e '.[deepspeed]'` too
 _RELEASE_TAG = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?)$")

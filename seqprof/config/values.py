@@ -40,12 +40,26 @@ _PLACEHOLDERS = (
 )
 
 
+# `per_device_train_batch_size: [BSIZE]`: a bracketed name the README asks the user to replace (TIGER-AI-Lab/StructLM's
+# finetuning YAML), which YAML reads as a one-item list
+_BRACKETED_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+
+
 def placeholder(value: Any) -> str | None:
-    """What kind of stand-in *value* is (`???`, `__BATCH_SIZE__`, `${oc.env:BS}`, `{{ bs }}`), or None for a value."""
+    """What kind of stand-in *value* is (`???`, `__BATCH_SIZE__`, `${oc.env:BS}`, `{{ bs }}`, `[BSIZE]`), or None
+    for a value."""
+    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], str) \
+            and _BRACKETED_NAME.match(value[0].strip()):
+        return "a bracketed name left for the user to fill in"
     if not isinstance(value, str):
         return None
     text = value.strip()
     return next((why for pattern, why in _PLACEHOLDERS if pattern.match(text)), None)
+
+
+def shown_placeholder(value: Any) -> str:
+    """*value* as the file wrote it: `[BSIZE]` rather than Python's `['BSIZE']`."""
+    return f"[{value[0].strip()}]" if isinstance(value, list) else str(value).strip()
 
 
 def value_problem(name: str, value: Any) -> str | None:

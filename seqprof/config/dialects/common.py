@@ -13,7 +13,7 @@ from typing import Any
 
 from seqprof.config.loader import LoadedConfig, load_config, resolve_linked_file
 from seqprof.config.plan import ConfigDiagnostic, Setting
-from seqprof.config.values import placeholder, value_problem
+from seqprof.config.values import placeholder, shown_placeholder, value_problem
 
 KEYS_DIR = Path(__file__).with_name("keys")
 
@@ -79,7 +79,7 @@ class Builder:
         if stand_in:  # filled in before the run: no value to check, and none to estimate with
             self.diagnostics.append(ConfigDiagnostic(
                 kind="unread_key", key=key, file=self.cfg.path, line=self.cfg.line(key) or 1,
-                message=f"'{key}: {str(value).strip()}' is a template placeholder: {stand_in}", suggestion=None))
+                message=f"'{key}: {shown_placeholder(value)}' is a template placeholder: {stand_in}", suggestion=None))
             return True
         problem = value_problem(name, value)
         if problem:  # a finding on its line; estimates go on without the unusable value

@@ -1,0 +1,54 @@
+"""Readings settled in stop 53, on the real files that showed them. Each test also shows the reading without the
+evidence that decides it."""
+
+from __future__ import annotations
+
+from seqprof.lint.run import LintOptions, lint_paths
+
+MANU = "MLAI-Yonsei__ManuExtract"
+STRUCT = "TIGER-AI-Lab__StructLM"
+
+
+def test_a_readme_reset_to_a_commit_makes_a_duplicate_key_a_warning(tmp_path):
+    """MLAI-Yonsei/ManuExtract's README clones hiyouga/LLaMA-Factory, then `git reset --hard 18e455c...` and
+    `pip install -e '.[metrics]'`: a commit seqprof cannot place, where releases before 0.9.4 keep a duplicate's
+    last value (yaml.safe_load) and later ones refuse the file (OmegaConf). max_samples is written twice with
+    different values (1000, then 181877): either way the first is lost, a warning (SP433) naming both outcomes;
+    plot_loss twice with the same value loses nothing under the one and is refused under the other, so it raises
+    nothing. Without the reset line the clone is the main branch, newer than 0.9.4: both are SP404 errors."""
+    from corpus_layout import lay_out
+
+    config = f"{MANU}/Model__llama3_lora_sft.yaml"
+    found = lint_paths([lay_out(tmp_path / "published", only=MANU) / config], LintOptions()).files[0].findings
+    loud = [(f.code, f.key) for f in found if f.severity in ("warning", "error")]
+    assert loud == [("SP433", "max_samples")]
+    message = next(f.message for f in found if f.code == "SP433")
+    assert "README.md:16: a commit seqprof cannot place" in message and "either keeps line 39's" in message
+    tree = lay_out(tmp_path / "head", only=MANU)
+    readme = tree.root / MANU / "README.md"
+    readme.write_text(readme.read_text().replace("git reset --hard", "git log --oneline"))
+    found = lint_paths([tree / config], LintOptions()).files[0].findings
+    assert {(f.code, f.key) for f in found if f.severity == "error"} == {("SP404", "max_samples"),
+                                                                          ("SP404", "plot_loss")}
+
+
+def test_a_bracketed_name_is_a_placeholder(tmp_path):
+    """TIGER-AI-Lab/StructLM's LLaMA-Factory template writes `per_device_train_batch_size: [BSIZE]` and
+    `gradient_accumulation_steps: [GRAD_ACC]`, which its README asks the user to replace (YAML reads each as a
+    one-item list). They are placeholders, notes as `[MODEL_PATH]` is, not unusable values. A real list there,
+    `[4]`, is still an SP406 error."""
+    from corpus_layout import lay_out
+
+    config = f"{STRUCT}/StructLM_finetuning.yaml"
+    found = lint_paths([lay_out(tmp_path / "published", only=STRUCT) / config], LintOptions()).files[0].findings
+    by_key = {f.key: f for f in found}
+    assert (by_key["per_device_train_batch_size"].code, by_key["per_device_train_batch_size"].severity) == (
+        "SP407", "info")
+    assert "'per_device_train_batch_size: [BSIZE]' is a template placeholder" in \
+        by_key["per_device_train_batch_size"].message
+    assert by_key["gradient_accumulation_steps"].severity == "info"
+    tree = lay_out(tmp_path / "listed", only=STRUCT)
+    path = tree / config
+    path.write_text(path.read_text().replace("[BSIZE]", "[4]"))
+    found = lint_paths([path], LintOptions()).files[0].findings
+    assert [(f.code, f.severity) for f in found if f.key == "per_device_train_batch_size"] == [("SP406", "error")]
