@@ -7,6 +7,7 @@ from seqprof.lint.run import LintOptions, lint_paths
 
 MANU = "MLAI-Yonsei__ManuExtract"
 STRUCT = "TIGER-AI-Lab__StructLM"
+HICUPID = "anonymsubmission-arr__HiCUPID"
 
 
 def test_a_readme_reset_to_a_commit_makes_a_duplicate_key_a_warning(tmp_path):
@@ -52,3 +53,24 @@ def test_a_bracketed_name_is_a_placeholder(tmp_path):
     path.write_text(path.read_text().replace("[BSIZE]", "[4]"))
     found = lint_paths([path], LintOptions()).files[0].findings
     assert [(f.code, f.severity) for f in found if f.key == "per_device_train_batch_size"] == [("SP406", "error")]
+
+
+def test_a_key_added_after_the_pin_is_not_said_to_be_removed(tmp_path):
+    """anonymsubmission-arr/HiCUPID's train_dpo.yaml sets use_logits_to_keep under trl==0.14.0, whose DPOConfig
+    calls it use_num_logits_to_keep: trl 0.15 added the new name and 0.29 removes it. The error says the pinned
+    release has no such key yet, not that it was removed from it. With trl==0.16.0, which has it, the same key is a
+    warning about the 0.29 upgrade."""
+    from corpus_layout import lay_out
+
+    config = f"{HICUPID}/configs__train_dpo.yaml"
+    found = lint_paths([lay_out(tmp_path / "published", only=HICUPID) / config], LintOptions()).files[0].findings
+    keep = next(f for f in found if f.key == "use_logits_to_keep")
+    assert (keep.code, keep.severity) == ("SP408", "error")
+    assert "has no 'use_logits_to_keep' yet: trl 0.15 added it, and trl 0.29 removes it again" in keep.message
+    assert "every release" not in keep.message
+    tree = lay_out(tmp_path / "newer", only=HICUPID)
+    requirements = tree.root / HICUPID / "requirements.txt"
+    requirements.write_text(requirements.read_text().replace("trl==0.14.0", "trl==0.16.0"))
+    found = lint_paths([tree / config], LintOptions()).files[0].findings
+    keep = next(f for f in found if f.key == "use_logits_to_keep")
+    assert keep.severity == "warning" and "it breaks on that upgrade" in keep.message

@@ -158,6 +158,12 @@ class KeyHistory:
             return Removal(package, removed_in, "error",
                            f"removed in {removed_in}, and {pinned} allows it: pip installs {newest}, which lacks it "
                            "(releases before it still have it)")
+        first = min(having, key=order.index)
+        if max(order.index(v) for v in allowed) < order.index(first):  # the pins predate it: it never was there
+            return Removal(package, removed_in, "error",  # (HiCUPID's use_logits_to_keep under trl==0.14.0, whose
+                           # name for it was use_num_logits_to_keep)
+                           f"{pinned} has no '{key}' yet: {self.release(package, first)} added it, and {removed_in} "
+                           "removes it again")
         return Removal(package, removed_in, "error",
                        f"removed in {removed_in}, and every release {pinned} allows lacks it")
 
