@@ -159,9 +159,10 @@ class KeyHistory:
                            f"removed in {removed_in}, and {pinned} allows it: pip installs {newest}, which lacks it "
                            "(releases before it still have it)")
         first = min(having, key=order.index)
-        if max(order.index(v) for v in allowed) < order.index(first):  # the pins predate it: it never was there
-            return Removal(package, removed_in, "error",  # (HiCUPID's use_logits_to_keep under trl==0.14.0, whose
-                           # name for it was use_num_logits_to_keep)
+        # the pins predate it, so it never was there (HiCUPID's use_logits_to_keep under trl==0.14.0, which calls it
+        # use_num_logits_to_keep): not "removed", though the run still lacks it
+        if max(order.index(v) for v in allowed) < order.index(first):
+            return Removal(package, removed_in, "error",
                            f"{pinned} has no '{key}' yet: {self.release(package, first)} added it, and {removed_in} "
                            "removes it again")
         return Removal(package, removed_in, "error",
