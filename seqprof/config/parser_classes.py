@@ -88,7 +88,9 @@ def undeclared_keys(config_path: str | Path, data: Mapping, pins: Pins, history:
         frameworks |= reached
     if not calls or _older_than_known(frameworks, pins, history):
         return None
-    left = [k for k in keys if k not in declared and not (k == "env" and calls[0].parser == "TrlParser")]
+    dropped = _prefixes_dropped(tuple(str(root / call.file) for call in calls))
+    left = [k for k in keys if k not in declared and not (k == "env" and calls[0].parser == "TrlParser")
+            and not k.startswith(dropped or ("\0",))]
     if not left or len(left) > MOST_UNDECLARED * len(keys):
         return None
     if _loads_by_hand(str(root), Path(config_path).suffix.lower() == ".json"):
@@ -97,6 +99,40 @@ def undeclared_keys(config_path: str | Path, data: Mapping, pins: Pins, history:
     # else nothing in the project loads such a file as a mapping: `extra_args.get("use_4bit")` reads a dict of the
     # script's own making, not this file (MarkusEnglberger/RLcausality)
     return Undeclared(tuple(left), tuple(calls), frozenset(frameworks)) if left else None
+
+
+@lru_cache(maxsize=256)
+def _prefixes_dropped(files: tuple[str, ...]) -> tuple[str, ...]:
+    """The key prefixes every one of *files* strips from a loaded config before parsing it:
+    `{k: v for k, v in config.items() if not k.startswith('_')}` keeps `_comment` / `_usage` keys away from
+    parse_dict (hunwenpinghao/agent_data_collect's fine_tune_qwen.py). Only a prefix all the scripts strip counts."""
+    found: set[str] | None = None
+    for file in files:
+        tree = parsed_module(Path(file))
+        here = {prefix for node in ast.walk(tree) if isinstance(node, ast.DictComp)
+                for prefix in _stripped_prefixes(node)} if tree is not None else set()
+        found = here if found is None else found & here
+    return tuple(sorted(found or ()))
+
+
+def _stripped_prefixes(comp: ast.DictComp) -> set[str]:
+    """The prefixes a comprehension over `x.items()` leaves out: `if not k.startswith('_')` on its key."""
+    out: set[str] = set()
+    for generator in comp.generators:
+        target = generator.target
+        key = target.elts[0] if isinstance(target, ast.Tuple) and target.elts else target
+        items = generator.iter
+        if not (isinstance(key, ast.Name) and isinstance(items, ast.Call) and isinstance(items.func, ast.Attribute)
+                and items.func.attr == "items"):
+            continue
+        for test in generator.ifs:
+            call = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else None
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "startswith" \
+                    and isinstance(call.func.value, ast.Name) and call.func.value.id == key.id and call.args \
+                    and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str) \
+                    and call.args[0].value:
+                out.add(call.args[0].value)
+    return out
 
 
 YAML_LOADS = re.compile(r"\byaml\.(?:safe_|full_|unsafe_)?load(?:_all)?\(|\bOmegaConf\.(?:load|create)\(|"

@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from seqprof.config.project_fields import (imported_names, kept_names, parsed_module, project_reads_by_file,
-                                         project_root, source_text, star_imported_names)
+                                         project_root, python_files, source_text, star_imported_names)
 
 # the argument classes a script builds by hand: (package, class whose key history judges the keyword)
 ARGUMENT_CLASSES = {
@@ -109,7 +109,7 @@ def _spread_in(file: str, root: str) -> Forward | None:
               and node.value.func.attr in _LOADS for target in node.targets if isinstance(target, ast.Name)}
     imported = {**star_imported_names(tree, Path(file)), **imported_names(tree)}
     for node in ast.walk(tree):
-        target = _argument_class(node.func, imported) if isinstance(node, ast.Call) else None
+        target = framework_argument_class(node.func, imported) if isinstance(node, ast.Call) else None
         if target and any(kw.arg is None and isinstance(kw.value, ast.Name) and kw.value.id in loaded
                           for kw in node.keywords):
             return Forward(SECTION, SECTION, *target, Path(file).relative_to(root).as_posix(), node.lineno)
@@ -168,7 +168,7 @@ def _forwards_in(file: str, root: str, keys: frozenset[str]) -> tuple[Forward, .
     imported = {**star_imported_names(tree, Path(file)), **imported_names(tree)}
     rel = Path(file).relative_to(root).as_posix()
     calls = [(node, target) for node in ast.walk(tree) if isinstance(node, ast.Call)
-             for target in [_argument_class(node.func, imported)] if target is not None]
+             for target in [framework_argument_class(node.func, imported)] if target is not None]
     out: list[Forward] = []
     sections = _section_names(tree, keys) if any(kw.arg is None for call, _ in calls for kw in call.keywords) else {}
     for call, (package, cls) in calls:
@@ -222,7 +222,7 @@ def _spread_name(value: ast.expr, sections: dict[str, str]) -> str | None:
     return sections.get(value.id) if isinstance(value, ast.Name) else None
 
 
-def _argument_class(func: ast.expr, imported: dict[str, str]) -> tuple[str, str] | None:
+def framework_argument_class(func: ast.expr, imported: dict[str, str]) -> tuple[str, str] | None:
     """(package, class) when *func* names transformers' or TRL's argument class through the module's imports (a
     project's own class of the same name is not theirs)."""
     if isinstance(func, ast.Name):
@@ -234,6 +234,27 @@ def _argument_class(func: ast.expr, imported: dict[str, str]) -> tuple[str, str]
     package, _, name = dotted.rpartition(".")
     found = ARGUMENT_CLASSES.get(name)
     return found if found and package.split(".")[0] == found[0] else None
+
+
+_SPREAD_CALL = re.compile(rf"\b(?:{'|'.join(ARGUMENT_CLASSES)})\(\s*\*\*")
+
+
+def spread_into_framework_class(root: Path) -> str | None:
+    """'file:line' of a call that spreads a mapping into transformers' or TRL's argument class
+    (`TrainingArguments(**sft_dict)`), through the module's imports: Nkluge-correa/Tucano's own
+    `specifications.TrainingArguments(**kwargs)` is not one. None when the project has no such call."""
+    for file in python_files(root):
+        if not _SPREAD_CALL.search(source_text(file)):
+            continue
+        tree = parsed_module(file)
+        if tree is None:
+            return file.relative_to(root).as_posix()
+        imported = {**star_imported_names(tree, file), **imported_names(tree)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and any(k.arg is None for k in node.keywords) \
+                    and framework_argument_class(node.func, imported) is not None:
+                return f"{file.relative_to(root).as_posix()}:{node.lineno}"
+    return None
 
 
 def _dict_entries(tree: ast.Module, spread_names: set[str]):

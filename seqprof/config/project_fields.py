@@ -197,7 +197,7 @@ def dataclass_fields(file: Path, root: Path) -> list[ProjectField]:
 def _declarations(file: Path, root: Path) -> tuple[list[ProjectField], set[str], list[ProjectDataclass]]:
     """*file*'s dataclass / pydantic fields, the names of every class it defines (H4ArgumentParser among them), and
     its @dataclass classes whole (a class with no field of its own still names its bases)."""
-    tree = parsed_module(file, ("dataclass", "BaseModel"))
+    tree = parsed_module(file, ("dataclass", "BaseModel", "TrainingArguments"))
     if tree is None:
         return [], set(), []
     rel = file.relative_to(root).as_posix()
@@ -208,14 +208,30 @@ def _declarations(file: Path, root: Path) -> tuple[list[ProjectField], set[str],
             continue
         classes.add(node.name)
         decorated = any(_is_dataclass(d) for d in node.decorator_list)
+        bases = tuple(_dotted(b, imported) for b in node.bases)
         if decorated or any(_is_pydantic_model(b) for b in node.bases):
-            bases = tuple(_dotted(b, imported) for b in node.bases)
             own = [ProjectField(item.target.id, node.name, rel, item.lineno, bases, _literal_default(item.value))
                    for item in node.body if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)]
             out += own
             if decorated:
                 dataclasses.append(ProjectDataclass(node.name, frozenset(f.name for f in own), bases))
+        elif any(b in TRAINING_ARGUMENTS for b in bases):
+            out += _init_parameters(node, rel, bases)
     return out, classes, dataclasses
+
+
+def _init_parameters(node: ast.ClassDef, rel: str, bases: tuple[str, ...]) -> list[ProjectField]:
+    """The named parameters of a hand-written `__init__` on a TrainingArguments subclass that is no dataclass:
+    basalam/product-catalog-generator's SFTTrainArguments(**config) takes project_name, padding_side and
+    max_seq_length itself and hands TrainingArguments only the rest (filtered by its signature)."""
+    init = next((item for item in node.body if isinstance(item, ast.FunctionDef) and item.name == "__init__"), None)
+    if init is None:
+        return []
+    positional = init.args.posonlyargs + init.args.args
+    defaults = dict(zip([a.arg for a in positional][len(positional) - len(init.args.defaults):], init.args.defaults))
+    defaults.update({a.arg: d for a, d in zip(init.args.kwonlyargs, init.args.kw_defaults) if d is not None})
+    return [ProjectField(a.arg, node.name, rel, a.lineno, bases, _literal_default(defaults.get(a.arg)))
+            for a in positional[1:] + init.args.kwonlyargs]
 
 
 def _literal_default(value: ast.expr | None) -> object:
@@ -678,6 +694,11 @@ PROJECT_READ_KINDS = frozenset({"unknown_key", "unread_key", "deprecated_key", "
                                 "upcoming_deprecation", "premature_key"})
 
 
+# TrainingArguments fields only scripts read, never the Trainer (transformers 4.57's run_*.py examples check
+# overwrite_output_dir themselves): dropped, or kept by a project's own class that nothing reads, they lose nothing
+UNREAD_BY_THE_TRAINER = frozenset({"overwrite_output_dir"})
+
+
 def read_by_project(diagnostics: list, fields: dict[str, ProjectField], framework: str,
                     config_path: str | Path | None = None) -> list:
     """Key diagnostics on top-level keys the project's own dataclasses declare, made SP407 notes that say where:
@@ -698,6 +719,15 @@ def read_by_project(diagnostics: list, fields: dict[str, ProjectField], framewor
         found = fields.get(d.key) if d.kind in PROJECT_READ_KINDS else None
         if found is not None and parsed_into is not None and not owners.get(d.key, frozenset()) & parsed_into:
             found = None  # the script's parser fills none of the project classes that declare it
+        if found is not None and config_path is not None and _lost_on_training_arguments(d, found, config_path) \
+                and d.key in UNREAD_BY_THE_TRAINER:  # hunwenpinghao's CustomTrainingArguments.overwrite_output_dir
+            gone = d.message.replace(": it breaks on that upgrade", ": the field is gone on that upgrade")
+            out.append(replace(d, kind="unread_key", suggestion=None, value_change=None,
+                               message=f"{gone}; but the project's own {found.where()} re-declares it on "
+                                       "transformers' TrainingArguments, so the parser takes it on every release, and "
+                                       "neither the Trainer nor the project's code reads it: removing it changes "
+                                       "nothing"))
+            continue
         if found is not None and config_path is not None and _lost_on_training_arguments(d, found, config_path):
             kept = d.message.replace(": it breaks on that upgrade", ": the setting is lost on that upgrade")
             out.append(replace(d, message=f"{kept}; the project's own {found.where()} re-declares it on "

@@ -65,9 +65,6 @@ def read_plan(path: str | Path, dialect: str | None = None, versions: str | None
 
 
 FILTERED_KINDS = frozenset({"renamed_key", "deprecated_key", "removed_key"})
-# TrainingArguments fields only scripts read, never the Trainer (transformers 4.57's run_*.py examples check
-# overwrite_output_dir themselves): dropped by a signature filter, they lose nothing
-UNREAD_BY_THE_TRAINER = frozenset({"overwrite_output_dir"})
 
 
 def _filtered_by_signature(found: list[ConfigDiagnostic], cfg: LoadedConfig) -> list[ConfigDiagnostic]:
@@ -76,7 +73,7 @@ def _filtered_by_signature(found: list[ConfigDiagnostic], cfg: LoadedConfig) -> 
     false or null (generate_during_eval: false) loses nothing when dropped."""
     from dataclasses import replace
 
-    from seqprof.config.project_fields import project_reads
+    from seqprof.config.project_fields import UNREAD_BY_THE_TRAINER, project_reads
     from seqprof.config.signature_filters import signature_filter
 
     path = cfg.path

@@ -27,6 +27,7 @@ from seqprof.config.pin_files import (
     cloned_checkouts,
     image_pins,
     launcher_pins,
+    read_environment,
     read_install_script,
     read_readme,
     reader_for,
@@ -318,7 +319,7 @@ def _pins_of_folder(folder: Path, notes: list[str], launchers: bool = True) -> l
 
     found: list[Pin] = []
     for path in sorted(folder.iterdir()) if folder.is_dir() else ():
-        reader = reader_for(path.name)
+        reader = reader_for(path.name) or (read_environment if _conda_environment(str(path)) else None)
         if reader is None or not path.is_file() or reader in (image_pins, launcher_pins) and not launchers:
             continue
         try:
@@ -328,6 +329,25 @@ def _pins_of_folder(folder: Path, notes: list[str], launchers: bool = True) -> l
             notes.append(f"{path}: not read for version pins ({type(exc).__name__}: "
                          f"{' '.join(str(exc).split())[:120]})")
     return found
+
+
+_CONDA_SECTIONS = (re.compile(r"^channels:\s*$", re.M), re.compile(r"^dependencies:\s*$", re.M))
+
+
+@lru_cache(maxsize=4096)
+def _conda_environment(path: str) -> bool:
+    """A conda environment file under a name of its own (PenGuln/DFT's dft.yml, `conda env create -f dft.yml`):
+    a YAML file with top-level channels: and dependencies: sections."""
+    if not path.lower().endswith((".yml", ".yaml")):
+        return False
+    try:
+        if os.path.getsize(path) > 256 * 1024:
+            return False
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+    except OSError:
+        return False
+    return all(section.search(text) for section in _CONDA_SECTIONS)
 
 
 # folders at a repository's root that hold its environments (envfiles/requirements_cuda128.txt,

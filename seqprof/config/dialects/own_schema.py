@@ -366,7 +366,7 @@ def filled_by_own_dataclasses(config_path: str, data: Mapping[str, Any]) -> bool
     framework's. A project with an HfArgumentParser of its own may parse the file into such classes (allenai/
     open-instruct's FlatArguments through ArgumentParserPlus), or spread them into TrainingArguments: then the file
     is transformers' after all."""
-    from seqprof.config.project_calls import ARGUMENT_CLASSES
+    from seqprof.config.project_calls import spread_into_framework_class
     from seqprof.config.project_fields import project_dataclasses, project_fields
 
     keys = [k for k in data if isinstance(k, str)]
@@ -375,7 +375,8 @@ def filled_by_own_dataclasses(config_path: str, data: Mapping[str, Any]) -> bool
         return False
     root = project_root(config_path)
     # wndudwkd003/kr_llm_ft_25: `sft_dict = asdict(self.cm.sft)`, then `TrainingArguments(**sft_dict)`
-    if code_matches(root, re.compile(rf"{_PARSERS}|\b(?:{'|'.join(ARGUMENT_CLASSES)})\(\s*\*\*")):
+    owners = {fields[k].owner for k in keys}
+    if _parsed_by_a_parser(root, owners) or spread_into_framework_class(root) is not None:
         return False
     classes = project_dataclasses(root)
 
@@ -389,4 +390,34 @@ def filled_by_own_dataclasses(config_path: str, data: Mapping[str, Any]) -> bool
                     return True
         return False
 
-    return not any(extends_a_framework(owner, frozenset()) for owner in {fields[k].owner for k in keys})
+    return not any(extends_a_framework(owner, frozenset()) for owner in owners)
+
+
+def _parsed_by_a_parser(root: Path, owners: set[str]) -> bool:
+    """Whether an HfArgumentParser-like call of the project may fill any of *owners*: one naming one of them among
+    its classes, or one over classes it cannot read (`TrlParser(dataclass_types)`). Nkluge-correa/Tucano's
+    dpo-tucano.py parses (ScriptArguments, DPOConfig, ModelConfig), not the TrainingArguments dataclass of its own
+    that sft-tucano.py fills from specs-tucano-sft.yml."""
+    import ast
+
+    from seqprof.config.project_fields import called_name, parsed_module, python_files, source_text
+
+    pattern = re.compile(_PARSERS)
+    for file in python_files(root):
+        if not pattern.search(source_text(file)):
+            continue
+        tree = parsed_module(file)
+        if tree is None:
+            return True
+        calls = [node for node in ast.walk(tree)
+                 if isinstance(node, ast.Call) and pattern.fullmatch(called_name(node.func) or "")]
+        if not calls:  # named, never called here: a subclass of the parser (called under its own name) or a re-export
+            return True
+        for node in calls:
+            given = node.args[0] if node.args else next((k.value for k in node.keywords
+                                                         if k.arg == "dataclass_types"), None)
+            items = given.elts if isinstance(given, (ast.Tuple, ast.List)) else [given]
+            names = {called_name(item) for item in items if isinstance(item, (ast.Name, ast.Attribute))}
+            if len(names) < len(items) or names & owners:
+                return True
+    return False

@@ -428,6 +428,14 @@ def _own_model_arguments(diagnostics: list[ConfigDiagnostic], data: Mapping[str,
     project's own arguments (model_id, model_name), and those read the generic keys beside it, unless the script
     that parses the file hands TRL's own ModelConfig to its parser (rescuerz/dLLM_factory_dynamic's
     `TrlParser((DiffuGRPOConfig, ModelConfig))`, its model path given on the command line)."""
+    handbook = _parses_handbook_model_arguments(config_path, data)
+    if handbook:
+        return [replace(d, kind="unread_key", suggestion=None, value_change=None, suggestion_from=None,
+                        message=f"'{d.key}' is a field of alignment-handbook's own ModelArguments, which {handbook} "
+                                "parses the file into, not of TRL's ModelConfig: TRL's changes to ModelConfig do not "
+                                "reach it (the handbook releases that export ModelArguments, up to 0.3, declare it): the "
+                                "project's script reads it")
+                if d.kind in VERSION_KINDS and d.key in GENERIC_MODEL_KEYS else d for d in diagnostics]
     evidence = _model_config_fields() - GENERIC_MODEL_KEYS
     if any(k in evidence for k in data) or _parses_trl_model_config(config_path, data):
         return diagnostics
@@ -452,6 +460,31 @@ def _parses_trl_model_config(config_path: str, data: Mapping[str, Any]) -> bool:
         if _TRL_MODEL_CONFIG.search(text) and re.search(r"Parser\s*\(\s*[(\[][^)\]]*\bModelConfig\b", text):
             return True
     return False
+
+
+def _parses_handbook_model_arguments(config_path: str, data: Mapping[str, Any]) -> str:
+    """'file:line' of a parser call of a script that parses the file and names alignment-handbook's ModelArguments
+    (imported from the installed `alignment` package) but not TRL's ModelConfig: PenGuln/DFT's run_dft.py,
+    `H4ArgumentParser((ModelArguments, DataArguments, DFTConfig))`; '' otherwise."""
+    import ast
+
+    from seqprof.config.project_fields import called_name, imported_names, parsed_module, project_root
+    from seqprof.config.project_scripts import parser_scripts
+
+    root = project_root(config_path)
+    for script in parser_scripts(config_path, [k for k in data if isinstance(k, str)]):
+        tree = parsed_module(root / script.file, ("ModelArguments",))
+        if tree is None:
+            continue
+        imported = imported_names(tree)
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and called_name(node.func).endswith("Parser") and node.args
+                    and isinstance(node.args[0], (ast.Tuple, ast.List))):
+                continue
+            named = {imported.get(called_name(item), "") for item in node.args[0].elts}
+            if "alignment.ModelArguments" in named and not any(n.startswith("trl") for n in named):
+                return f"{script.file}:{node.lineno}"
+    return ""
 
 
 @cache
