@@ -427,14 +427,15 @@ def _own_model_arguments(diagnostics: list[ConfigDiagnostic], data: Mapping[str,
     command line); a file with neither, nor any other field only ModelConfig has, names its model through the
     project's own arguments (model_id, model_name), and those read the generic keys beside it, unless the script
     that parses the file hands TRL's own ModelConfig to its parser (rescuerz/dLLM_factory_dynamic's
-    `TrlParser((DiffuGRPOConfig, ModelConfig))`, its model path given on the command line)."""
+    `TrlParser((DiffuGRPOConfig, ModelConfig))`, its model path given on the command line). A parser over the
+    installed alignment-handbook's ModelArguments reads them into that class, whatever else the file sets."""
     handbook = _parses_handbook_model_arguments(config_path, data)
     if handbook:
         return [replace(d, kind="unread_key", suggestion=None, value_change=None, suggestion_from=None,
                         message=f"'{d.key}' is a field of alignment-handbook's own ModelArguments, which {handbook} "
                                 "parses the file into, not of TRL's ModelConfig: TRL's changes to ModelConfig do not "
-                                "reach it (the handbook releases that export ModelArguments, up to 0.3, declare it): the "
-                                "project's script reads it")
+                                "reach it (the handbook releases that export ModelArguments, up to 0.3, declare "
+                                "it): the project's script reads it")
                 if d.kind in VERSION_KINDS and d.key in GENERIC_MODEL_KEYS else d for d in diagnostics]
     evidence = _model_config_fields() - GENERIC_MODEL_KEYS
     if any(k in evidence for k in data) or _parses_trl_model_config(config_path, data):
