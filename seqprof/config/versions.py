@@ -338,7 +338,7 @@ _CONDA_SECTIONS = (re.compile(r"^channels:\s*$", re.M), re.compile(r"^dependenci
 def _conda_environment(path: str) -> bool:
     """A conda environment file under a name of its own (PenGuln/DFT's dft.yml, `conda env create -f dft.yml`):
     a YAML file with top-level channels: and dependencies: sections."""
-    if not path.lower().endswith((".yml", ".yaml")):
+    if not path.lower().endswith((".yml", ".yaml")) or not os.path.isfile(path):  # never open a FIFO or a device
         return False
     try:
         if os.path.getsize(path) > 256 * 1024:
