@@ -465,14 +465,16 @@ def _parses_trl_model_config(config_path: str, data: Mapping[str, Any]) -> bool:
 
 def _parses_handbook_model_arguments(config_path: str, data: Mapping[str, Any]) -> str:
     """'file:line' of a parser call of a script that parses the file and names alignment-handbook's ModelArguments
-    (imported from the installed `alignment` package) but not TRL's ModelConfig: PenGuln/DFT's run_dft.py,
-    `H4ArgumentParser((ModelArguments, DataArguments, DFTConfig))`; '' otherwise."""
+    (imported from the installed `alignment` package, none in the checkout) but not TRL's ModelConfig: PenGuln/DFT's
+    run_dft.py, `H4ArgumentParser((ModelArguments, DataArguments, DFTConfig))`; '' otherwise."""
     import ast
 
-    from seqprof.config.project_fields import called_name, imported_names, parsed_module, project_root
+    from seqprof.config.project_fields import called_name, imported_names, parsed_module, project_root, python_files
     from seqprof.config.project_scripts import parser_scripts
 
     root = project_root(config_path)
+    if any("alignment" in f.relative_to(root).parts[:-1] or f.stem == "alignment" for f in python_files(root)):
+        return ""  # the checkout holds its own alignment package: its ModelArguments is read as the project's
     for script in parser_scripts(config_path, [k for k in data if isinstance(k, str)]):
         tree = parsed_module(root / script.file, ("ModelArguments",))
         if tree is None:
