@@ -22,7 +22,8 @@ from seqprof.config.launches import framework_launches, tied_scripts
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_fields import (called_name, code_matches, imported_names, in_project, parsed_module,
-                                         project_dataclasses, project_reads, project_root, source_text)
+                                         parser_call_classes, project_dataclasses, project_reads, project_root,
+                                         source_text)
 from seqprof.config.project_scripts import parser_files, parser_scripts
 from seqprof.config.key_history import KeyHistory
 from seqprof.config.pins import Pins
@@ -282,9 +283,7 @@ def _parser_call(file: Path, root: Path, config: Path | None = None) -> ParserCa
         own = None if name in PARSER_NAMES else _project_parser(name, imported, root)
         if name not in PARSER_NAMES and own is None:
             continue
-        given = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "dataclass_types"),
-                                                    None)
-        items = given.elts if isinstance(given, (ast.Tuple, ast.List)) else [given]
+        items = parser_call_classes(node)
         if not all(isinstance(i, (ast.Name, ast.Attribute)) for i in items):
             return None
         written = tuple(c for i in items for c in _chosen_classes(tree, i, imported, root, config))

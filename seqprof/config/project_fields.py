@@ -294,6 +294,13 @@ def called_name(func: ast.expr) -> str:
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
 
 
+def parser_call_classes(call: ast.Call) -> list[ast.expr | None]:
+    """The class expressions an HfArgumentParser-like call is given: the items of its first argument (or of
+    `dataclass_types=`) when that is a tuple or list, else that one argument (None when it has none)."""
+    given = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "dataclass_types"), None)
+    return list(given.elts) if isinstance(given, (ast.Tuple, ast.List)) else [given]
+
+
 def project_classes(config_path: str | Path) -> frozenset[str]:
     """The names of the classes the project's argument files define (those holding a dataclass or a pydantic
     model, as project_fields reads them): whether it carries alignment-handbook's H4ArgumentParser layer."""
@@ -719,8 +726,8 @@ def read_by_project(diagnostics: list, fields: dict[str, ProjectField], framewor
         found = fields.get(d.key) if d.kind in PROJECT_READ_KINDS else None
         if found is not None and parsed_into is not None and not owners.get(d.key, frozenset()) & parsed_into:
             found = None  # the script's parser fills none of the project classes that declare it
-        if found is not None and config_path is not None and _lost_on_training_arguments(d, found, config_path) \
-                and d.key in UNREAD_BY_THE_TRAINER:  # hunwenpinghao's CustomTrainingArguments.overwrite_output_dir
+        lost = found is not None and config_path is not None and _lost_on_training_arguments(d, found, config_path)
+        if lost and d.key in UNREAD_BY_THE_TRAINER:  # hunwenpinghao's CustomTrainingArguments.overwrite_output_dir
             gone = d.message.replace(": it breaks on that upgrade", ": the field is gone on that upgrade")
             out.append(replace(d, kind="unread_key", suggestion=None, value_change=None,
                                message=f"{gone}; but the project's own {found.where()} re-declares it on "
@@ -728,7 +735,7 @@ def read_by_project(diagnostics: list, fields: dict[str, ProjectField], framewor
                                        "neither the Trainer nor the project's code reads it: removing it changes "
                                        "nothing"))
             continue
-        if found is not None and config_path is not None and _lost_on_training_arguments(d, found, config_path):
+        if lost:
             kept = d.message.replace(": it breaks on that upgrade", ": the setting is lost on that upgrade")
             out.append(replace(d, message=f"{kept}; the project's own {found.where()} re-declares it on "
                                           "transformers' TrainingArguments, so the parser takes it on every release, "

@@ -400,7 +400,8 @@ def _parsed_by_a_parser(root: Path, owners: set[str]) -> bool:
     that sft-tucano.py fills from specs-tucano-sft.yml."""
     import ast
 
-    from seqprof.config.project_fields import called_name, parsed_module, python_files, source_text
+    from seqprof.config.project_fields import (called_name, parsed_module, parser_call_classes, python_files,
+                                             source_text)
 
     pattern = re.compile(_PARSERS)
     for file in python_files(root):
@@ -414,9 +415,7 @@ def _parsed_by_a_parser(root: Path, owners: set[str]) -> bool:
         if not calls:  # named, never called here: a subclass of the parser (called under its own name) or a re-export
             return True
         for node in calls:
-            given = node.args[0] if node.args else next((k.value for k in node.keywords
-                                                         if k.arg == "dataclass_types"), None)
-            items = given.elts if isinstance(given, (ast.Tuple, ast.List)) else [given]
+            items = parser_call_classes(node)
             names = {called_name(item) for item in items if isinstance(item, (ast.Name, ast.Attribute))}
             if len(names) < len(items) or names & owners:
                 return True
