@@ -298,8 +298,37 @@ _PIP_INSTALL = re.compile(r"(?:^|[\s;&|(])(?:uv\s+)?(?:python[\d.]*\s+-m\s+)?pip
 
 def read_install_script(path: Path) -> list[Pin]:
     """`pip install ...` lines of a shell script or Dockerfile (setup.sh, install.sh, `RUN pip install`): the
-    requirements they name and the local checkouts they install editable (`pip install -e ../torchtune`)."""
-    return _install_lines(_text(path).splitlines(), path.name)
+    requirements they name and the local checkouts they install editable (`pip install -e ../torchtune`), and the
+    conda environment file it installs (`conda env update -f ./scripts/set/environment.yml`)."""
+    lines = _text(path).splitlines()
+    return _install_lines(lines, path.name) + _installed_environment_files(lines, path)
+
+
+# `conda env create -f environment.yml`, `conda env update --file ./scripts/set/environment.yml`
+_CONDA_ENV_FILE = re.compile(r"\bconda\s+env\s+(?:create|update)\b[^\n;&|#]*?\s(?:-f|--file)[\s=]+[\"']?([\w./-]+\.ya?ml)")
+
+
+def _installed_environment_files(lines: list[str], script: Path) -> list[Pin]:
+    """The pins of the conda environment files a script installs (LYF22034/open-rs2-grpo-lora's set_env.sh, which
+    its README runs from the repository root: `conda env update -f ./scripts/set/environment.yml`), the path read
+    from the script's own folder or from a folder above it (where the README runs it)."""
+    out: list[Pin] = []
+    for number, line in enumerate(lines, 1):
+        if line.lstrip().startswith("#"):
+            continue
+        for match in _CONDA_ENV_FILE.finditer(line):
+            written = match.group(1)
+            if written.startswith("/"):
+                continue
+            for folder in (script.parent, *script.parent.parents):
+                target = folder / written
+                if target.is_file():
+                    out.extend(replace(pin, source=f"{pin.source}, installed by {script.name}:{number}")
+                               for pin in read_environment(target))
+                    break
+                if (folder / ".git").exists():
+                    break
+    return out
 
 
 README = re.compile(r"^readme(\.(md|rst|txt|markdown))?$", re.I)

@@ -296,10 +296,20 @@ def arguments_section(cfg: LoadedConfig) -> str:
     return ""
 
 
+def _unused_train_batch_size(b: Builder, key: str) -> bool:
+    """A train batch size of 0 in a file that says `do_train: false`: nothing reads it. The Trainer builds its
+    train DataLoader only in train(), which the scripts call under `if training_args.do_train`, and no
+    TrainingArguments release checks the value (obi-ml-public/ehr_deidentification's predict and eval files write
+    0 there on purpose)."""
+    value = b.raw(key)
+    return as_bool(b.raw("do_train")) is False and (type(value) is int and value == 0 or value == "0")
+
+
 def apply_training_arguments(b: Builder, *, source: str = TA_SOURCE) -> None:
     """Map the TrainingArguments keys every HF-based dialect shares onto canonical settings."""
-    b.stated("micro_batch_size", "per_device_train_batch_size", as_number)
-    b.stated("micro_batch_size", "per_gpu_train_batch_size", as_number)
+    for key in ("per_device_train_batch_size", "per_gpu_train_batch_size"):
+        if not _unused_train_batch_size(b, key):
+            b.stated("micro_batch_size", key, as_number)
     b.stated("gradient_accumulation_steps", "gradient_accumulation_steps", as_number)
     b.stated("max_steps", "max_steps", positive_or_missing)
     # with max_steps > 0 the Trainer derives the epochs from it and never reads num_train_epochs (trainer.py

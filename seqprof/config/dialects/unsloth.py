@@ -57,7 +57,15 @@ def detect(data: Mapping[str, Any]) -> int:
     unsloth_model = "unsloth/" in str(data.get("model_name", ""))
     if not strong and not unsloth_model:
         return 0
+    if not strong and _own_sections(data):
+        return 0  # HarshilMaks/gemma3-peft's lora: / training: / memory: sections: the project's own schema
     return strong + 3 * unsloth_model + sum(1 for k in data if k in WEAK)
+
+
+def _own_sections(data: Mapping[str, Any]) -> list[str]:
+    """Top-level keys holding a mapping: unsloth-cli's options are flat, so a file of sections is a project's own
+    schema, whatever model it names (an unsloth/ model id is evidence only beside the CLI's flat keys)."""
+    return [k for k, v in data.items() if isinstance(v, Mapping) and k not in CLI_KEYS]
 
 
 def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
