@@ -67,3 +67,22 @@ def test_a_zero_train_batch_size_in_a_file_that_does_not_train(tmp_path):
     path.write_text(path.read_text().replace('"do_train":false', '"do_train":true'))
     found = lint_paths([path], LintOptions()).files[0].findings
     assert [(f.code, f.severity) for f in found if f.key == "per_device_train_batch_size"] == [("SP406", "error")]
+
+
+def test_an_unknown_stage_with_no_model_data_or_template_beside_a_section_is_not_llamafactory(tmp_path):
+    """YJY131248/Chat4Seniors' config/grpo.yaml borrows LLaMA-Factory's names (stage: grpo, finetuning_type,
+    cutoff_len, val_size) for the job spec of its verl platform, whose settings sit in a verl_platform_config:
+    section; it names no model_name_or_path, dataset or template, and LLaMA-Factory has no grpo stage. Nothing of
+    LLaMA-Factory's is raised on it (no SP406 on the stage, no SP428 on val_size). With a `template: qwen` line, as
+    SachinKonan/LLaMA-Factory-AutoReviewer's fork files have beside their grpo stage, it reads as LLaMA-Factory."""
+    from corpus_layout import lay_out
+
+    config = "YJY131248__Chat4Seniors/config__grpo.yaml"
+    report = lint_paths([lay_out(tmp_path / "published", only="YJY131248__Chat4Seniors") / config],
+                        LintOptions()).files[0]
+    assert report.dialect != "llamafactory"
+    assert not {f.code for f in report.findings} & {"SP406", "SP428"}
+    tree = lay_out(tmp_path / "templated", only="YJY131248__Chat4Seniors")
+    path = tree / config
+    path.write_text(path.read_text().replace("finetuning_type: full\n", "finetuning_type: full\ntemplate: qwen\n"))
+    assert lint_paths([path], LintOptions()).files[0].dialect == "llamafactory"

@@ -249,6 +249,11 @@ def detect(data: Mapping[str, Any]) -> int:
         return 0
     if not any(k in CORE for k in data if k != "stage") and str(data.get("stage")).lower() not in STAGES:
         return 0  # a project's own `stage: stage-5.2-safe-full-5k` label (finetuning_args.py: stage is a Literal)
+    if str(data.get("stage")).lower() not in STAGES and not any(k in data for k in ("model_name_or_path", "dataset",
+                                                                                    "template")) and \
+            any(isinstance(v, Mapping) and k not in known for k, v in data.items()):
+        return 0  # `stage: grpo` beside LLaMA-Factory's names, with no model, data or template but a section of its
+        # own (YJY131248/Chat4Seniors' job spec for its verl platform, verl_platform_config:)
     if foreign >= 3 and 2 * foreign > len(data):  # `stage:` among a project's own keys (_base_, train:, method:)
         return 0
     return strong + sum(1 for k in data if k in WEAK) + sum(1 for k in data if k in hf.training_argument_fields())

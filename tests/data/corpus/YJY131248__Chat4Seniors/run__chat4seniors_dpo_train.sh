@@ -1,0 +1,24 @@
+torchrun --nproc_per_node=2 --master_port=29501 ../src/dpo_train.py \
+    --llm_model_name Mistral \
+    --llm_model_path ../model/base_models/Mistral-7B-Instruct-v0.2 \
+    --dataset_path ../data/trainset/chat4seniors_dpo_trainset.json \
+    --log_path ../log/chat4seniors_model/mistral/dpo_model.log \
+    --lora_rank 8 \
+    --lora_alpha 16 \
+    --lora_dropout 0.1 \
+    --beta 0.5 \
+    --output_dir ../out/chat4seniors_model/chat4seniors_mistral_dpo_model \
+    --per_device_train_batch_size 1 \
+    --per_device_eval_batch_size 1 \
+    --gradient_accumulation_steps 1 \
+    --num_train_epochs 2 \
+    --learning_rate 1e-4 \
+    --lr_scheduler_type cosine \
+    --save_steps 200 \
+    --save_total_limit 30 \
+    --logging_steps 50 \
+    --report_to tensorboard \
+    --warmup_ratio 0.05 \
+    --deepspeed ../config/ds_stage_2_config.json \
+    --max_prompt_length 1024 \
+    --fp16 True

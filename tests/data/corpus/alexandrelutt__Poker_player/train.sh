@@ -1,0 +1,1 @@
+{ nohup python -m source.sft_train > logs/sft_training.log 2>&1; nohup python -m source.grpo_train > logs/grpo_training.log 2>&1; } &
