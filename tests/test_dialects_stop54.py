@@ -86,3 +86,22 @@ def test_an_unknown_stage_with_no_model_data_or_template_beside_a_section_is_not
     path = tree / config
     path.write_text(path.read_text().replace("finetuning_type: full\n", "finetuning_type: full\ntemplate: qwen\n"))
     assert lint_paths([path], LintOptions()).files[0].dialect == "llamafactory"
+
+
+def test_a_key_read_only_in_a_conditions_test_is_not_handed_on(tmp_path):
+    """j8evn/Metaflyer-llm-project's train_dpo.py passes DPOConfig `evaluation_strategy="steps" if 'eval_path' in
+    config['data'] else "no"`: the data section only decides the value, so no finding blames the config's `data`
+    key for a keyword the script hard-codes. Written as the value itself (`config['data']`), it is handed on."""
+    from corpus_layout import lay_out
+
+    repo = "j8evn__Metaflyer-llm-project"
+    config = f"{repo}/configs__dpo_config.yaml"
+    found = lint_paths([lay_out(tmp_path / "published", only=repo) / config], LintOptions()).files[0].findings
+    assert not [f for f in found if f.key == "data"]
+    tree = lay_out(tmp_path / "value", only=repo)
+    script = tree.root / repo / "src" / "train_dpo.py"
+    script.write_text(script.read_text().replace(
+        "evaluation_strategy=\"steps\" if 'eval_path' in config['data'] else \"no\"",
+        "evaluation_strategy=config['data']"))
+    found = lint_paths([tree / config], LintOptions()).files[0].findings
+    assert [f.code for f in found if f.key == "data"] == ["SP408"]

@@ -357,8 +357,13 @@ def _reads(value: ast.expr, keys: frozenset[str]) -> list[str]:
     """The config keys an expression reads: `cfg["k"]`, `cfg.get("k", d)`, `getattr(cfg, "k", d)`, `cfg.k`."""
     found: list[str] = []
     indexed = {id(node.value) for node in ast.walk(value) if isinstance(node, (ast.Subscript, ast.Attribute))}
+    # a read that only decides, never is, the value: the test of `"steps" if "eval_path" in cfg["data"] else "no"`
+    # (j8evn/Metaflyer-llm-project's evaluation_strategy), a comparison's operands
+    deciding = {id(inner) for node in ast.walk(value) for part in
+                ([node.test] if isinstance(node, ast.IfExp) else [node] if isinstance(node, ast.Compare) else [])
+                for inner in ast.walk(part)}
     for node in ast.walk(value):
-        if id(node) in indexed:  # `cfg["model"]["lr"]` reads model.lr, not the `model` section as a value
+        if id(node) in indexed or id(node) in deciding:  # `cfg["model"]["lr"]` reads model.lr, not `model`
             continue
         name = _key_read(node)
         if name in keys and name not in found:
