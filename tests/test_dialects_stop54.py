@@ -50,6 +50,11 @@ def test_an_install_script_installs_its_conda_environment_file(tmp_path):
     by_key = {f.key: f for f in found}
     assert by_key["gradient_checkpointing_kwargs"].severity == "warning"
     assert "transformers 5.25 (no pins found beside the config)" in by_key["warmup_ratio"].message
+    tree = lay_out(tmp_path / "broken", only=OPEN_RS2)  # a broken environment file the script names pins nothing
+    (tree.root / OPEN_RS2 / "scripts" / "set" / "environment.yml").write_text("dependencies: [\n  - : :\n")
+    found = lint_paths([tree / config], LintOptions()).files[0].findings
+    assert "transformers 5.25 (no pins found beside the config)" in \
+        next(f.message for f in found if f.key == "warmup_ratio")
 
 
 def test_a_zero_train_batch_size_in_a_file_that_does_not_train(tmp_path):

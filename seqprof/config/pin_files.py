@@ -305,7 +305,8 @@ def read_install_script(path: Path) -> list[Pin]:
 
 
 # `conda env create -f environment.yml`, `conda env update --file ./scripts/set/environment.yml`
-_CONDA_ENV_FILE = re.compile(r"\bconda\s+env\s+(?:create|update)\b[^\n;&|#]*?\s(?:-f|--file)[\s=]+[\"']?([\w./-]+\.ya?ml)")
+_CONDA_ENV_FILE = re.compile(r"\bconda\s+env\s+(?:create|update)\b[^\n;&|#]*?\s(?:-f|--file)[\s=]+"
+                             r"[\"']?([\w./-]+\.ya?ml)")
 
 
 def _installed_environment_files(lines: list[str], script: Path) -> list[Pin]:
@@ -320,15 +321,29 @@ def _installed_environment_files(lines: list[str], script: Path) -> list[Pin]:
             written = match.group(1)
             if written.startswith("/"):
                 continue
-            for folder in (script.parent, *script.parent.parents):
+            for folder in (script.parent, *script.parent.parents)[:MAX_SCRIPT_DEPTH]:
                 target = folder / written
                 if target.is_file():
                     out.extend(replace(pin, source=f"{pin.source}, installed by {script.name}:{number}")
-                               for pin in read_environment(target))
+                               for pin in _environment_or_nothing(target))
                     break
                 if (folder / ".git").exists():
                     break
     return out
+
+
+MAX_SCRIPT_DEPTH = 4  # folders looked in for an installed environment file: the script's own and three above it
+
+
+def _environment_or_nothing(path: Path) -> list[Pin]:
+    """read_environment, or no pins where the file is no readable environment (a broken file another script names
+    must not stop lint: the script's own pins still count)."""
+    import yaml
+
+    try:
+        return read_environment(path)
+    except (OSError, UnicodeDecodeError, ValueError, TypeError, AttributeError, yaml.YAMLError):
+        return []
 
 
 README = re.compile(r"^readme(\.(md|rst|txt|markdown))?$", re.I)
