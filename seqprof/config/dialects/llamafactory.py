@@ -247,10 +247,10 @@ def detect(data: Mapping[str, Any]) -> int:
     foreign = sum(1 for k in data if k not in known)
     if not any(k in CORE for k in data) and foreign > strong // 3:
         return 0
-    if not any(k in CORE for k in data if k != "stage") and str(data.get("stage")).lower() not in STAGES:
-        return 0  # a project's own `stage: stage-5.2-safe-full-5k` label (finetuning_args.py: stage is a Literal)
-    if str(data.get("stage")).lower() not in STAGES and not any(k in data for k in ("model_name_or_path", "dataset",
-                                                                                    "template")) and \
+    other_stage = str(data.get("stage")).lower() not in STAGES  # finetuning_args.py: stage is a Literal
+    if other_stage and not any(k in CORE for k in data if k != "stage"):
+        return 0  # a project's own `stage: stage-5.2-safe-full-5k` label
+    if other_stage and not any(k in data for k in ("model_name_or_path", "dataset", "template")) and \
             any(isinstance(v, Mapping) and k not in known for k, v in data.items()):
         return 0  # `stage: grpo` beside LLaMA-Factory's names, with no model, data or template but a section of its
         # own (YJY131248/Chat4Seniors' job spec for its verl platform, verl_platform_config:)
