@@ -58,6 +58,7 @@ from seqprof.config.dialects.own_schema import composed, hand_mapped, mostly_for
 from seqprof.config.dialects.recipes import named_trainer, read_by_own_classes, with_recipe_layer
 from seqprof.config.dialects.constant_warmup import warmup_unread
 from seqprof.config.dialects.fsdp_checkpointing import checkpointing_twice
+from seqprof.config.dialects.report_to import report_to_null
 from seqprof.config.dialects.save_schedule import best_model_schedule_refused
 from seqprof.config.dialects.scheduler_kwargs import scheduler_kwargs_problems
 from seqprof.config.loader import LoadedConfig
@@ -640,6 +641,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     b.diagnostics.extend(hf.warmup_ratio_overridden(cfg, pins, history))
     b.diagnostics.extend(best_model_schedule_refused(cfg, pins, history))
     b.diagnostics.extend(scheduler_kwargs_problems(cfg, pins, history))
+    b.diagnostics.extend(report_to_null(cfg, pins, history))
     b.diagnostics.extend(checkpointing_twice(cfg, pins, history, fsdp_on=b.value("fsdp") is not None))
     b.diagnostics.extend(warmup_unread(cfg))
     if trainer == "grpo":
