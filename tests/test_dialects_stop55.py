@@ -70,3 +70,83 @@ def test_report_to_written_none_is_fixed_with_the_word_none(tmp_path):
     found = {f.key: f for f in lint_paths([path], LintOptions()).files[0].findings if f.code == "SP455"}
     assert found["report_to"].fix.startswith("write report_to: none")
     assert found["hub_model_id"].fix.startswith("write hub_model_id: null")
+
+
+ALDRIN = "aldrin-kabya__dpo-training"
+POST_TRAIN = "JiangZhende__llm_post_train"
+SPATIAL = "SongY123__SpatialText2SQL"
+
+
+def test_a_zero_warmup_ratio_beside_warmup_steps_under_transformers_5(tmp_path):
+    """aldrin-kabya/dpo-training's LLaMA-Factory DPO files set `warmup_ratio: 0.0` and `warmup_steps: 20`; the
+    bundled LLaMA-Factory allows transformers up to 5.0.0, whose __post_init__ copies any warmup_ratio given, 0 too,
+    over warmup_steps (`if self.warmup_ratio is not None`): the run never warms up (SP450 on warmup_steps). Pinned
+    to 4.57, warmup_steps wins and the 0 changes nothing."""
+    from corpus_layout import lay_out
+
+    config = f"{ALDRIN}/dpo_full_1b.yaml"
+    found = lint_paths([lay_out(tmp_path / "published", only=ALDRIN) / config], LintOptions()).files[0].findings
+    overridden = [f for f in found if f.code == "SP450"]
+    assert [(f.key, f.severity) for f in overridden] == [("warmup_steps", "warning")]
+    assert "so the run does not warm up at all" in overridden[0].message
+    tree = lay_out(tmp_path / "pinned", only=ALDRIN)
+    pyproject = tree.root / ALDRIN / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace("transformers>=4.51.0,<=5.0.0", "transformers>=4.51.0,<=4.57.1"))
+    assert not [f for f in lint_paths([tree / config], LintOptions()).files[0].findings if f.code == "SP450"]
+
+
+def test_a_zero_section_key_no_deepspeed_release_has(tmp_path):
+    """JiangZhende/llm_post_train's ds_config.json writes `"device": "none"` straight under zero_optimization, beside
+    an offload_optimizer block that has its own device; DeepSpeedZeroConfig (extra="forbid" since 0.7) has no such
+    field and deepspeed.initialize refuses the file. Under offload_optimizer, device is a field and passes."""
+    from corpus_layout import lay_out
+
+    config = f"{POST_TRAIN}/ds_config.json"
+    found = lint_paths([lay_out(tmp_path / "published", only=POST_TRAIN) / config], LintOptions()).files[0].findings
+    assert [(f.code, f.key) for f in found if f.severity in ("warning", "error")] == \
+        [("SP401", "zero_optimization.device")]
+    tree = lay_out(tmp_path / "moved", only=POST_TRAIN)
+    path = tree / config
+    path.write_text(path.read_text().replace('"device": "none",', '"overlap_comm": true,'))
+    assert not [f for f in lint_paths([path], LintOptions()).files[0].findings if f.severity == "warning"]
+
+
+def test_a_launcher_that_runs_the_file_by_a_shell_default(tmp_path):
+    """SongY123/SpatialText2SQL's scripts/finetune/llamafactory/train.sh sets
+    `CONFIG_PATH="${1:-${DEFAULT_CONFIG}}"` (the Qwen SFT file beside it) and runs `llamafactory-cli train
+    "${CONFIG_PATH}"`: the file a run takes when no argument is given is LLaMA-Factory's. Without that line, the
+    project's own loader, which reads sections of config/finetune.yaml by the same key names, makes it the
+    project's."""
+    from corpus_layout import lay_out
+
+    config = f"{SPATIAL}/scripts__finetune__llamafactory__qwen25_coder_7b_nl2sql_full_sft.yaml"
+    report = lint_paths([lay_out(tmp_path / "published", only=SPATIAL) / config], LintOptions()).files[0]
+    assert (report.dialect, report.facts.plan.setting("trainer").value) == ("llamafactory", "sft")
+    tree = lay_out(tmp_path / "unlaunched", only=SPATIAL)
+    (tree.root / SPATIAL / "scripts" / "finetune" / "llamafactory" / "train.sh").unlink()
+    assert lint_paths([tree / config], LintOptions()).files[0].dialect == "unknown"
+
+
+def test_reads_through_a_section_do_not_claim_a_flat_file(tmp_path):
+    """A project trainer that reads `self.config.model.model_name_or_path` and `config.training.output_dir` reads a
+    file with model: and training: sections, not a flat LLaMA-Factory file that shares the names. Read straight off
+    the config (`config.output_dir`), the same names make the flat file the project's own."""
+    (tmp_path / ".git").mkdir()
+    code = tmp_path / "src" / "trainer.py"
+    code.parent.mkdir()
+    keys = ["model_name_or_path", "output_dir", "learning_rate", "num_train_epochs", "lr_scheduler_type",
+            "per_device_train_batch_size", "gradient_accumulation_steps"]
+    code.write_text("".join(f"x{i} = self.config.{'model' if i == 0 else 'training'}.{k}\n"
+                            for i, k in enumerate(keys)))
+    config = tmp_path / "llamafactory" / "sft.yaml"
+    config.parent.mkdir()
+    config.write_text("model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\nstage: sft\ndo_train: true\n"
+                      "finetuning_type: lora\ndataset: alpaca_en_demo\ntemplate: qwen\noutput_dir: out\n"
+                      "learning_rate: 1.0e-4\nnum_train_epochs: 3.0\nlr_scheduler_type: cosine\n"
+                      "per_device_train_batch_size: 1\ngradient_accumulation_steps: 8\n")
+    assert lint_paths([config], LintOptions()).files[0].dialect == "llamafactory"
+    code.write_text("".join(f"x{i} = self.config.{k}\n" for i, k in enumerate(keys)))
+    from seqprof.config.project_fields import _reads_under
+
+    _reads_under.cache_clear()
+    assert lint_paths([config], LintOptions()).files[0].dialect == "unknown"

@@ -308,9 +308,15 @@ _SCRIPT = re.compile(r"(?<![\w./$-])((?:\.{0,2}/)?[\w./-]*?\w\.py)(?![\w.])")
 _MODULE = re.compile(r"(?:^|\s)-m\s+((?:\w+\.)*\w+)")
 
 
+_SHELL_DEFAULT = re.compile(r"\$\{\w+:?[-=]((?:[^{}]|\{\w+\})+)\}")  # ${VAR:-default}, ${1-default}
+
+
 def _names(given: str, config: Path, bare: bool, root: Path | None = None) -> bool:
     """A command's file argument is *config*: its name, and its folders where it writes any (with *bare*, a name
-    without folders is enough)."""
+    without folders is enough). A shell default, `${1:-${SCRIPT_DIR}/x.yaml}`, gives the file a run takes when the
+    command line names none (SongY123/SpatialText2SQL's train.sh)."""
+    default = _SHELL_DEFAULT.fullmatch(given)
+    given = default.group(1) if default else given
     head, _, tail = given.rpartition("/")
     return tail == config.name and _same_file(head, config, bare, root)
 

@@ -322,14 +322,17 @@ def project_reads(config_path: str | Path, keys: Iterable[str], attributes: bool
     return found
 
 
-def project_reads_by_file(config_path: str | Path, keys: Iterable[str],
-                          attributes: bool = False) -> tuple[tuple[str, tuple[tuple[str, int], ...]], ...]:
+def project_reads_by_file(
+        config_path: str | Path, keys: Iterable[str], attributes: bool = False,
+        sections: frozenset[str] | None = None) -> tuple[tuple[str, tuple[tuple[str, int], ...]], ...]:
     """project_reads file by file: (the file relative to the project root, ((key, first line), ...)), for the files
-    that read any of *keys*, in walk order."""
+    that read any of *keys*, in walk order. With *sections*, a read through a config's section
+    (`config.training.output_dir`) counts only for those section names."""
     path, wanted = Path(config_path), frozenset(k for k in keys if IDENTIFIER.match(k))
     if not path.is_file() or not wanted:
         return ()
-    return _reads_under(str(project_root(path)), wanted, attributes)
+    return _reads_under(str(project_root(path)), wanted, attributes,
+                        None if sections is None else frozenset(s for s in sections if IDENTIFIER.match(s)))
 
 
 def project_pops(config_path: str | Path, keys: Iterable[str]) -> dict[str, str]:
@@ -355,14 +358,16 @@ IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # a key code can name: `cf
 
 
 @lru_cache(maxsize=256)
-def _reads_under(root: str, keys: frozenset[str],
-                 attributes: bool) -> tuple[tuple[str, tuple[tuple[str, int], ...]], ...]:
+def _reads_under(root: str, keys: frozenset[str], attributes: bool,
+                 sections: frozenset[str] | None = None) -> tuple[tuple[str, tuple[tuple[str, int], ...]], ...]:
     names = "|".join(sorted(keys, key=len, reverse=True))
+    section = r"(?:\.[A-Za-z_]\w*)?" if sections is None else \
+        rf"(?:\.(?:{'|'.join(sorted(sections))}))?" if sections else ""
     quoted = rf"[\"']({names})[\"']"
     forms = [rf"\[\s*{quoted}\s*\]", rf"\.(?:get|pop|setdefault)\(\s*{quoted}", rf"{quoted}\s+(?:not\s+)?in\s",
              rf"getattr\(\s*[\w.\[\]]+\s*,\s*{quoted}",
              # an OmegaConf / DictDefault config, or a Hydra group of one (`cfg.training.warmup_ratio`)
-             rf"\b(?:cfg|conf|config)(?:\.[A-Za-z_]\w*)?\.({names})\b(?!\s*(?:[:(]|=[^=]))",
+             rf"\b(?:cfg|conf|config){section}\.({names})\b(?!\s*(?:[:(]|=[^=]))",
              # an argparse option of the project's own, which its code fills from the YAML (TEN-Sum's
              # `add_argument('--max_prompt_length')`, then `setattr(args, key, value)` per key); `--max-prompt-length`
              # is the same option (argparse's dest)

@@ -68,6 +68,33 @@ PRECISION_FIELDS = {
 }
 PRECISION_FIELDS["bfloat16"] = PRECISION_FIELDS["bf16"]  # the old name, read when bf16 is absent
 
+# The fields (and aliases) of DeepSpeed's ZeRO section and its offload blocks in any release from 0.7.0, when they
+# became pydantic models with extra="forbid", to 0.19.8 (runtime/zero/config.py DeepSpeedZeroConfig,
+# runtime/zero/offload_config.py): a key none of them has stops deepspeed.initialize ("Extra inputs are not
+# permitted"), and releases before 0.7 never read it. A field some release dropped (0.19.8's mics_shard_size) stays.
+ZERO_FIELDS = frozenset("""
+allgather_bucket_size allgather_partitions allgather_sequential compute_grad_norm contiguous_gradients cpu_offload
+cpu_offload_param cpu_offload_use_pin_memory elastic_checkpoint enable_sanity_checks
+gather_16bit_weights_on_model_save ignore_unused_parameters leaf_module legacy_stage1 load_from_fp32_weights
+log_trace_cache_warnings max_live_parameters max_reuse_distance memory_efficient_linear
+mics_hierarchical_params_gather mics_shard_size model_persistence_threshold module_granularity_threshold
+offload_optimizer offload_param overlap_comm override_module_apply param_persistence_threshold parameter_alignment
+pipeline_loading_checkpoint prefetch_bucket_size reduce_bucket_size reduce_scatter round_robin_gradients
+save_muon_momentum_buffer_in_memory stage stage3_allgather_sequential stage3_gather_16bit_weights_on_model_save
+stage3_gather_fp16_weights_on_model_save stage3_max_live_parameters stage3_max_reuse_distance
+stage3_model_persistence_threshold stage3_module_granularity_threshold stage3_param_persistence_threshold
+stage3_prefetch_bucket_size stage3_use_all_reduce_for_fetch_params sub_group_size use_all_reduce_for_fetch_params
+use_multi_rank_bucket_allreduce zenflow zero_hpz_partition_size zero_quantized_gradients
+zero_quantized_nontrainable_weights zero_quantized_weights zeropp_loco_param
+""".split())
+OFFLOAD_FIELDS = {
+    "offload_param": ("DeepSpeedZeroOffloadParamConfig", frozenset(
+        {"device", "nvme_path", "buffer_count", "buffer_size", "max_in_cpu", "pin_memory"})),
+    "offload_optimizer": ("DeepSpeedZeroOffloadOptimizerConfig", frozenset(
+        {"device", "nvme_path", "buffer_count", "pin_memory", "pipeline_read", "pipeline_write", "fast_init",
+         "ratio", "super_offload", "cpuadam_cores_perc"})),
+}
+
 
 def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     """Settings a DeepSpeed JSON pins on its own."""
@@ -84,6 +111,7 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
         b.derived("param_offload_below_stage_3", stage, "zero_optimization.offload_param")
     b.diagnostics.extend(_switched_off(check_keys(cfg, Keyspace(known=KNOWN), dialect_label=LABEL), cfg))
     b.diagnostics.extend(_precision_section_keys(cfg))
+    b.diagnostics.extend(_zero_section_keys(cfg))
     b.diagnostics.extend(_against_launch_lines(cfg))
     return b.result()
 
@@ -172,4 +200,34 @@ def _precision_section_keys(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
             out.append(ConfigDiagnostic(kind="unknown_key", key=dotted, file=cfg.path, line=cfg.line(dotted) or 1,
                                         message=f"'{dotted}' is not a DeepSpeed {section} setting: {reason}",
                                         reason=reason))
+    return out
+
+
+def _zero_section_keys(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
+    """Keys of zero_optimization (and of its offload_param / offload_optimizer blocks) that no DeepSpeed release's
+    ZeRO model has: llm_post_train's `"device": "none"` written straight under zero_optimization."""
+    import difflib
+
+    zero = cfg.get("zero_optimization")
+    if not isinstance(zero, dict):
+        return []  # `zero_optimization: true` is the pre-0.3 form DeepSpeed still reads
+    blocks = [("zero_optimization", "DeepSpeedZeroConfig", "runtime/zero/config.py", zero, ZERO_FIELDS)]
+    for name, (model, fields) in OFFLOAD_FIELDS.items():
+        if isinstance(zero.get(name), dict):
+            blocks.append((f"zero_optimization.{name}", model, "runtime/zero/offload_config.py", zero[name], fields))
+    out = []
+    for prefix, model, source, block, fields in blocks:
+        for key in block:
+            if not isinstance(key, str) or key in fields or key.startswith("_"):
+                continue
+            dotted = f"{prefix}.{key}"
+            near = difflib.get_close_matches(key, sorted(fields), n=1, cutoff=0.8)
+            reason = (f"DeepSpeed's {model} ({source}) has no field '{key}' in any release: from 0.7 it refuses the "
+                      "config (extra=\"forbid\", \"Extra inputs are not permitted\") when deepspeed.initialize "
+                      "reads it, and earlier releases never read the key")
+            out.append(ConfigDiagnostic(
+                kind="unknown_key", key=dotted, file=cfg.path, line=cfg.line(dotted) or 1, reason=reason,
+                suggestion=f"{prefix}.{near[0]}" if near else None,
+                message=f"'{dotted}' is not a DeepSpeed ZeRO setting: {reason}"
+                        + (f"; did you mean '{near[0]}'?" if near else "")))
     return out

@@ -220,15 +220,18 @@ def warmup_ratio_overridden(cfg: LoadedConfig, pins: Pins, history: KeyHistory) 
     transformers 4.x get_warmup_steps uses warmup_steps whenever it is above 0, and __post_init__ says so only at
     info level, unseen at the default verbosity; 5.0-5.14 copy a warmup_ratio given over warmup_steps (with a
     deprecation warning); 5.15 drops warmup_ratio (SP408/SP402 say so). Judged at the release pip installs (the
-    newest the pins allow); none unpinned, where a fresh install has no warmup_ratio."""
+    newest the pins allow); none unpinned, where a fresh install has no warmup_ratio. A ratio of 0 is copied too
+    (`if self.warmup_ratio is not None`), so from 5.0 it turns warmup off; before 5.0 it changes nothing."""
     from packaging.version import Version
 
     ratio = cfg.get("warmup_ratio")
-    if not _number(ratio) or ratio <= 0:
+    if not _number(ratio) or ratio < 0:
         return []
     steps = overriding_warmup_steps(cfg)
     installed = history.installed("transformers", pins)
     if steps is None or installed is None:
+        return []
+    if ratio == 0 and Version(installed) < Version(WARMUP_RATIO_REPLACES_STEPS_FROM):
         return []
     if "warmup_ratio" not in history.fields_in("transformers", installed, ["TrainingArguments"]):
         return []
@@ -240,10 +243,11 @@ def warmup_ratio_overridden(cfg: LoadedConfig, pins: Pins, history: KeyHistory) 
             f"'warmup_ratio: {ratio}' has no effect: {source}, and {release} warms up over warmup_steps whenever "
             "it is above 0 (TrainingArguments.get_warmup_steps; __post_init__ says so only at info level)")
     elif "warmup_steps" in cfg.data:
+        none = ", so the run does not warm up at all" if ratio == 0 else ""
         key, message = "warmup_steps", (
             f"'warmup_steps: {value}' has no effect: the file also sets warmup_ratio: {ratio} (line "
             f"{cfg.line('warmup_ratio')}), and {release} copies warmup_ratio over warmup_steps "
-            "(TrainingArguments.__post_init__, 5.0-5.14)")
+            f"(TrainingArguments.__post_init__, 5.0-5.14){none}")
     else:  # the ratio replaces the project's default, as the file means it to
         return []
     return [ConfigDiagnostic(kind="overridden_setting", key=key, file=cfg.path, line=cfg.line(key) or 1,

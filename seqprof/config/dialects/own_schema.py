@@ -135,7 +135,12 @@ def read_as_a_dict(config_path: str, data: Mapping[str, Any]) -> dict[str, str]:
     keys = [k for k in data if isinstance(k, str)]
     if len(keys) < 4:
         return {}
-    best = max(project_reads_by_file(config_path, keys), key=lambda found: len(found[1]), default=None)
+    # `config.training.output_dir` reads a file with a training: section, or one of a Hydra group named so; not a
+    # flat file beside it (SongY123/SpatialText2SQL's trainer.py reads its own config/finetune.yaml that way, not the
+    # LLaMA-Factory files in scripts/finetune/llamafactory/)
+    sections = frozenset(k for k in keys if isinstance(data[k], Mapping)) | {Path(config_path).parent.name}
+    best = max(project_reads_by_file(config_path, keys, sections=sections), key=lambda found: len(found[1]),
+               default=None)
     if best is None or len(best[1]) * 2 <= len(keys) and not (
             len(best[1]) * 3 >= len(keys) and _builds_a_command_line(config_path, best[0])):
         return {}
