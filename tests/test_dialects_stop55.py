@@ -9,6 +9,9 @@ from seqprof.lint.run import LintOptions, lint_paths
 
 CMR = "yansonglee__CMR-R"
 SIMPO = "orivine__dpo_new"
+ALDRIN = "aldrin-kabya__dpo-training"
+POST_TRAIN = "JiangZhende__llm_post_train"
+SPATIAL = "SongY123__SpatialText2SQL"
 
 
 def _report_to(findings):
@@ -71,10 +74,6 @@ def test_report_to_written_none_is_fixed_with_the_word_none(tmp_path):
     assert found["report_to"].fix.startswith("write report_to: none")
     assert found["hub_model_id"].fix.startswith("write hub_model_id: null")
 
-
-ALDRIN = "aldrin-kabya__dpo-training"
-POST_TRAIN = "JiangZhende__llm_post_train"
-SPATIAL = "SongY123__SpatialText2SQL"
 
 
 def test_a_zero_warmup_ratio_beside_warmup_steps_under_transformers_5(tmp_path):
