@@ -75,7 +75,6 @@ def test_report_to_written_none_is_fixed_with_the_word_none(tmp_path):
     assert found["hub_model_id"].fix.startswith("write hub_model_id: null")
 
 
-
 def test_a_zero_warmup_ratio_beside_warmup_steps_under_transformers_5(tmp_path):
     """aldrin-kabya/dpo-training's LLaMA-Factory DPO files set `warmup_ratio: 0.0` and `warmup_steps: 20`; the
     bundled LLaMA-Factory allows transformers up to 5.0.0, whose __post_init__ copies any warmup_ratio given, 0 too,
