@@ -23,6 +23,7 @@ from seqprof.config.dialects.common import (
     Keyspace,
     apply_deepspeed_json,
     check_keys,
+    did_you_mean,
 )
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
@@ -193,21 +194,16 @@ def _precision_section_keys(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
         for key in block:
             if not isinstance(key, str) or key in fields:
                 continue
-            dotted = f"{section}.{key}"
             reason = (f"DeepSpeed's {model} (runtime/precision_config.py) has no field '{key}': from 0.17.1 it "
                       "refuses the config (extra=\"forbid\", \"Extra inputs are not permitted\") when "
                       "deepspeed.initialize reads it, and earlier releases never read the key")
-            out.append(ConfigDiagnostic(kind="unknown_key", key=dotted, file=cfg.path, line=cfg.line(dotted) or 1,
-                                        message=f"'{dotted}' is not a DeepSpeed {section} setting: {reason}",
-                                        reason=reason))
+            out.append(_unknown_section_key(cfg, f"{section}.{key}", f"DeepSpeed {section}", reason))
     return out
 
 
 def _zero_section_keys(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
     """Keys of zero_optimization (and of its offload_param / offload_optimizer blocks) that no DeepSpeed release's
     ZeRO model has: llm_post_train's `"device": "none"` written straight under zero_optimization."""
-    import difflib
-
     zero = cfg.get("zero_optimization")
     if not isinstance(zero, dict):
         return []  # `zero_optimization: true` is the pre-0.3 form DeepSpeed still reads
@@ -220,14 +216,19 @@ def _zero_section_keys(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
         for key in block:
             if not isinstance(key, str) or key in fields or key.startswith("_"):
                 continue
-            dotted = f"{prefix}.{key}"
-            near = difflib.get_close_matches(key, sorted(fields), n=1, cutoff=0.8)
             reason = (f"DeepSpeed's {model} ({source}) has no field '{key}' in any release: from 0.7 it refuses the "
                       "config (extra=\"forbid\", \"Extra inputs are not permitted\") when deepspeed.initialize "
                       "reads it, and earlier releases never read the key")
-            out.append(ConfigDiagnostic(
-                kind="unknown_key", key=dotted, file=cfg.path, line=cfg.line(dotted) or 1, reason=reason,
-                suggestion=f"{prefix}.{near[0]}" if near else None,
-                message=f"'{dotted}' is not a DeepSpeed ZeRO setting: {reason}"
-                        + (f"; did you mean '{near[0]}'?" if near else "")))
+            out.append(_unknown_section_key(cfg, f"{prefix}.{key}", "DeepSpeed ZeRO", reason,
+                                            did_you_mean(key, fields)))
     return out
+
+
+def _unknown_section_key(cfg: LoadedConfig, dotted: str, what: str, reason: str,
+                         near: str | None = None) -> ConfigDiagnostic:
+    """The unknown_key diagnostic of a key one of DeepSpeed's pydantic sections lacks (*near*: its did-you-mean)."""
+    prefix = dotted.rpartition(".")[0]
+    return ConfigDiagnostic(
+        kind="unknown_key", key=dotted, file=cfg.path, line=cfg.line(dotted) or 1, reason=reason,
+        suggestion=f"{prefix}.{near}" if near else None,
+        message=f"'{dotted}' is not a {what} setting: {reason}" + (f"; did you mean '{near}'?" if near else ""))

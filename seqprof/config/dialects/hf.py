@@ -243,11 +243,11 @@ def warmup_ratio_overridden(cfg: LoadedConfig, pins: Pins, history: KeyHistory) 
             f"'warmup_ratio: {ratio}' has no effect: {source}, and {release} warms up over warmup_steps whenever "
             "it is above 0 (TrainingArguments.get_warmup_steps; __post_init__ says so only at info level)")
     elif "warmup_steps" in cfg.data:
-        none = ", so the run does not warm up at all" if ratio == 0 else ""
+        no_warmup = ", so the run does not warm up at all" if ratio == 0 else ""
         key, message = "warmup_steps", (
             f"'warmup_steps: {value}' has no effect: the file also sets warmup_ratio: {ratio} (line "
             f"{cfg.line('warmup_ratio')}), and {release} copies warmup_ratio over warmup_steps "
-            f"(TrainingArguments.__post_init__, 5.0-5.14){none}")
+            f"(TrainingArguments.__post_init__, 5.0-5.14){no_warmup}")
     else:  # the ratio replaces the project's default, as the file means it to
         return []
     return [ConfigDiagnostic(kind="overridden_setting", key=key, file=cfg.path, line=cfg.line(key) or 1,
