@@ -160,6 +160,12 @@ def _parse_yaml(text: str, path: str, fmt: str, backend: str | None = None) -> L
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
         problem = exc.problem or exc.context or "invalid YAML"
+        if "another document" in str(exc.problem):  # valid YAML, but a stream: yaml.safe_load refuses it too
+            raise SeqprofError(f"the {fmt.upper()} holds more than one document (another starts at this line); "
+                               "training frameworks load a config with yaml.safe_load, which refuses a stream",
+                               path=path, line=line,
+                               fix="keep one document per config file (a Kubernetes or compose manifest is no "
+                                   "training config)") from None
         slots = _template_slots(text)
         raise SeqprofError(f"invalid {fmt.upper()}: {problem}", path=path, line=line,
                            fix=(f"the file is a template ({', '.join(slots[:3])}): lint the config your script "

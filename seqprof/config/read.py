@@ -148,7 +148,8 @@ def _choose_dialect(cfg: LoadedConfig, dialect: str | None,
 
         name, variant = dialects.detect(cfg.data), None
         swift = dialects.ms_swift_keys(cfg.data)
-        declared = _sections_are_declared_fields(cfg) if name == dialects.UNKNOWN and not swift else ""
+        adapter = dialects.peft_adapter_keys(cfg.data)
+        declared = _sections_are_declared_fields(cfg) if name == dialects.UNKNOWN and not (swift or adapter) else ""
         flat = {k: v for k, v in cfg.data.items() if not isinstance(v, Mapping)} if declared else cfg.data
         name = dialects.detect(flat) if declared else name
         launch = framework_launch(cfg.path)
@@ -157,6 +158,8 @@ def _choose_dialect(cfg: LoadedConfig, dialect: str | None,
         elif swift:
             source = f"ms-swift's arguments (its keys {', '.join(swift)}): `swift sft` / SwiftSft reads them, and " \
                      "seqprof does not check ms-swift"
+        elif adapter:
+            source = f"a saved PEFT adapter config (its keys {', '.join(adapter)}): PeftModel.from_pretrained reads it"
         else:
             keys = dialects.deciding_keys(flat, name)
             source = "; ".join(filter(None, [f"its keys {', '.join(keys)}" if keys else "", declared]))

@@ -90,9 +90,23 @@ def _ms_swift_model_type(value: str) -> bool:
     return re.fullmatch(r"[a-z][a-z0-9_.-]*", value) is not None
 
 
+# a saved PEFT adapter config (adapter_config.json, written by PeftConfig.save_pretrained and read back by
+# PeftModel.from_pretrained): peft_type names the method beside the keys only a saved config writes. No training
+# framework parses it, whatever LoRA keys (r, lora_alpha, loftq_config, target_modules) it shares with theirs
+SAVED_ADAPTER_KEYS = ("task_type", "base_model_name_or_path", "inference_mode")
+
+
+def peft_adapter_keys(data: Mapping[str, Any]) -> list[str]:
+    """The keys that make *data* a saved PEFT adapter config: a peft_type naming a method (LORA) beside one a
+    saved config writes; [] otherwise."""
+    kind = data.get("peft_type")
+    saved = [k for k in SAVED_ADAPTER_KEYS if k in data]
+    return ["peft_type", *saved] if isinstance(kind, str) and re.fullmatch(r"[A-Z][A-Z0-9_]*", kind) and saved else []
+
+
 def detect(data: Mapping[str, Any]) -> str:
     """The dialect whose keys best match *data*, or 'unknown' when none matches."""
-    if ms_swift_keys(data):
+    if ms_swift_keys(data) or peft_adapter_keys(data):
         return UNKNOWN
     best, best_score = UNKNOWN, 0
     for name, score in scores(data).items():

@@ -85,10 +85,11 @@ def detect(data: Mapping[str, Any]) -> int:
     return 10 + 2 * components + 3 * tune
 
 
-# what torchtune's recipes that train nothing read: generate.py (cfg.prompt, cfg.max_new_tokens), quantize.py
-# (cfg.quantizer), eleuther_eval.py (cfg.tasks). A config of them with no optimizer and no loss trains nothing
-# (Stanleytowne/pissaquant-qat's convert_qat.yaml: a QAT quantizer and a checkpointer)
-NON_TRAINING_KEYS = ("max_new_tokens", "prompt", "quantizer", "tasks")
+# what torchtune's recipes that train nothing read: generate.py (cfg.prompt, cfg.max_new_tokens, and its sampling
+# settings cfg.temperature, cfg.top_k), quantize.py (cfg.quantizer), eleuther_eval.py (cfg.tasks). A config of them
+# with no optimizer and no loss trains nothing (Stanleytowne/pissaquant-qat's convert_qat.yaml: a QAT quantizer and
+# a checkpointer; pbontrager/mm_arc's 8B_text_eval.yaml: temperature and top_k for its own InferenceRecipe)
+NON_TRAINING_KEYS = ("max_new_tokens", "prompt", "quantizer", "tasks", "temperature", "top_k")
 
 
 def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
