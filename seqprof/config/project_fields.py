@@ -14,7 +14,7 @@ import ast
 import os
 import re
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -711,8 +711,23 @@ PROJECT_READ_KINDS = frozenset({"unknown_key", "unread_key", "deprecated_key", "
 UNREAD_BY_THE_TRAINER = frozenset({"overwrite_output_dir"})
 
 
+# the defaults of the names transformers renamed TrainingArguments fields to (training_args.py, 4.41 to 5.25): an old
+# name a project re-declares and nothing reads loses nothing when it holds the new field's default
+RENAMED_TO_DEFAULTS = {"eval_strategy": "no", "warmup_steps": 0}
+
+
+def _holds_the_default(diagnostic, data: Mapping | None) -> bool:
+    """The file writes the renamed key's value as the new field's default (`evaluation_strategy: "no"`)."""
+    if data is None or diagnostic.suggestion not in RENAMED_TO_DEFAULTS:
+        return False
+    value, default = data.get(diagnostic.key), RENAMED_TO_DEFAULTS[diagnostic.suggestion]
+    if isinstance(default, str):
+        return isinstance(value, str) and value.lower() == default
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == default
+
+
 def read_by_project(diagnostics: list, fields: dict[str, ProjectField], framework: str,
-                    config_path: str | Path | None = None) -> list:
+                    config_path: str | Path | None = None, data: Mapping | None = None) -> list:
     """Key diagnostics on top-level keys the project's own dataclasses declare, made SP407 notes that say where:
     the project's script parses them, whatever *framework* removed or never had. Except a field transformers
     dropped that the project re-declares on its TrainingArguments subclass (Yumeio's `warmup_ratio`, kept for
@@ -739,6 +754,13 @@ def read_by_project(diagnostics: list, fields: dict[str, ProjectField], framewor
                                        "transformers' TrainingArguments, so the parser takes it on every release, and "
                                        "neither the Trainer nor the project's code reads it: removing it changes "
                                        "nothing"))
+            continue
+        if lost and _holds_the_default(d, data):  # martinjingyu's evaluation_strategy: "no", eval_strategy's default
+            out.append(replace(d, kind="unread_key", suggestion=None, value_change=None,
+                               message=f"{d.message}; the project's own {found.where()} re-declares it on "
+                                       "transformers' TrainingArguments, so the parser takes it on every release, and "
+                                       f"nothing reads it, but its value is {d.suggestion}'s default: where "
+                                       "transformers no longer reads it, nothing changes"))
             continue
         if lost:
             kept = d.message.replace(": it breaks on that upgrade", ": the setting is lost on that upgrade")

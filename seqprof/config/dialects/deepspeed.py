@@ -110,11 +110,40 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     if isinstance(stage, int) and not isinstance(stage, bool) and stage < 3 and \
             isinstance(device, str) and device.lower() in ("cpu", "nvme"):
         b.derived("param_offload_below_stage_3", stage, "zero_optimization.offload_param")
+    default_lr = _optimizer_default_lr(cfg)
+    if default_lr is not None:
+        b.derived("optimizer_default_lr", default_lr, "optimizer")
     b.diagnostics.extend(_switched_off(check_keys(cfg, Keyspace(known=KNOWN), dialect_label=LABEL), cfg))
     b.diagnostics.extend(_precision_section_keys(cfg))
     b.diagnostics.extend(_zero_section_keys(cfg))
     b.diagnostics.extend(_against_launch_lines(cfg))
     return b.result()
+
+
+# the learning rate DeepSpeed's own optimizers start from when the optimizer section gives none: runtime/engine.py
+# _configure_basic_optimizer passes `params` as written (0.10 to 0.19.8), to FusedAdam / DeepSpeedCPUAdam / torch
+# AdamW, FusedLamb, FusedLion (lr=1e-3) or DeepSpeedCPUAdagrad / torch Adagrad (lr=1e-2); the type is matched
+# without case (runtime/config.py lowers it)
+OPTIMIZER_DEFAULT_LR = {"adam": 1e-3, "adamw": 1e-3, "lamb": 1e-3, "lion": 1e-3, "adagrad": 1e-2}
+# a DeepSpeed scheduler that scales the optimizer's own lr (the others write theirs: WarmupLR's warmup_max_lr,
+# OneCycle's cycle_max_lr), as transformers' schedulers do when the file has no scheduler section
+SCALES_THE_OPTIMIZER_LR = frozenset({"warmupcosinelr"})
+
+
+def _optimizer_default_lr(cfg: LoadedConfig) -> float | None:
+    """The default lr DeepSpeed builds the file's optimizer with when its section sets none, and no DeepSpeed
+    scheduler writes one: transformers' Trainer fills optimizer.params.lr from its learning_rate only where the file
+    writes "auto" (integrations/deepspeed.py fill_match returns on a missing key), so the run's learning_rate is never
+    applied (bugdaryan/translation-en-ru's `"optimizer": {"type": "AdamW"}`: 1e-3 for a 5e-5 run)."""
+    optimizer, scheduler = cfg.get("optimizer"), cfg.get("scheduler")
+    if not isinstance(optimizer, Mapping) or not isinstance(optimizer.get("type"), str):
+        return None
+    params = optimizer.get("params")
+    if isinstance(params, Mapping) and "lr" in params:
+        return None
+    if isinstance(scheduler, Mapping) and str(scheduler.get("type", "")).lower() not in SCALES_THE_OPTIMIZER_LR:
+        return None
+    return OPTIMIZER_DEFAULT_LR.get(optimizer["type"].lower())
 
 
 # a script that hands its options to transformers' TrainingArguments (directly, through HfArgumentParser or TRL's

@@ -437,7 +437,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     if section:  # name each key where it sits
         found = [replace(d, key=f"{section}.{d.key}") for d in found]
     fields = project_fields(cfg.path) if found else {}
-    found = read_by_project(found, fields, "transformers", cfg.path) if found else found
+    found = read_by_project(found, fields, "transformers", cfg.path, cfg.data) if found else found
     found = renamed_by_project(found, cfg.path) if found else found
     found = without_moot_ratio_upgrade(found, b.diagnostics, fields)
     if fields:  # a field of the project's own that its code hands on to TrainingArguments is judged there

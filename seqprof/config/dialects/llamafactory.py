@@ -264,8 +264,11 @@ def _task(b: Builder) -> tuple[str, str | None]:
         return "train", "do_train"
     if b.present("export_dir"):
         return "export", "export_dir"
-    if as_bool(b.raw("do_predict")) is True or as_bool(b.raw("do_eval")) is True:
-        return "eval", "do_predict" if b.present("do_predict") else "do_eval"
+    if as_bool(b.raw("do_predict")) is True:
+        return "eval", "do_predict"
+    if as_bool(b.raw("do_eval")) is True:  # beside training keys and no do_train, a training file that only evaluates
+        trains = not b.present("do_train") and next((k for k in TRAINING_KEYS if b.present(k)), None)
+        return ("train", "do_eval") if trains else ("eval", "do_eval")
     if as_bool(b.raw("do_train")) is False:  # the stage's workflow runs, but trains only under do_train
         return "no_training", "do_train"
     if b.present("infer_backend"):
@@ -423,6 +426,8 @@ def _what_runs_instead(data: Mapping[str, Any]) -> str:
     refuses to start (hparams/parser.py: "PPO training does not support evaluation")."""
     if str(data.get("stage", "")).lower() == "ppo":
         return "refuses to start (PPO without do_train: \"PPO training does not support evaluation\")"
+    if as_bool(data.get("do_eval")) is True:
+        return "only evaluates the untrained model (do_eval: true)"
     strategy = data.get("eval_strategy", data.get("evaluation_strategy"))
     if strategy not in (None, "no", False) and str(strategy).lower() != "no":
         return f"only evaluates the untrained model (eval_strategy: {strategy} turns do_eval on)"

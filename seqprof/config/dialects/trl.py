@@ -663,7 +663,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     found += premature_keys(cfg, trainer, pins, history, {d.key for d in found}, fate)
     fields = project_fields(cfg.path) if found else {}
     found = _kept_by_trl_copy(found, fields)
-    found = read_by_project(found, fields, "TRL", cfg.path) if found else found
+    found = read_by_project(found, fields, "TRL", cfg.path, cfg.data) if found else found
     found = renamed_by_project(found, cfg.path) if found else found
     found = hf.without_moot_ratio_upgrade(found, b.diagnostics, fields)
     if fields:  # a field of the project's own that its code hands on to TRL's classes is judged there
