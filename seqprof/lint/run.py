@@ -202,13 +202,13 @@ def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions
             from seqprof.config.dialects import ms_swift_keys, peft_adapter_keys
 
             swift, adapter = ms_swift_keys(plan.raw), peft_adapter_keys(plan.raw)
-            swift = swift or adapter
-            own, sections = ([], []) if swift else (hand_mapped(plan.raw), own_sections(plan.raw))
-            reads = read_as_a_dict(str(path), plan.raw) if not (own or sections or swift) else {}
+            other_tool = swift or adapter  # a file another tool reads: no project reading to look for
+            own, sections = ([], []) if other_tool else (hand_mapped(plan.raw), own_sections(plan.raw))
+            reads = read_as_a_dict(str(path), plan.raw) if not (own or sections or other_tool) else {}
             handed = mapped_by_keyword(str(path), plan.raw) if not (own or sections or reads) else {}
             built = built_from_the_mapping(str(path), plan.raw) if not (own or sections or reads or handed) else ""
             hydra = hydra_config(str(path)) if not (own or sections or reads) else None
-            dump = unread_dump(str(path), plan.raw) if not (own or sections or reads or hydra or swift) else ""
+            dump = unread_dump(str(path), plan.raw) if not (own or sections or reads or hydra or other_tool) else ""
             if adapter:
                 notes += (f"{', '.join(adapter)}: a saved PEFT adapter config, which PeftModel.from_pretrained reads "
                           "back; no training framework parses it, so no framework's key checks apply",)
