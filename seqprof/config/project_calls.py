@@ -23,7 +23,8 @@ ARGUMENT_CLASSES = {
     "TrainingArguments": ("transformers", "TrainingArguments"),
     "Seq2SeqTrainingArguments": ("transformers", "TrainingArguments"),
     **{name: ("trl", name) for name in ("SFTConfig", "DPOConfig", "GRPOConfig", "KTOConfig", "ORPOConfig",
-                                        "CPOConfig", "RewardConfig", "RLOOConfig", "PPOConfig", "OnlineDPOConfig")},
+                                        "CPOConfig", "RewardConfig", "RLOOConfig", "PPOConfig", "OnlineDPOConfig",
+                                        "GKDConfig")},  # GKDConfig(SFTConfig): judged by SFT's key history
 }
 
 
