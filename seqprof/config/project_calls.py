@@ -68,7 +68,8 @@ def project_forwards(config_path: str | Path, keys: list[str]) -> dict[str, Forw
     if len(close) > 1:  # a launch line that runs one of them with this file settles it (aabestn's run_dpo.sh)
         from seqprof.config.launches import launched_scripts
 
-        close = [file for file in close if file in launched_scripts(path)] or close
+        launched = launched_scripts(path)
+        close = [file for file in close if file in launched] or close
     from seqprof.config.dialects.recipes import path_trainer
 
     named = path_trainer(str(path))  # dpo.yaml: of a file's SFTConfig(...) and DPOConfig(...) calls, DPOConfig's

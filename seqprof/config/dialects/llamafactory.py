@@ -267,16 +267,20 @@ def _task(b: Builder) -> tuple[str, str | None]:
     if as_bool(b.raw("do_predict")) is True:
         return "eval", "do_predict"
     if as_bool(b.raw("do_eval")) is True:  # beside training keys and no do_train, a training file that only evaluates
-        trains = not b.present("do_train") and next((k for k in TRAINING_KEYS if b.present(k)), None)
-        return ("train", "do_eval") if trains else ("eval", "do_eval")
+        return ("train", "do_eval") if not b.present("do_train") and _training_key(b) else ("eval", "do_eval")
     if as_bool(b.raw("do_train")) is False:  # the stage's workflow runs, but trains only under do_train
         return "no_training", "do_train"
     if b.present("infer_backend"):
         return "inference", "infer_backend"
     if not b.present("stage"):  # stage defaults to sft: a file of training keys is a training file without it
-        trains = next((k for k in TRAINING_KEYS if b.present(k)), None)
+        trains = _training_key(b)
         return ("train", trains) if trains else ("inference", None)
     return "train", "stage"
+
+
+def _training_key(b: Builder) -> str | None:
+    """The first key of the file that only a training run reads (TRAINING_KEYS), if any."""
+    return next((k for k in TRAINING_KEYS if b.present(k)), None)
 
 
 # keys only a training run reads (AIChat_QingZhou's train_qwen_lora.yaml names no stage: finetuning_args.py's
