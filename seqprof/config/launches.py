@@ -61,6 +61,8 @@ def framework_launches(config_path: str) -> tuple[Launch, ...]:
     found: list[Launch] = []
     lines, namesakes = command_lines(root, path)
     for file, number, line in lines:
+        if _PRINTED.match(line) and not re.search(r"&&|;|\|\|", line):  # `echo "next: python3 -m trl sft
+            continue  # --config training.yaml"` runs nothing (antojoseph/solidity-vuln-detect's setup_remote.sh)
         for dialect, pattern in FRAMEWORK_COMMANDS:
             for match in pattern.finditer(line):
                 given = (match.groupdict().get("config") or match.groupdict().get("config2") or "").strip("\"'")
@@ -71,6 +73,9 @@ def framework_launches(config_path: str) -> tuple[Launch, ...]:
                                     f"{file}:{number}"))
                 break
     return tuple(found)
+
+
+_PRINTED = re.compile(r"^\s*(?:echo|printf)\b")  # a shell line that prints a command a user may run, not runs it
 
 
 def command_lines(root: Path, config: Path) -> tuple[list[tuple[str, int, str]], int]:

@@ -28,6 +28,13 @@ ARGUMENT_CLASSES = {
 }
 
 
+# TRL's trainers, whose constructors took the config's values as keywords before TRL 0.13 moved them into the
+# configs (`SFTTrainer(..., max_seq_length=cfg["max_seq_length"])`): judged by keys/trl_trainer_kwargs.json
+TRAINER_CLASSES = frozenset({"SFTTrainer", "DPOTrainer", "ORPOTrainer", "KTOTrainer", "CPOTrainer", "RewardTrainer",
+                             "GRPOTrainer", "RLOOTrainer", "PPOTrainer", "OnlineDPOTrainer", "GKDTrainer", "BCOTrainer",
+                             "PRMTrainer", "XPOTrainer", "NashMDTrainer", "IterativeSFTTrainer"})
+
+
 SECTION = "**"  # Forward.keyword of a config section spread into the class: each of its keys under its own name
 
 
@@ -168,13 +175,15 @@ def _forwards_in(file: str, root: str, keys: frozenset[str]) -> tuple[Forward, .
     """The hand-offs in one file: a keyword of a call of an argument class whose value reads a key, or, where such
     a call spreads a mapping (`GRPOConfig(**kwargs)`), an entry of a dict the file builds (`dict(k=...)`,
     `{"k": ...}`, `kwargs["k"] = ...`) whose value reads one."""
-    tree = parsed_module(Path(file), tuple(ARGUMENT_CLASSES))
+    tree = parsed_module(Path(file), (*ARGUMENT_CLASSES, *TRAINER_CLASSES))
     if tree is None:
         return ()
     imported = {**star_imported_names(tree, Path(file)), **imported_names(tree)}
     rel = Path(file).relative_to(root).as_posix()
     calls = [(node, target) for node in ast.walk(tree) if isinstance(node, ast.Call)
              for target in [framework_argument_class(node.func, imported)] if target is not None]
+    trainers = [(node, target) for node in ast.walk(tree) if isinstance(node, ast.Call)
+                for target in [framework_argument_class(node.func, imported, TRAINER_CLASSES)] if target is not None]
     out: list[Forward] = []
     sections = _section_names(tree, keys) if any(kw.arg is None for call, _ in calls for kw in call.keywords) else {}
     for call, (package, cls) in calls:
@@ -183,17 +192,31 @@ def _forwards_in(file: str, root: str, keys: frozenset[str]) -> tuple[Forward, .
                 [k for k in [_key_read(kw.value) or _spread_name(kw.value, sections)] if k in keys]
             out += [Forward(key, kw.arg or SECTION, package, cls, rel, kw.value.lineno,
                             section=_section_read(kw.value, key, tree)) for key in reads]
+    out += _spread_forwards(tree, calls, rel, keys, filtered=True)
+    # a trainer's keywords last: where a key also goes to a config class, that class judges it (_first_per_key)
+    out += [Forward(key, kw.arg, package, cls, rel, kw.value.lineno, section=_section_read(kw.value, key, tree))
+            for call, (package, cls) in trainers for kw in call.keywords if kw.arg for key in _reads(kw.value, keys)]
+    return tuple(out + _spread_forwards(tree, trainers, rel, keys))  # `SFTTrainer(**trainer_kwargs)` (epmresearch)
+
+
+def _spread_forwards(tree: ast.Module, calls: list, rel: str, keys: frozenset[str],
+                     filtered: bool = False) -> list[Forward]:
+    """The hand-offs through mappings spread into *calls* (`GRPOConfig(**kwargs)`): the string-keyed entries the
+    module writes into them, judged as the first such call's class; *filtered*: also the names a comprehension
+    keeps of a config mapping it copies (`{k: v for k, v in cfg.items() if k in supported}`)."""
     spread = [(target, kw.value) for call, target in calls for kw in call.keywords if kw.arg is None]
-    if spread:
-        (package, cls), _ = spread[0]
-        spread_names = _copied_from(tree, {value.id for _, value in spread if isinstance(value, ast.Name)})
-        entries = [entry for _, value in spread for entry in _literal_entries(value)]  # `**dict(k=v)`
-        out += [Forward(key, name, package, cls, rel, value.lineno)
-                for name, value in entries + list(_dict_entries(tree, spread_names)) for key in _reads(value, keys)]
+    if not spread:
+        return []
+    (package, cls), _ = spread[0]
+    spread_names = _copied_from(tree, {value.id for _, value in spread if isinstance(value, ast.Name)})
+    entries = [entry for _, value in spread for entry in _literal_entries(value)]  # `**dict(k=v)`
+    out = [Forward(key, name, package, cls, rel, value.lineno)
+           for name, value in entries + list(_dict_entries(tree, spread_names)) for key in _reads(value, keys)]
+    if filtered:
         out += [Forward(name.value, name.value, package, cls, rel, name.lineno)
                 for comp in _filtered_copies(tree, spread_names) for name in kept_names(comp, tree)
                 if name.value in keys]
-    return tuple(out)
+    return out
 
 
 def _filtered_copies(tree: ast.Module, spread_names: set[str]) -> list[ast.DictComp]:
@@ -228,9 +251,10 @@ def _spread_name(value: ast.expr, sections: dict[str, str]) -> str | None:
     return sections.get(value.id) if isinstance(value, ast.Name) else None
 
 
-def framework_argument_class(func: ast.expr, imported: dict[str, str]) -> tuple[str, str] | None:
-    """(package, class) when *func* names transformers' or TRL's argument class through the module's imports (a
-    project's own class of the same name is not theirs)."""
+def framework_argument_class(func: ast.expr, imported: dict[str, str],
+                             trainers: frozenset[str] = frozenset()) -> tuple[str, str] | None:
+    """(package, class) when *func* names transformers' or TRL's argument class (or, given *trainers*, one of those
+    TRL trainers) through the module's imports (a project's own class of the same name is not theirs)."""
     if isinstance(func, ast.Name):
         dotted = imported.get(func.id, "")
     elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
@@ -238,7 +262,7 @@ def framework_argument_class(func: ast.expr, imported: dict[str, str]) -> tuple[
     else:
         return None
     package, _, name = dotted.rpartition(".")
-    found = ARGUMENT_CLASSES.get(name)
+    found = ("trl", name) if name in trainers else None if trainers else ARGUMENT_CLASSES.get(name)
     return found if found and package.split(".")[0] == found[0] else None
 
 

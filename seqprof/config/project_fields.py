@@ -364,7 +364,10 @@ def _reads_under(root: str, keys: frozenset[str], attributes: bool,
     section = r"(?:\.[A-Za-z_]\w*)?" if sections is None else \
         rf"(?:\.(?:{'|'.join(sorted(sections))}))?" if sections else ""
     quoted = rf"[\"']({names})[\"']"
-    forms = [rf"\[\s*{quoted}\s*\]", rf"\.(?:get|pop|setdefault)\(\s*{quoted}", rf"{quoted}\s+(?:not\s+)?in\s",
+    # a subscript the code assigns to writes the key (Xavier-123/easyai-llamafactory's `train_args["template"] = ...`
+    # fills the dict it dumps for llamafactory-cli), it does not read it
+    forms = [rf"\[\s*{quoted}\s*\](?!\s*=[^=])", rf"\.(?:get|pop|setdefault)\(\s*{quoted}",
+             rf"{quoted}\s+(?:not\s+)?in\s",
              rf"getattr\(\s*[\w.\[\]]+\s*,\s*{quoted}",
              # an OmegaConf / DictDefault config, or a Hydra group of one (`cfg.training.warmup_ratio`)
              rf"\b(?:cfg|conf|config){section}\.({names})\b(?!\s*(?:[:(]|=[^=]))",

@@ -322,6 +322,44 @@ def _values_the_schema_refuses(cfg: LoadedConfig, pins: Pins, history: KeyHistor
     return out
 
 
+def _dataset_chat_templates_unknown(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
+    """A `datasets:` entry's `chat_template:` that names no template the release has: the dataset schema types it
+    `ChatTemplate | str`, so pydantic passes any string, and data loading then stops in get_chat_template with
+    "Template '...' not found" (utils/chat_templates). Most often the Jinja text itself (kurniarahmattt/
+    fine-tune-pentagi), which goes in chat_template_jinja beside `chat_template: jinja`. An `rl:` config, a fork,
+    a commit pin and the `tokenizer_default_fallback_*` names are not judged."""
+    from seqprof.config.project_fields import framework_fork
+
+    if cfg.data.get("rl") or framework_fork(cfg.path) is not None:
+        return []
+    allowed = _judged_releases(pins, history)
+    if not allowed:
+        return []
+    newest = max(allowed, key=history.versions("axolotl").index)
+    where = f"axolotl {history.release('axolotl', newest).split()[-1]}" + (
+        "" if pins.of("axolotl") else " (no axolotl pin found, the newest assumed)")
+    out = []
+    for key in ("datasets", "test_datasets"):
+        entries = cfg.data.get(key)
+        for index, entry in enumerate(entries if isinstance(entries, list) else []):
+            name = entry.get("chat_template") if isinstance(entry, Mapping) else None
+            if not isinstance(name, str) or not name or name.startswith("tokenizer_default_fallback_") \
+                    or history.having("axolotl", name, ["chat_template"], table="values") & set(allowed):
+                continue
+            jinja = "{%" in name or "{{" in name
+            dotted = f"{key}.{index}.chat_template"
+            said = "a Jinja template" if jinja else f"'{name}'"
+            out.append(ConfigDiagnostic(
+                kind="invalid_value", key=dotted, file=cfg.path, line=cfg.line(dotted) or cfg.line(key) or 1,
+                message=f"{key}[{index}].chat_template is {said}, but {where} reads it as the name of a template "
+                        "and has none of that name, so data loading stops with \"Template '...' not found\" "
+                        "(utils/chat_templates get_chat_template)"
+                        + ("; put the template in chat_template_jinja and set chat_template: jinja" if jinja else ""),
+                suggestion=f"{dotted}: jinja' and move the template to '{key}.{index}.chat_template_jinja"
+                if jinja else None))
+    return out
+
+
 def _nearest(value: str, choices: list[str]) -> list[str]:
     """The choices at the smallest edit distance from *value*, if it is 2 or less (a typo: `qwen2_5`, `alpacca`)."""
     near = sorted((levenshtein(value.lower(), c, 2), c) for c in choices)
@@ -563,6 +601,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     b.stated("datasets", "pretraining_dataset", _datasets)
     b.diagnostics.extend(_values_the_schema_refuses(cfg, pins, history))
     b.diagnostics.extend(_dataset_types_unhandled(cfg, pins, history))
+    b.diagnostics.extend(_dataset_chat_templates_unknown(cfg, pins, history))
     b.stated("val_set_size", "val_set_size", as_number)
     if not _allows_before(pins, "axolotl", PYDANTIC_SCHEMA_FROM):  # an unset one is 0.0 (SP446)
         b.default("val_set_size", 0.0, SCHEMA.format("config.py: val_set_size=0.0"))

@@ -146,8 +146,12 @@ def premature_key(cfg: LoadedConfig, key: str, owner: str, detail: str, conseque
 def check_keys(cfg: LoadedConfig, space: Keyspace, *, section: str = "",
                dialect_label: str = "", scripts_read_extra: bool = False,
                removal: Callable[[str], Any] | None = None, arrival: Callable[[str], Any] | None = None,
-               assumption: str | None = None) -> list[ConfigDiagnostic]:
+               assumption: str | None = None, refuses_removed: bool = False) -> list[ConfigDiagnostic]:
     """Unknown, renamed, deprecated and removed keys at one level (*section* is a dotted prefix or '').
+
+    `refuses_removed`: the parser refuses a key no class declares whatever its value (TrlParser's "Unknown
+    arguments from config file", HfArgumentParser.parse_dict), so an empty removed key (`torch_dtype: null` under a
+    trl whose ModelConfig has only dtype) still stops the run; elsewhere an empty old key does nothing.
 
     `scripts_read_extra`: the config feeds a parser the user's own script may extend (TRL recipes with their
     own ScriptArguments, HF scripts with ModelArguments/DataArguments), so a key that is no near miss of a
@@ -171,7 +175,9 @@ def check_keys(cfg: LoadedConfig, space: Keyspace, *, section: str = "",
     for key in mapping:
         dotted = f"{section}.{key}" if section else str(key)
         line = cfg.line(dotted) or 1
-        if mapping[key] is None and (key in space.renamed or key in space.deprecated):
+        if mapping[key] is None and (key in space.renamed or key in space.deprecated) and not (
+                refuses_removed and removal is not None
+                and getattr(removal(str(key)), "verdict", None) in ("error", "assumed")):
             continue  # an empty old key does nothing, so there is nothing to migrate
         moved = space.renamed.get(key) or space.deprecated.get(key)
         if moved is not None:

@@ -15,17 +15,18 @@ from dataclasses import replace
 from pathlib import Path
 
 from seqprof.config.dialects import hf, trl
-from seqprof.config.dialects.common import check_keys
+from seqprof.config.dialects.common import Keyspace, Moved, check_keys
 from seqprof.config.dialects.unsloth_compat import filtered_by_unsloth, unsloth_compat_release
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
-from seqprof.config.project_calls import SECTION, Forward, project_forwards
+from seqprof.config.project_calls import SECTION, TRAINER_CLASSES, Forward, project_forwards
 from seqprof.config.key_history import KeyHistory, assumed, with_companions, with_trl_and_transformers
 from seqprof.config.pins import Pins
 from seqprof.config.versions import pins_beside
 
 VERSION_KINDS = frozenset({"deprecated_key", "renamed_key", "removed_key", "upcoming_deprecation"})
 TRAINER_OF = {cls: trainer for trainer, cls in trl.TRAINER_CLASSES.items()}
+ANY_KEYWORD = "**"  # keys/trl_trainer_kwargs.json: the constructor passes other keywords on
 
 
 def forwarded_key_diagnostics(cfg: LoadedConfig, only: Collection[str] | None = None,
@@ -49,7 +50,9 @@ def forwarded_key_diagnostics(cfg: LoadedConfig, only: Collection[str] | None = 
     out: list[ConfigDiagnostic] = []
     compat = unsloth_compat_release(pins, history)
     for forward in _each_key(forwards.values(), cfg.data, cfg.path):
-        unsloth = forward.package == "trl" and _imports_unsloth(cfg.path, forward)
+        # unsloth patches TRL's configs, not the trainers' keywords: UnslothSFTTrainer passes **kwargs on unfiltered
+        unsloth = forward.package == "trl" and forward.cls not in TRAINER_CLASSES \
+            and _imports_unsloth(cfg.path, forward)
         if forward.keyword == "max_seq_length" and unsloth:
             continue
         # a spread section's key reaches the class under its own name: the fix is the config's, not the code's
@@ -164,6 +167,12 @@ def handed_on_by_project(found: list[ConfigDiagnostic], cfg: LoadedConfig, field
 def _judged(forward: Forward, value, line: int, path: str, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
     """check_keys on the keyword alone, as the class's own dialect judges it (its line: the config key's)."""
     one = LoadedConfig(path=path, data={forward.keyword: value}, key_lines={forward.keyword: line})
+    if forward.cls in TRAINER_CLASSES:
+        constructors = trainer_keyword_history(history)
+        pins = with_trl_and_transformers(pins, history)
+        return check_keys(one, trainer_keyspace(forward.cls, constructors, history), dialect_label=trl.LABEL,
+                          removal=lambda key: constructors.removal("trl", key, [forward.cls], pins),
+                          assumption=assumed(trl.PACKAGES, pins, history))
     if forward.package == "transformers":
         return check_keys(one, hf.keyspace(history), dialect_label=hf.LABEL,
                           removal=hf.removal_judge(pins, history), arrival=hf.arrival_judge(pins, history),
@@ -174,6 +183,41 @@ def _judged(forward: Forward, value, line: int, path: str, pins: Pins, history: 
                       removal=trl.removal_judge(trainer, pins, history),
                       arrival=trl.arrival_judge(trainer, pins, history),
                       assumption=assumed(trl.PACKAGES, pins, history))
+
+
+def trainer_keyword_history(history: KeyHistory) -> KeyHistory:
+    """The keywords of TRL's trainer constructors (keys/trl_trainer_kwargs.json) as trl's classes, so they are judged
+    under trl's pins as its config fields are; a release whose constructor passes other keywords on (`**`) counts
+    as taking them (0.26-0.28's ORPOTrainer shim over trl.experimental's)."""
+    from seqprof.config.dialects.common import load_keys_file
+
+    data = load_keys_file("trl_trainer_kwargs")
+    classes = {cls: {"versions": entry["versions"],
+                     "fields": {key: spans + entry["fields"].get(ANY_KEYWORD, []) for key, spans in entry["fields"].items()}}
+               for cls, entry in data["classes"].items()}
+    return KeyHistory({**history.data, "trl": {**history.data["trl"], "classes": classes}})
+
+
+def trainer_keyspace(cls: str, constructors: KeyHistory, history: KeyHistory) -> Keyspace:
+    """The keywords *cls* takes in the newest TRL, and those it took before, each saying where the value goes now:
+    its config class, under the same name or a new one (SFTConfig's max_length for SFTTrainer's max_seq_length)."""
+    fields = constructors.data["trl"]["classes"].get(cls, {}).get("fields", {})
+    newest = constructors.newest("trl")
+    gone = {key for key in fields if key != ANY_KEYWORD and newest not in constructors.having("trl", key, [cls])}
+    config = cls.removesuffix("Trainer") + "Config"
+    trainer = TRAINER_OF.get(config, "sft")
+    renamed = trl.keyspace(trainer, history).renamed
+
+    def now(key: str) -> str:
+        if newest in history.having("trl", key, [config]) or key in hf.training_argument_fields():
+            return f"set it in {config}(...) instead"
+        if key in renamed and renamed[key].replacement:
+            return f"set it in {config}(...) as '{renamed[key].replacement}' instead"
+        return f"{config} has no such field either"
+
+    return Keyspace(known=frozenset(fields) - gone,
+                    deprecated={key: Moved(None, f"{cls}(...) no longer takes it as a keyword argument (a TypeError); "
+                                                 + now(key)) for key in gone})
 
 
 def _handed_on(message: str, forward: Forward) -> str:

@@ -430,7 +430,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
               "the transformers version keys were judged against (seqprof.config.versions)")
     found = check_keys(cfg, keyspace(history), dialect_label=LABEL, scripts_read_extra=True,
                        removal=removal_judge(pins, history), arrival=arrival_judge(pins, history),
-                       assumption=assumed(["transformers"], pins, history))
+                       assumption=assumed(["transformers"], pins, history), refuses_removed=True)
     found += premature_training_arguments(cfg, pins, history, {d.key for d in found})
     if history.older_than_known("transformers", pins):
         found = [_older_release_may_have_it(d, pins, history) for d in found]

@@ -655,7 +655,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     removal = removal_judge(trainer, pins, history)
     found = check_keys(cfg, keyspace(trainer, history), dialect_label=LABEL, scripts_read_extra=True,
                        removal=removal, arrival=arrival_judge(trainer, pins, history),
-                       assumption=assumed(PACKAGES, pins, history))
+                       assumption=assumed(PACKAGES, pins, history), refuses_removed=True)
     releases = history.allowed("trl", pins) or [history.versions("trl")[-1]]  # unpinned: a fresh install's
     keys = [k for k in cfg.data if isinstance(k, str)]
     fate = own_parser_fate(cfg.path, keys) or leftovers_fate(cfg.path, keys, releases) \
