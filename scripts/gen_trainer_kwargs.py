@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import sys
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -67,7 +68,9 @@ def trainer_kwargs(whl: Path) -> dict[str, set[str]]:
             if not (name.startswith("trl/") and name.endswith(".py")):
                 continue
             try:
-                tree = ast.parse(z.read(name))
+                with warnings.catch_warnings():  # an old release's "\ " in a string is no concern here
+                    warnings.simplefilter("ignore")
+                    tree = ast.parse(z.read(name))
             except SyntaxError:
                 continue
             aliases = {a.asname: a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)

@@ -34,7 +34,12 @@ def _takes(spans: list, version: str, order: list[str]) -> bool:
 
 
 def _find_class(trl, name: str):
-    found = getattr(trl, name, None) if hasattr(trl, name) or name in getattr(trl, "__all__", ()) else None
+    """The class *name* as the installed trl exports it; None when it does not, or its optional dependency
+    (diffusers for DDPO/AlignProp) is not installed."""
+    try:
+        found = getattr(trl, name, None)
+    except Exception:  # noqa: BLE001 - trl's lazy module raises RuntimeError on a missing optional dependency
+        return None
     if found is not None:
         return found
     try:
