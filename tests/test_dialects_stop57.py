@@ -55,23 +55,25 @@ def test_a_keyword_a_script_hands_sfttrainer_is_judged_by_the_trainers_construct
     assert not [f for f in _findings(tree / f"{THUANNAN}/configs__sft.yaml") if f.key == "max_seq_length"]
 
 
-def test_a_mapping_spread_into_a_trainer_hands_it_every_entry_unsloth_or_not(tmp_path):
-    """epmresearch's models/sft_trainer.py writes `"max_seq_length": sft_cfg.get("max_seq_length", 2048)` into
-    trainer_kwargs and calls `TrainerClass(**trainer_kwargs)`, TrainerClass being trl's SFTTrainer. The project
-    runs under unsloth, but unsloth patches TRL's configs, not the trainers' keywords: UnslothSFTTrainer passes
-    **kwargs on to SFTTrainer unfiltered (unsloth 2026.10.9 models/rl.py), so TRL's TypeError stands. Without the
-    entry, nothing."""
+def test_a_mapping_spread_into_a_trainer_hands_it_every_entry_unless_unsloth_moves_them(tmp_path):
+    """epmresearch's models/sft_trainer.py writes `"max_seq_length": sft_cfg.get("max_seq_length", 2048)` and
+    `"args": training_args` into trainer_kwargs and calls `TrainerClass(**trainer_kwargs)`, TrainerClass being trl's
+    SFTTrainer. The project imports unsloth, whose import patches every TRL trainer (_backwards_compatible_trainer,
+    unsloth 2026.10.9 trainer.py): with `args` given, the old keywords move into the config, max_seq_length as
+    max_length, and the call runs. So nothing is said; with no unsloth import in the project, the keyword reaches
+    SFTTrainer itself, which TRL 0.13 stopped taking: SP408 at the dict entry."""
     tree = _fresh(tmp_path, EPMRESEARCH)
+    script = tree / f"{EPMRESEARCH}/models__sft_trainer.py"
+    assert '"args": training_args' in script.read_text()
+    assert not [f for f in _findings(tree / f"{EPMRESEARCH}/configs__sft.yaml") if f.key == "max_seq_length"]
+
+    tree = _fresh(tmp_path, EPMRESEARCH)
+    for file in (tree / f"{EPMRESEARCH}/models__sft_trainer.py").parents[1].rglob("*.py"):  # the checkout's
+        file.write_text("\n".join(line for line in file.read_text().splitlines()
+                                  if not line.lstrip().startswith(("import unsloth", "from unsloth"))) + "\n")
     found = [f for f in _findings(tree / f"{EPMRESEARCH}/configs__sft.yaml") if f.key == "max_seq_length"]
     assert [(f.code, f.severity) for f in found] == [("SP408", "error")]
-    assert "SFTTrainer (models/sft_trainer.py:311)" in found[0].message
-    tree = _fresh(tmp_path, EPMRESEARCH)
-    config = tree / f"{EPMRESEARCH}/configs__sft.yaml"
-    script = tree / f"{EPMRESEARCH}/models__sft_trainer.py"
-    text = script.read_text()
-    assert "from unsloth" in text
-    script.write_text(text.replace('"max_seq_length": sft_cfg.get("max_seq_length", 2048),', ""))
-    assert not [f for f in _findings(config) if f.key == "max_seq_length"]
+    assert "to SFTTrainer (models/sft_trainer.py:" in found[0].message  # the entry's line, one import line less
 
 
 def test_the_trainer_keyword_table_is_what_the_released_wheels_declare(tmp_path):

@@ -195,7 +195,8 @@ def _forwards_in(file: str, root: str, keys: frozenset[str]) -> tuple[Forward, .
     out += _spread_forwards(tree, calls, rel, keys, filtered=True)
     # a trainer's keywords last: where a key also goes to a config class, that class judges it (_first_per_key)
     out += [Forward(key, kw.arg, package, cls, rel, kw.value.lineno, section=_section_read(kw.value, key, tree))
-            for call, (package, cls) in trainers for kw in call.keywords if kw.arg for key in _reads(kw.value, keys)]
+            for call, (package, cls) in trainers for kw in call.keywords if kw.arg and not _own_attribute(kw.value)
+            for key in _reads(kw.value, keys)]
     return tuple(out + _spread_forwards(tree, trainers, rel, keys))  # `SFTTrainer(**trainer_kwargs)` (epmresearch)
 
 
@@ -291,8 +292,15 @@ def _dict_entries(tree: ast.Module, spread_names: set[str]):
     """(name, value) of every string-keyed entry the module puts in a dict it spreads into the class by name
     (`GRPOConfig(**kwargs)`): `kwargs = dict(name=v)`, `kwargs = {"name": v}`, `kwargs["name"] = v`,
     `kwargs.update(name=v)`. Other dicts are not the class's: `sft_cfg["max_seq_length"] = cfg["max_seq_length"]`
-    feeds a model loader (epmresearch's grpo_trainer.py)."""
+    feeds a model loader (epmresearch's grpo_trainer.py). An entry written only where the code has checked that the
+    class takes that name (`if "beta" in signature.parameters: kwargs["beta"] = ...`, Ntin0709/insurance_training)
+    never reaches a release that lacks it, so it is left out."""
+    checked = _checked_names(tree)
     for node in ast.walk(tree):
+        if id(node) in checked and isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) and t.slice.value in checked[id(node)]
+                for t in node.targets):
+            continue
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Name) and target.id in spread_names:
@@ -306,6 +314,22 @@ def _dict_entries(tree: ast.Module, spread_names: set[str]):
             yield from ((kw.arg, kw.value) for kw in node.keywords if kw.arg)
             for arg in node.args:
                 yield from _literal_entries(arg)
+
+
+def _checked_names(tree: ast.Module) -> dict[int, set[str]]:
+    """Statement -> the names an enclosing `if "name" in <...>:` tests membership of (a signature's parameters, a
+    dataclass's fields), for the statements of its body."""
+    out: dict[int, set[str]] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If):
+            continue
+        names = {test.left.value for test in ast.walk(node.test) if isinstance(test, ast.Compare)
+                 and isinstance(test.left, ast.Constant) and isinstance(test.left.value, str)
+                 and any(isinstance(op, ast.In) for op in test.ops)}
+        for stmt in node.body:
+            for inner in ast.walk(stmt):
+                out.setdefault(id(inner), set()).update(names)
+    return out
 
 
 def _copied_from(tree: ast.Module, names: set[str]) -> set[str]:
@@ -381,6 +405,11 @@ def _bound_sections(tree: ast.Module) -> dict[str, str]:
                     if read is not None and not isinstance(kw.value, ast.Attribute):
                         seen.setdefault(kw.arg, set()).add(read)
     return {name: next(iter(found)) for name, found in seen.items() if len(found) == 1 and None not in found}
+
+
+def _own_attribute(value: ast.expr) -> bool:
+    """`self.model`: what an object holds, not a read of the config (ashioyajotham's PPOTrainer(model=self.model))."""
+    return isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self"
 
 
 def _reads(value: ast.expr, keys: frozenset[str]) -> list[str]:

@@ -50,9 +50,9 @@ def forwarded_key_diagnostics(cfg: LoadedConfig, only: Collection[str] | None = 
     out: list[ConfigDiagnostic] = []
     compat = unsloth_compat_release(pins, history)
     for forward in _each_key(forwards.values(), cfg.data, cfg.path):
-        # unsloth patches TRL's configs, not the trainers' keywords: UnslothSFTTrainer passes **kwargs on unfiltered
-        unsloth = forward.package == "trl" and forward.cls not in TRAINER_CLASSES \
-            and _imports_unsloth(cfg.path, forward)
+        if forward.cls in TRAINER_CLASSES and _project_imports_unsloth(cfg.path):
+            continue  # unsloth's import moves a trainer's old keywords into its config (unsloth trainer.py)
+        unsloth = forward.package == "trl" and _imports_unsloth(cfg.path, forward)
         if forward.keyword == "max_seq_length" and unsloth:
             continue
         # a spread section's key reaches the class under its own name: the fix is the config's, not the code's
@@ -129,6 +129,20 @@ def _imports_unsloth(path: str, forward: Forward) -> bool:
 
     module = re.escape(forward.file.removesuffix(".py").replace("/", "."))
     return any(_imported_first(source_text(file), "unsloth", module) for file in python_files(project_root(path)))
+
+
+def _project_imports_unsloth(path: str) -> bool:
+    """Some Python file of the project imports unsloth. Its import patches every TRL trainer from trl 0.13 on
+    (_patch_trl_trainer / _backwards_compatible_trainer, unsloth 2026.10.9 trainer.py): a call that passes `args`
+    has its config's old keywords moved into the config (max_seq_length as max_length), so
+    `SFTTrainer(..., max_seq_length=n, args=...)` runs; where in the process the import comes does not matter, the
+    class itself is patched."""
+    from seqprof.config.project_fields import project_root, python_files, source_text
+
+    return any(_UNSLOTH_IMPORT.search(source_text(file)) for file in python_files(project_root(path)))
+
+
+_UNSLOTH_IMPORT = re.compile(r"^\s*(?:import|from)\s+unsloth\b", re.M)
 
 
 def _imported_first(text: str, first: str, then: str, or_alone: bool = False) -> bool:
@@ -215,9 +229,13 @@ def trainer_keyspace(cls: str, constructors: KeyHistory, history: KeyHistory) ->
             return f"set it in {config}(...) as '{renamed[key].replacement}' instead"
         return f"{config} has no such field either"
 
-    return Keyspace(known=frozenset(fields) - gone,
+    # only a setting a config carries, or once carried (beta, max_seq_length): a model, a tokenizer or a dataset
+    # the script builds is no config value, whatever name the config gives it (PPOTrainer's model=self.model)
+    settings = {key for key in gone if key in renamed or key in hf.training_argument_fields()
+                or history.having("trl", key, [config])}
+    return Keyspace(known=frozenset(fields) - settings,
                     deprecated={key: Moved(None, f"{cls}(...) no longer takes it as a keyword argument (a TypeError); "
-                                                 + now(key)) for key in gone})
+                                                 + now(key)) for key in settings})
 
 
 def _handed_on(message: str, forward: Forward) -> str:

@@ -1,0 +1,4 @@
+from nuosu_llm.training import main
+
+if __name__ == "__main__":
+    main()

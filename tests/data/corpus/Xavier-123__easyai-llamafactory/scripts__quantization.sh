@@ -1,0 +1,3 @@
+python main.py
+
+llamafactory-cli export tmp/quantization/quantization.yaml
