@@ -316,16 +316,21 @@ def _dict_entries(tree: ast.Module, spread_names: set[str]):
                 yield from _literal_entries(arg)
 
 
+_SIGNATURE = re.compile(r"parameters|signature|fields|__init__|\bdir\(")  # what a class takes, not what a config holds
+
+
 def _checked_names(tree: ast.Module) -> dict[int, set[str]]:
-    """Statement -> the names an enclosing `if "name" in <...>:` tests membership of (a signature's parameters, a
-    dataclass's fields), for the statements of its body."""
+    """Statement -> the names an enclosing `if "name" in <...>:` tests membership of in what the class takes (a
+    signature's parameters, a dataclass's fields), for the statements of its body; `if "beta" in cfg:` tests the
+    config, which says nothing of the class."""
     out: dict[int, set[str]] = {}
     for node in ast.walk(tree):
         if not isinstance(node, ast.If):
             continue
         names = {test.left.value for test in ast.walk(node.test) if isinstance(test, ast.Compare)
                  and isinstance(test.left, ast.Constant) and isinstance(test.left.value, str)
-                 and any(isinstance(op, ast.In) for op in test.ops)}
+                 and any(isinstance(op, ast.In) for op in test.ops)
+                 and _SIGNATURE.search(" ".join(ast.unparse(c) for c in test.comparators))}
         for stmt in node.body:
             for inner in ast.walk(stmt):
                 out.setdefault(id(inner), set()).update(names)

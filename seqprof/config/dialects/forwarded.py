@@ -207,7 +207,8 @@ def trainer_keyword_history(history: KeyHistory) -> KeyHistory:
 
     data = load_keys_file("trl_trainer_kwargs")
     classes = {cls: {"versions": entry["versions"],
-                     "fields": {key: spans + entry["fields"].get(ANY_KEYWORD, []) for key, spans in entry["fields"].items()}}
+                     "fields": {key: spans + entry["fields"].get(ANY_KEYWORD, [])
+                                for key, spans in entry["fields"].items()}}
                for cls, entry in data["classes"].items()}
     return KeyHistory({**history.data, "trl": {**history.data["trl"], "classes": classes}})
 
@@ -215,8 +216,11 @@ def trainer_keyword_history(history: KeyHistory) -> KeyHistory:
 def trainer_keyspace(cls: str, constructors: KeyHistory, history: KeyHistory) -> Keyspace:
     """The keywords *cls* takes in the newest TRL, and those it took before, each saying where the value goes now:
     its config class, under the same name or a new one (SFTConfig's max_length for SFTTrainer's max_seq_length)."""
-    fields = constructors.data["trl"]["classes"].get(cls, {}).get("fields", {})
+    entry = constructors.data["trl"]["classes"].get(cls, {})
+    fields = entry.get("fields", {})
     newest = constructors.newest("trl")
+    if not any(until is None for _, until in entry.get("versions", ())):
+        return Keyspace(known=frozenset(fields))  # the class itself is gone: its import fails first (SP441)
     gone = {key for key in fields if key != ANY_KEYWORD and newest not in constructors.having("trl", key, [cls])}
     config = cls.removesuffix("Trainer") + "Config"
     trainer = TRAINER_OF.get(config, "sft")
