@@ -180,20 +180,3 @@ def test_a_datasets_chat_template_that_names_no_template_stops_axolotls_data_loa
         data["datasets"][0].update(entry)
         config.write_text(yaml.safe_dump(data))
         assert not [f for f in _findings(config, "SP406") if f.key == "datasets.0.chat_template"]
-
-
-MULTI_TAP = "kaist-cvml__MULTI-TAP"
-
-
-def test_a_parser_a_package_reexports_is_still_the_projects_hfargumentparser(tmp_path):
-    """kaist-cvml/MULTI-TAP's single_objective_train.py imports H4ArgumentParser from its modules package, whose
-    __init__.py re-exports it from modules/modules.py (an HfArgumentParser subclass), and parses the recipes into
-    ModelArguments, DataArguments and RewardArguments(TrainingArguments): transformers' keys, no TRL trainer. With
-    the class defined nowhere the script can reach, the TRL-looking keys (use_peft, max_length) decide."""
-    name = f"{MULTI_TAP}/recipes__samples__qwen.yaml"
-    report = lint_paths([_fresh(tmp_path, MULTI_TAP) / name], LintOptions()).files[0]
-    assert (report.dialect, report.facts.plan.setting("trainer")) == ("hf", None)
-    tree = _fresh(tmp_path, MULTI_TAP)
-    package = tree / f"{MULTI_TAP}/modules____init__.py"
-    package.write_text(package.read_text().replace("H4ArgumentParser,", ""))
-    assert lint_paths([tree / name], LintOptions()).files[0].dialect == "trl"

@@ -47,7 +47,6 @@ class ParserCall:
     parser: str  # "TrlParser" | "HfArgumentParser"
     classes: tuple[str, ...]  # as written in the call
     fate: str  # "trl" (by release: seqprof.config.dialects.trl.unknown_key_fate) | "refused" | "dropped"
-    base: str = ""  # the framework parser it is, or the project's own parser derives from ("HfArgumentParser")
 
 
 @dataclass(frozen=True)
@@ -238,7 +237,7 @@ def _parsed_into(config_path: str, keys: frozenset[str], parsers: tuple[str, ...
     """parsed_into, once per config and run: the dialect choice asks it from up to three places."""
     root = project_root(config_path)
     calls = _calls_parsing(config_path, keys)
-    if calls is None or any((call.base or call.parser) not in parsers for call in calls):
+    if calls is None or any(call.parser not in parsers for call in calls):
         return None
     table = project_dataclasses(root)
     frameworks: set[str] = set()
@@ -301,8 +300,7 @@ def _parser_call(file: Path, root: Path, config: Path | None = None) -> ParserCa
         fate = _leftover_fate(text)
         if fate is None:
             return None  # parse_args_into_dataclasses: the file reaches it some other way
-    return ParserCall(file.relative_to(root).as_posix(), line, name, classes, fate,
-                      "HfArgumentParser" if own is not None else name)
+    return ParserCall(file.relative_to(root).as_posix(), line, name, classes, fate)
 
 
 def _training_call(found: list) -> list:
@@ -504,14 +502,7 @@ def _project_parser(name: str, imported: dict[str, str], root: Path) -> Path | N
     if not module or module.split(".")[0] in ("transformers", "trl") or not in_project(module, str(root)):
         return None
     tail = module.replace(".", "/")
-    candidates = [root / f"{tail}.py", root / tail / "__init__.py"]
-    package = parsed_module(candidates[1]) if candidates[1].is_file() else None
-    # a package that re-exports it (kaist-cvml/MULTI-TAP's modules/__init__.py: `from .modules import
-    # H4ArgumentParser`): the submodule that defines it
-    candidates += [root / tail / f"{node.module.replace('.', '/')}.py" for node in (package.body if package else ())
-                   if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module
-                   and any(a.name == name for a in node.names)]
-    for candidate in candidates:
+    for candidate in (root / f"{tail}.py", root / tail / "__init__.py"):
         defined = parsed_module(candidate, ("HfArgumentParser",)) if candidate.is_file() else None
         if defined is None:
             continue

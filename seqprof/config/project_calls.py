@@ -203,16 +203,17 @@ def _forwards_in(file: str, root: str, keys: frozenset[str]) -> tuple[Forward, .
 def _spread_forwards(tree: ast.Module, calls: list, rel: str, keys: frozenset[str],
                      filtered: bool = False) -> list[Forward]:
     """The hand-offs through mappings spread into *calls* (`GRPOConfig(**kwargs)`): the string-keyed entries the
-    module writes into them, judged as the first such call's class; *filtered*: also the names a comprehension
-    keeps of a config mapping it copies (`{k: v for k, v in cfg.items() if k in supported}`)."""
+    module writes into them, judged as the first such call's class; *filtered* (config classes): also the names a
+    comprehension keeps of a config mapping it copies (`{k: v for k, v in cfg.items() if k in supported}`), and the
+    entries written under a check of the class's signature; else (trainers) those are left out."""
     spread = [(target, kw.value) for call, target in calls for kw in call.keywords if kw.arg is None]
     if not spread:
         return []
     (package, cls), _ = spread[0]
     spread_names = _copied_from(tree, {value.id for _, value in spread if isinstance(value, ast.Name)})
     entries = [entry for _, value in spread for entry in _literal_entries(value)]  # `**dict(k=v)`
-    out = [Forward(key, name, package, cls, rel, value.lineno)
-           for name, value in entries + list(_dict_entries(tree, spread_names)) for key in _reads(value, keys)]
+    written = entries + list(_dict_entries(tree, spread_names, skip_checked=not filtered))
+    out = [Forward(key, name, package, cls, rel, value.lineno) for name, value in written for key in _reads(value, keys)]
     if filtered:
         out += [Forward(name.value, name.value, package, cls, rel, name.lineno)
                 for comp in _filtered_copies(tree, spread_names) for name in kept_names(comp, tree)
@@ -288,14 +289,15 @@ def spread_into_framework_class(root: Path) -> str | None:
     return None
 
 
-def _dict_entries(tree: ast.Module, spread_names: set[str]):
+def _dict_entries(tree: ast.Module, spread_names: set[str], skip_checked: bool = False):
     """(name, value) of every string-keyed entry the module puts in a dict it spreads into the class by name
     (`GRPOConfig(**kwargs)`): `kwargs = dict(name=v)`, `kwargs = {"name": v}`, `kwargs["name"] = v`,
     `kwargs.update(name=v)`. Other dicts are not the class's: `sft_cfg["max_seq_length"] = cfg["max_seq_length"]`
-    feeds a model loader (epmresearch's grpo_trainer.py). An entry written only where the code has checked that the
-    class takes that name (`if "beta" in signature.parameters: kwargs["beta"] = ...`, Ntin0709/insurance_training)
-    never reaches a release that lacks it, so it is left out."""
-    checked = _checked_names(tree)
+    feeds a model loader (epmresearch's grpo_trainer.py). With *skip_checked*, an entry written only where the code
+    has checked that the class takes that name (`if "beta" in signature.parameters: kwargs["beta"] = ...`,
+    Ntin0709/insurance_training) is left out: it raises no TypeError where the class lacks it (for a config class
+    the value is still lost there, which is what its finding says: chaton59/OC_P14's max_prompt_length)."""
+    checked = _checked_names(tree) if skip_checked else {}
     for node in ast.walk(tree):
         if id(node) in checked and isinstance(node, ast.Assign) and any(
                 isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) and t.slice.value in checked[id(node)]
