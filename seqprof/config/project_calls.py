@@ -180,9 +180,10 @@ def _forwards_in(file: str, root: str, keys: frozenset[str]) -> tuple[Forward, .
         return ()
     imported = {**star_imported_names(tree, Path(file)), **imported_names(tree)}
     rel = Path(file).relative_to(root).as_posix()
-    calls = [(node, target) for node in ast.walk(tree) if isinstance(node, ast.Call)
+    every = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    calls = [(node, target) for node in every
              for target in [framework_argument_class(node.func, imported)] if target is not None]
-    trainers = [(node, target) for node in ast.walk(tree) if isinstance(node, ast.Call)
+    trainers = [(node, target) for node in every
                 for target in [framework_argument_class(node.func, imported, TRAINER_CLASSES)] if target is not None]
     out: list[Forward] = []
     sections = _section_names(tree, keys) if any(kw.arg is None for call, _ in calls for kw in call.keywords) else {}

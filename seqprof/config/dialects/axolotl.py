@@ -335,29 +335,40 @@ def _dataset_chat_templates_unknown(cfg: LoadedConfig, pins: Pins, history: KeyH
     allowed = _judged_releases(pins, history)
     if not allowed:
         return []
-    newest = max(allowed, key=history.versions("axolotl").index)
-    where = f"axolotl {history.release('axolotl', newest).split()[-1]}" + (
-        "" if pins.of("axolotl") else " (no axolotl pin found, the newest assumed)")
+    where = _release_said(max(allowed, key=history.versions("axolotl").index), pins, history)
     out = []
+    for key, index, entry in _dataset_entries(cfg):
+        name = entry.get("chat_template")
+        if not isinstance(name, str) or not name or name.startswith("tokenizer_default_fallback_") \
+                or history.having("axolotl", name, ["chat_template"], table="values") & set(allowed):
+            continue
+        jinja = "{%" in name or "{{" in name
+        dotted = f"{key}.{index}.chat_template"
+        said = "a Jinja template" if jinja else f"'{name}'"
+        out.append(ConfigDiagnostic(
+            kind="invalid_value", key=dotted, file=cfg.path, line=cfg.line(dotted) or cfg.line(key) or 1,
+            message=f"{key}[{index}].chat_template is {said}, but {where} reads it as the name of a template "
+                    "and has none of that name, so data loading stops with \"Template '...' not found\" "
+                    "(utils/chat_templates get_chat_template)"
+                    + ("; put the template in chat_template_jinja and set chat_template: jinja" if jinja else ""),
+            suggestion=f"{dotted}: jinja' and move the template to '{key}.{index}.chat_template_jinja"
+            if jinja else None))
+    return out
+
+
+def _dataset_entries(cfg: LoadedConfig):
+    """(section, index, entry) of every mapping under `datasets:` and `test_datasets:`."""
     for key in ("datasets", "test_datasets"):
         entries = cfg.data.get(key)
         for index, entry in enumerate(entries if isinstance(entries, list) else []):
-            name = entry.get("chat_template") if isinstance(entry, Mapping) else None
-            if not isinstance(name, str) or not name or name.startswith("tokenizer_default_fallback_") \
-                    or history.having("axolotl", name, ["chat_template"], table="values") & set(allowed):
-                continue
-            jinja = "{%" in name or "{{" in name
-            dotted = f"{key}.{index}.chat_template"
-            said = "a Jinja template" if jinja else f"'{name}'"
-            out.append(ConfigDiagnostic(
-                kind="invalid_value", key=dotted, file=cfg.path, line=cfg.line(dotted) or cfg.line(key) or 1,
-                message=f"{key}[{index}].chat_template is {said}, but {where} reads it as the name of a template "
-                        "and has none of that name, so data loading stops with \"Template '...' not found\" "
-                        "(utils/chat_templates get_chat_template)"
-                        + ("; put the template in chat_template_jinja and set chat_template: jinja" if jinja else ""),
-                suggestion=f"{dotted}: jinja' and move the template to '{key}.{index}.chat_template_jinja"
-                if jinja else None))
-    return out
+            if isinstance(entry, Mapping):
+                yield key, index, entry
+
+
+def _release_said(newest: str, pins: Pins, history: KeyHistory) -> str:
+    """'axolotl 0.19', saying when no pin chose it."""
+    return f"axolotl {history.release('axolotl', newest).split()[-1]}" + (
+        "" if pins.of("axolotl") else " (no axolotl pin found, the newest assumed)")
 
 
 def _nearest(value: str, choices: list[str]) -> list[str]:
@@ -401,32 +412,29 @@ def _dataset_types_unhandled(cfg: LoadedConfig, pins: Pins, history: KeyHistory)
     newest = max(allowed, key=order.index)
     shipped: set[str] | None = None  # the project's module names, read once an unknown type needs them
     out = []
-    for key in ("datasets", "test_datasets"):
-        entries = cfg.data.get(key)
-        for index, entry in enumerate(entries if isinstance(entries, list) else []):
-            kind = entry.get("type") if isinstance(entry, Mapping) else None
-            if not isinstance(kind, str) or not kind or any(c in kind for c in ".:/") or kind.startswith("sharegpt"):
-                continue
-            if history.having("axolotl", kind, [DATASET_TYPE], table="values") & set(allowed):
-                continue
-            if shipped is None:
-                shipped = {f.stem for f in python_files(project_root(cfg.path))} if Path(cfg.path).is_file() else set()
-            if kind in shipped or _compared_in_project(cfg.path, kind):
-                continue
-            choices = sorted(v for v in spans["fields"]
-                             if newest in history.having("axolotl", v, [DATASET_TYPE], table="values"))
-            near = _nearest(kind, choices)
-            guess = near[0] if len(near) == 1 else None
-            where = f"axolotl {history.release('axolotl', newest).split()[-1]}" + (
-                "" if pins.of("axolotl") else " (no axolotl pin found, the newest assumed)")
-            dotted = f"{key}.{index}.type"
-            out.append(ConfigDiagnostic(
-                kind="invalid_value", key=dotted, file=cfg.path, line=cfg.line(dotted) or cfg.line(key) or 1,
-                message=f"'type: {kind}' in {key}[{index}] is no dataset type {where} handles: there is no "
-                        f"prompt_strategies/{kind} module and no built-in base type of that name, so data loading "
-                        "stops with \"unhandled prompt tokenization strategy\" (utils/data/wrappers.py)"
-                        + (f"; did you mean {guess!r}?" if guess else ""),
-                suggestion=f"type: {guess}" if guess else None))
+    for key, index, entry in _dataset_entries(cfg):
+        kind = entry.get("type")
+        if not isinstance(kind, str) or not kind or any(c in kind for c in ".:/") or kind.startswith("sharegpt"):
+            continue
+        if history.having("axolotl", kind, [DATASET_TYPE], table="values") & set(allowed):
+            continue
+        if shipped is None:
+            shipped = {f.stem for f in python_files(project_root(cfg.path))} if Path(cfg.path).is_file() else set()
+        if kind in shipped or _compared_in_project(cfg.path, kind):
+            continue
+        choices = sorted(v for v in spans["fields"]
+                         if newest in history.having("axolotl", v, [DATASET_TYPE], table="values"))
+        near = _nearest(kind, choices)
+        guess = near[0] if len(near) == 1 else None
+        where = _release_said(newest, pins, history)
+        dotted = f"{key}.{index}.type"
+        out.append(ConfigDiagnostic(
+            kind="invalid_value", key=dotted, file=cfg.path, line=cfg.line(dotted) or cfg.line(key) or 1,
+            message=f"'type: {kind}' in {key}[{index}] is no dataset type {where} handles: there is no "
+                    f"prompt_strategies/{kind} module and no built-in base type of that name, so data loading "
+                    "stops with \"unhandled prompt tokenization strategy\" (utils/data/wrappers.py)"
+                    + (f"; did you mean {guess!r}?" if guess else ""),
+            suggestion=f"type: {guess}" if guess else None))
     return out
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 
 from seqprof.config.dialects import hf, trl
@@ -137,9 +138,9 @@ def _project_imports_unsloth(path: str) -> bool:
     has its config's old keywords moved into the config (max_seq_length as max_length), so
     `SFTTrainer(..., max_seq_length=n, args=...)` runs; where in the process the import comes does not matter, the
     class itself is patched."""
-    from seqprof.config.project_fields import project_root, python_files, source_text
+    from seqprof.config.project_fields import code_matches, project_root
 
-    return any(_UNSLOTH_IMPORT.search(source_text(file)) for file in python_files(project_root(path)))
+    return code_matches(project_root(path), _UNSLOTH_IMPORT)
 
 
 _UNSLOTH_IMPORT = re.compile(r"^\s*(?:import|from)\s+unsloth\b", re.M)
@@ -199,6 +200,7 @@ def _judged(forward: Forward, value, line: int, path: str, pins: Pins, history: 
                       assumption=assumed(trl.PACKAGES, pins, history))
 
 
+@lru_cache(maxsize=4)  # one view per loaded history, not one per hand-off
 def trainer_keyword_history(history: KeyHistory) -> KeyHistory:
     """The keywords of TRL's trainer constructors (keys/trl_trainer_kwargs.json) as trl's classes, so they are judged
     under trl's pins as its config fields are; a release whose constructor passes other keywords on (`**`) counts
@@ -213,6 +215,7 @@ def trainer_keyword_history(history: KeyHistory) -> KeyHistory:
     return KeyHistory({**history.data, "trl": {**history.data["trl"], "classes": classes}})
 
 
+@lru_cache(maxsize=64)  # trl.keyspace is built once per class and history, not once per hand-off
 def trainer_keyspace(cls: str, constructors: KeyHistory, history: KeyHistory) -> Keyspace:
     """The keywords *cls* takes in the newest TRL, and those it took before, each saying where the value goes now:
     its config class, under the same name or a new one (SFTConfig's max_length for SFTTrainer's max_seq_length)."""
