@@ -57,6 +57,8 @@ def reader_for(name: str):
         return image_pins
     if CONDA_ENVIRONMENT.match(low):  # riyazahuja/ImProver's conda_env.yml, environment-gpu.yml
         return read_environment
+    if "requirement" in low and low.endswith((".yaml", ".yml")):  # a `dependencies:` list of pip lines (a
+        return read_environment  # Databricks environment spec, qian-yu-db's cli/axolotl/requirements.yaml)
     return {"pyproject.toml": read_pyproject, ".gitmodules": read_gitmodules, "uv.lock": read_lock,
             "poetry.lock": read_lock, "environment.yml": read_environment, "environment.yaml": read_environment,
             "env.yml": read_environment, "env.yaml": read_environment,

@@ -356,6 +356,39 @@ def _dataset_chat_templates_unknown(cfg: LoadedConfig, pins: Pins, history: KeyH
     return out
 
 
+LEGACY_MESSAGE_FIELDS_FROM = "0.7.0"  # handle_legacy_message_fields_logic, v0_4_1/__init__.py then schemas/utils.py
+LEGACY_MESSAGE_FIELDS = {"message_field_role": "role", "message_field_content": "content"}
+
+
+def _legacy_message_fields(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
+    """A dataset entry's `message_field_role:` / `message_field_content:`: from 0.7 SFTDataset's before-validator
+    moves them into message_property_mappings with a "deprecated" warning (still read, so a deprecation). DPO and
+    KTO entries are other models (utils/config/__init__.py validate_config), and pins that allow an older release
+    or a fork claim nothing."""
+    release = _schema_release(cfg, pins, history)
+    if release is None or _allows_before(pins, "axolotl", LEGACY_MESSAGE_FIELDS_FROM):
+        return []
+    if str(cfg.get("rl") or "").lower() in ("dpo", "ipo", "simpo", "kto"):
+        return []
+    out = []
+    for key, index, entry in _dataset_entries(cfg):
+        mapped = entry.get("message_property_mappings")
+        mapped = mapped if isinstance(mapped, Mapping) else {}
+        for legacy, prop in LEGACY_MESSAGE_FIELDS.items():
+            value = entry.get(legacy)
+            if not isinstance(value, str) or prop in mapped:  # a clash is a ValueError, not a deprecation
+                continue
+            dotted = f"{key}.{index}.{legacy}"
+            out.append(ConfigDiagnostic(
+                kind="deprecated_key", key=dotted, file=cfg.path, line=cfg.line(dotted) or cfg.line(key) or 1,
+                message=f"'{dotted}' is deprecated from axolotl {minor(LEGACY_MESSAGE_FIELDS_FROM)}: the dataset "
+                        f"schema moves it into message_property_mappings and logs \"{legacy} is deprecated, use "
+                        f"message_property_mappings instead\" (utils/schemas/utils.py "
+                        f"handle_legacy_message_fields_logic); {release[1]}",
+                suggestion=f"{key}.{index}.message_property_mappings: {{{prop}: {value}}}"))
+    return out
+
+
 def _dataset_entries(cfg: LoadedConfig):
     """(section, index, entry) of every mapping under `datasets:` and `test_datasets:`."""
     for key in ("datasets", "test_datasets"):
@@ -610,6 +643,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     b.diagnostics.extend(_values_the_schema_refuses(cfg, pins, history))
     b.diagnostics.extend(_dataset_types_unhandled(cfg, pins, history))
     b.diagnostics.extend(_dataset_chat_templates_unknown(cfg, pins, history))
+    b.diagnostics.extend(_legacy_message_fields(cfg, pins, history))
     b.stated("val_set_size", "val_set_size", as_number)
     if not _allows_before(pins, "axolotl", PYDANTIC_SCHEMA_FROM):  # an unset one is 0.0 (SP446)
         b.default("val_set_size", 0.0, SCHEMA.format("config.py: val_set_size=0.0"))

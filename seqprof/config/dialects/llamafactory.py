@@ -449,7 +449,12 @@ def _evaluation_without_data(cfg: LoadedConfig, pins: Pins) -> tuple[str, str] |
     if data.get("eval_dataset") not in (None, "") or isinstance(val_size, (int, float)) and val_size >= 1e-6:
         return None
     asks = [k for k in ("do_eval", "do_predict", "predict_with_generate") if as_bool(data.get(k)) is True]
-    if not asks:
+    strategy = data.get("eval_strategy")  # TrainingArguments' __post_init__ turns do_eval on (evaluation_strategy,
+    if strategy not in (None, False) and str(strategy).lower() not in ("no", "none", ""):  # gone in 4.46: SP408's)
+        asks.append("eval_strategy")
+    if not asks or any(k in data and data[k] is None for k in ("eval_dataset", "val_size")):
+        return None  # a template's blank, filled in by whatever writes the file (Anthony843511's recipes/sft.yaml)
+    if any(_launched_with(cfg.path, k) for k in ("eval_dataset", "val_size", "eval_strategy")):
         return None
     own = _own_parser_text(cfg.path)
     if own is not None:

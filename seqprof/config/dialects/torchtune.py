@@ -167,7 +167,45 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     b.default("save_strategy", "epoch", "torchtune recipes save a checkpoint at the end of every epoch")
     b.stated("offload_params", "fsdp_cpu_offload", as_bool)
     b.diagnostics.extend(_not_overridden(check_keys(cfg, b.value("trainer")), cfg.path))
+    if trains_nothing:
+        b.diagnostics.extend(_prompt_as_text(cfg))
     return b.result()
+
+
+PROMPT_OF_ROLES_FROM = "0.4.0"  # recipes/generate.py convert_prompt_to_tokens: prompt["system"], prompt["user"]
+
+
+def _prompt_as_text(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
+    """generate.py's `prompt:` written as text. From torchtune 0.4 the recipe builds the messages from
+    `prompt["system"]` and `prompt["user"]`, so a string stops it with TypeError ("string indices must be
+    integers") before anything is generated; up to 0.3 a string was tokenized as it stands. Judged only where the
+    releases the pins allow (unpinned: the newest) all read roles and torchtune's own recipe runs the file."""
+    from packaging.version import Version
+
+    from seqprof.config.key_history import KeyHistory, assumed
+    from seqprof.config.launches import launched_scripts
+    from seqprof.config.project_fields import framework_fork
+    from seqprof.config.versions import pins_beside
+
+    prompt = cfg.data.get("prompt")
+    if not isinstance(prompt, str) or "max_new_tokens" not in cfg.data:
+        return []
+    if any(Path(script).suffix == ".py" for script in launched_scripts(cfg.path)) or framework_fork(cfg.path):
+        return []  # the project's own recipe (or its copy of torchtune) reads the prompt its own way
+    pins = pins_beside(cfg.path)
+    history = KeyHistory.load()
+    if pins.vcs("torchtune") is not None:
+        return []
+    allowed = history.allowed("torchtune", pins) or [history.newest("torchtune")]
+    if min(Version(v) for v in allowed) < Version(PROMPT_OF_ROLES_FROM):
+        return []
+    which = pins.describe("torchtune") if pins.of("torchtune") else (assumed(["torchtune"], pins, history) or "")
+    reason = (f"torchtune {PROMPT_OF_ROLES_FROM[:3]} and newer read the prompt as roles (recipes/generate.py "
+              f"convert_prompt_to_tokens: prompt[\"system\"], prompt[\"user\"]), so a string stops generate with "
+              f"TypeError (\"string indices must be integers\") before any token; {which}")
+    return [ConfigDiagnostic(kind="invalid_value", key="prompt", file=cfg.path, line=cfg.line("prompt") or 1,
+                             message=f"'prompt' is text: {reason}", reason=reason,
+                             suggestion="prompt: {system: null, user: <the text>}")]
 
 
 def _not_overridden(found: list, path: str) -> list:
