@@ -54,9 +54,9 @@ def test_an_eval_strategy_with_nothing_to_evaluate_on_stops_llamafactory(tmp_pat
 
 def test_an_axolotl_dataset_entrys_message_field_role_is_deprecated_from_0_7(tmp_path):
     """yhavinga's bor_finetune.yml names its message fields with `message_field_role: role` and
-    `message_field_content: content`. From axolotl 0.7 SFTDataset's before-validator moves them into message_property_mappings and logs
-    "message_field_role is deprecated": SP403 on each, the fix naming the mapping with the value. Pinned to 0.6, or
-    under `rl: dpo` (a DPODataset entry), nothing."""
+    `message_field_content: content`. From axolotl 0.7 SFTDataset's before-validator moves them into
+    message_property_mappings and logs "message_field_role is deprecated": SP403 on each, the fix naming the mapping
+    with the value. Pinned to 0.6, or under `rl: dpo` (a DPODataset entry), nothing."""
     config = f"{BOR}/configs__finetune__bor_finetune.yml"
     found = [f for f in _findings(_fresh(tmp_path, BOR) / config, "SP403") if "message_field" in f.key]
     assert [(f.key, f.severity) for f in found] == [("datasets.0.message_field_role", "warning"),
