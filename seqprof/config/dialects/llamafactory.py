@@ -449,8 +449,10 @@ def _evaluation_without_data(cfg: LoadedConfig, pins: Pins) -> tuple[str, str] |
     if data.get("eval_dataset") not in (None, "") or isinstance(val_size, (int, float)) and val_size >= 1e-6:
         return None
     asks = [k for k in ("do_eval", "do_predict", "predict_with_generate") if as_bool(data.get(k)) is True]
-    strategy = data.get("eval_strategy")  # TrainingArguments' __post_init__ turns do_eval on (evaluation_strategy,
-    if strategy not in (None, False) and str(strategy).lower() not in ("no", "none", ""):  # gone in 4.46: SP408's)
+    # TrainingArguments' __post_init__ turns do_eval on for any strategy but "no" (the older evaluation_strategy is
+    # not counted: transformers 4.46 removed it, which SP408 reports)
+    strategy = data.get("eval_strategy")
+    if strategy not in (None, False) and str(strategy).lower() not in ("no", "none", ""):
         asks.append("eval_strategy")
     if not asks or any(k in data and data[k] is None for k in ("eval_dataset", "val_size")):
         return None  # a template's blank, filled in by whatever writes the file (Anthony843511's recipes/sft.yaml)

@@ -199,8 +199,10 @@ def _prompt_as_text(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
     allowed = history.allowed("torchtune", pins) or [history.newest("torchtune")]
     if min(Version(v) for v in allowed) < Version(PROMPT_OF_ROLES_FROM):
         return []
-    which = pins.describe("torchtune") if pins.of("torchtune") else (assumed(["torchtune"], pins, history) or "")
-    reason = (f"torchtune {PROMPT_OF_ROLES_FROM[:3]} and newer read the prompt as roles (recipes/generate.py "
+    which = f"{pins.describe('torchtune')} allows no older release" if pins.of("torchtune") else \
+        (assumed(["torchtune"], pins, history) or "")
+    since = ".".join(PROMPT_OF_ROLES_FROM.split(".")[:2])
+    reason = (f"torchtune {since} and newer read the prompt as roles (recipes/generate.py "
               f"convert_prompt_to_tokens: prompt[\"system\"], prompt[\"user\"]), so a string stops generate with "
               f"TypeError (\"string indices must be integers\") before any token; {which}")
     return [ConfigDiagnostic(kind="invalid_value", key="prompt", file=cfg.path, line=cfg.line("prompt") or 1,

@@ -1,0 +1,480 @@
+# Copyright 2025 The HuggingFace Team. All rights reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+import numpy as np
+import os
+import re
+from datetime import datetime
+from dataclasses import dataclass, field
+from typing import Optional
+import sys
+from datasets import load_dataset, load_from_disk, Dataset, DatasetDict
+from modeling_qwen2_5_vl import Qwen2_5_VLForConditionalGeneration
+import pathlib
+from math_verify import parse, verify
+from src.open_r1.trainer import Qwen2VLGRPOTrainer as Qwen2VLGRPOTrainer
+from src.open_r1.trainer import Qwen2VLGRPOVLLMTrainer as Qwen2VLGRPOVLLMTrainer
+from src.open_r1.trainer import Qwen2VLGRPOTrainer_Refine as Qwen2VLGRPOTrainer_Refine
+from trl import GRPOTrainer, ModelConfig, ScriptArguments, TrlParser, get_peft_config
+from src.open_r1 import GRPOConfig
+from src.open_r1.my_qwen_utils import process_vision_info
+from tqdm import tqdm
+import torch
+import json
+import random
+import ast
+import math
+# import wandb
+# wandb.init(mode="disabled")
+
+@dataclass
+class GRPOScriptArguments(ScriptArguments):
+    """
+    Script arguments for the GRPO training script.
+
+    Args:
+        reward_funcs (`list[str]`):
+            List of reward functions. Possible values: 'iou', 'format'.
+    """
+
+    reward_funcs: list[str] = field(
+        default_factory=lambda: ["answer","format"],
+        metadata={"help": "List of reward functions. Possible values: 'iou', 'format'"},
+    )
+    max_pixels: Optional[int] = field(
+        default=12845056,
+        metadata={"help": "Maximum number of pixels for the image"},
+    )
+    min_pixels: Optional[int] = field(
+        default=3136,
+        metadata={"help": "Minimum number of pixels for the image"},
+    )
+
+    train_data_path: str = field(
+        default="/share/wy/Video/Charades/charades_annotation/train.json",
+        metadata={"help": "Path to the training data JSON file."},
+    )
+    eval_data_path: str = field(
+        default="/share/wy/Video/Charades/charades_annotation/val.json",
+        metadata={"help": "Path to the evaluation data JSON file."},
+    )
+
+    video_folder: str = field(
+        default="/share/wy/Video/Charades/Charades_v1",  # Replace with your actual video folder path
+        metadata={"help": "Path to the folder containing video files."},
+    )
+   
+
+def is_valid_two_d_list_format(s):
+    pattern = r'^\[(\(\d+(\.\d+)?,\s*\d+(\.\d+)?\)(,\s*\(\d+(\.\d+)?,\s*\d+(\.\d+)?\))*(,)?|)\]$'
+    if not re.match(pattern, s):
+        return False
+    try:
+        # 尝试将字符串转换为 Python 对象
+        lst = ast.literal_eval(s)
+        # 检查对象是否为列表
+        if not isinstance(lst, list):
+            return False
+        # 检查列表中的每个元素是否为元组
+        for item in lst:
+            if not isinstance(item, tuple):
+                return False
+            # 检查元组是否包含两个元素
+            if len(item) != 2:
+                return False
+            # 检查元组中的元素是否为数字
+            for num in item:
+                if not isinstance(num, (int, float)):
+                    return False
+            if item[0] > item[1]: # 保证符合时序区间
+                return False
+        return True
+    except:
+        return False
+        
+def format_reward(completions, **kwargs):
+ 
+    reward_list = []
+    pattern_without_thinking = r"<Answer without thinking>\s*Score:\s*(\d{1}\.\d{2})"
+    format_with_thinking = (
+        r"<think>(.+?)</think>\s*"
+        r"<answer>\s*Score:\s*(\d{1}\.\d{2})\s*</answer>"
+    )
+    
+    for i, completion in enumerate(completions):
+        
+        match_with = re.search(format_with_thinking, completion,re.DOTALL)
+
+
+        if not match_with:
+            reward_list.append(0)  
+            continue
+
+        print(len(match_with.group(1)))
+
+    
+        reward_list.append(1)
+        
+    return reward_list        
+
+def answer_reward(completions, solution, **kwargs) -> float:
+  
+    rewards = []
+    for content, sol in zip(completions, solution): 
+        reward = 0.0
+        format_with_thinking = (
+        r"<think>.+?</think>\s*"
+        r"<answer>\s*Score:\s*(\d{1}\.\d{2})\s*</answer>"
+    )
+        pattern_with_thinking = (
+        r"<answer>\s*Score:\s*(\d{1}\.\d{2})\s*</answer>"
+    )
+
+        format_match_with = re.match(format_with_thinking, content,re.DOTALL)
+        if not format_match_with:
+            rewards.append(0)
+            continue
+
+        try:
+            match_with = list(re.finditer(pattern_with_thinking, content,re.DOTALL))[-1]
+        except:
+            match_with=None
+
+        num_with = list(map(float, match_with.groups()))[-1]
+      
+        # import math
+        # def sigmoid(x):
+        #     return 1 / (1 + math.exp(-x))
+
+        if abs(num_with-float(str(sol['answer'])))<=0.5:
+                rewards.append(1)
+                continue
+      
+        
+        rewards.append(0)
+    return rewards
+
+
+reward_funcs_registry = {
+    "answer": answer_reward,
+    "format": format_reward,
+}
+
+
+
+def load_json_dataset(train_data_path, eval_data_path, video_folder):#, preprocessed_data_path=None): # Modified to accept preprocessed_data_path
+    def create_dataset_from_json(file_path, split_name):
+        with open(file_path, 'r', encoding="utf-8") as f:
+            data = json.load(f)
+        examples = []
+        for info in data:
+          
+            if 'video' in info:
+                video_path = os.path.join(video_folder, info['video'])
+
+                example = {
+                    "problem": {"question":info['question']},
+                    "solution": {"answer":info['solution']},
+                    "video_path": video_path,
+                }
+            else:
+                video_path = info['image']
+
+                example = {
+                    "problem": {"question":info['question']},
+                    "solution": {"answer":info['solution']},
+                    "video_path": video_path,}
+
+            examples.append(example)
+
+        random.shuffle(examples)
+        print(len(examples))
+        print(examples[:5])
+        dataset = Dataset.from_list(examples)
+
+
+        dataset.client = None
+        def __getitem__(self, idx): # Define getitem within the scope where dataset is available
+            if isinstance(idx,list):
+                example = dataset[idx]
+                data_to_return = {k: v for k, v in example.items()} # Create a copy to avoid modifying original dataset
+
+                try:
+                    if ".mp4" in example["video_path"][0]:
+                            messages = [{"role": "user", "content": [{"type": "video", "video": example["video_path"][0], "total_pixels": 3584 * 28 * 28, "min_pixels": 16 * 28 * 28,},]}]
+                            image_inputs, video_inputs, video_kwargs = process_vision_info([messages], return_video_kwargs=True, client=self.client)
+                            fps_inputs = video_kwargs['fps']
+                         
+                            data_to_return["video_inputs"] = [video_inputs]
+                      
+                            data_to_return["video_kwargs"] = [video_kwargs]
+                    else:
+                            messages = [{"role": "user", "content": [{"type": "video", "image": example["video_path"][0]}]}]
+                            image_inputs, video_inputs = process_vision_info([messages], return_video_kwargs=True, client=self.client)
+                          
+                            data_to_return["image_inputs"] = [image_inputs]
+                         
+                except Exception as e:
+                    print(f"Warning: Error loading preprocessed data from {example['video_path'][0]}, falling back to video_path. Error: {e}")
+
+                    print(idx)
+                    try:
+                        idx = idx[0] + 1
+                        try:
+                            return self.__getitem__(idx)
+                        except:
+                            return self.__getitem__(idx-2)
+                    except:
+                        idx = idx + 1
+                        try:
+                            return self.__getitem__(idx)
+                        except:
+                            return self.__getitem__(idx-2)
+                    images.append(get_image_info(image_file, self.image_min_pixel, self.image_max_pixel))
+            else:
+                example = dataset[idx]
+                data_to_return = {k: v for k, v in example.items()} # Create a copy to avoid modifying original dataset
+
+                try:
+                    if ".mp4" in example["video_path"]:
+                            messages = [{"role": "user", "content": [{"type": "video", "video": example["video_path"], "total_pixels": 3584 * 28 * 28, "min_pixels": 16 * 28 * 28,},]}]
+                            image_inputs, video_inputs, video_kwargs = process_vision_info([messages], return_video_kwargs=True, client=self.client)
+                            fps_inputs = video_kwargs['fps']
+                            
+                            data_to_return["video_inputs"] = [video_inputs]
+                        
+                            data_to_return["video_kwargs"] = [video_kwargs]
+                    else:
+                            messages = [{"role": "user", "content": [{"type": "video", "image": example["video_path"]}]}]
+                            image_inputs, video_inputs = process_vision_info([messages], return_video_kwargs=True, client=self.client)
+                          
+                            data_to_return["image_inputs"] = [image_inputs]
+                       
+                except Exception as e:
+                    print(f"Warning: Error loading preprocessed data from {example['video_path']}, falling back to video_path. Error: {e}")
+
+                    print(idx)
+                    try:
+                        idx = idx[0] + 1
+                        try:
+                            return self.__getitem__(idx)
+                        except:
+                            return self.__getitem__(idx-2)
+                    except:
+                        idx = idx + 1
+                        try:
+                            return self.__getitem__(idx)
+                        except:
+                            return self.__getitem__(idx-2)
+                    images.append(get_image_info(image_file, self.image_min_pixel, self.image_max_pixel))
+
+            return data_to_return
+
+        dataset.__getitem__ = __getitem__.__get__(dataset, Dataset) # Bind getitem to the dataset
+
+        return dataset
+
+    train_dataset = create_dataset_from_json(train_data_path, "train")
+    eval_dataset = create_dataset_from_json(eval_data_path, "eval")
+    return DatasetDict({"train": train_dataset, "eval": eval_dataset})
+# def load_json_dataset(train_data_path, eval_data_path, video_folder):#, preprocessed_data_path=None): # Modified to accept preprocessed_data_path
+#     def create_dataset_from_json(file_path, split_name):
+#         with open(file_path, 'r', encoding="utf-8") as f:
+#             data = json.load(f)
+#         examples = []
+#         for info in data:
+#             # if 'video' in info:
+#             #     video_path = os.path.join(video_folder, info['video'])
+
+#             #     example = {
+#             #         "problem": {"question":info['question'], "options":info['options']},
+#             #         "solution": {"answer":info['answer']},
+#             #         "video_path": video_path,
+#             #     }
+#             if 'video' in info:
+#                 if isinstance(info['video'],list):
+#                     video_path =os.path.join(video_folder, info['video'])
+#                 else:
+#                     video_path = [info['video']]
+
+#                 example = {
+#                     "problem": {"question":info['question']},
+#                     "solution": {"answer":info['solution']},
+#                     "video_path": video_path,
+#                     "type": info['type'],
+#                 }
+#             else:
+#                 if isinstance(info['image'],list):
+#                     video_path = info['image']
+#                 else:
+#                     video_path = [info['image']]
+#                     example = {
+#                         "problem": {"question":info['question']},
+#                         "solution": {"answer":str(info['solution'])},
+#                         "video_path": video_path,
+#                         "type": info['type'],
+#                         }
+                
+                
+
+#             examples.append(example)
+
+#         random.shuffle(examples)
+#         print(len(examples))
+#         print(examples[:5])
+#         dataset = Dataset.from_list(examples)
+
+
+#         dataset.client = None
+#         def __getitem__(self, idx): # Define getitem within the scope where dataset is available
+#             if isinstance(idx,list):
+#                 example = dataset[idx]
+#                 data_to_return = {k: v for k, v in example.items()} # Create a copy to avoid modifying original dataset
+
+#                 try:
+#                     if ".mp4" in example["video_path"][0][0]:
+#                             messages = [{"role": "user", "content": [{"type": "video", "video": example["video_path"][0], "total_pixels": 3584 * 28 * 28, "min_pixels": 16 * 28 * 28,}for i in range(len(example["video_path"][0]))]}]
+#                             image_inputs, video_inputs, video_kwargs = process_vision_info([messages], return_video_kwargs=True, client=self.client)
+#                             fps_inputs = video_kwargs['fps']
+#                             # # data_to_return["image_inputs"] = [torch.load(os.path.join(example["video_path"][0], "image_inputs.pt"))]
+#                             data_to_return["video_inputs"] = [video_inputs]
+#                             # with open(os.path.join(example["video_path"][0], "video_kwargs.json"), 'r') as f:
+#                             data_to_return["video_kwargs"] = [video_kwargs]
+#                     else:
+#                             messages = [{"role": "user", "content": [{"type": "image", "image": example["video_path"][0][i]} for i in range(len(example["video_path"][0]))]}]
+#                             image_inputs, video_inputs = process_vision_info([messages], return_video_kwargs=True, client=self.client)
+#                             # fps_inputs = video_kwargs['fps']
+#                             # # data_to_return["image_inputs"] = [torch.load(os.path.join(example["video_path"][0], "image_inputs.pt"))]
+#                             data_to_return["image_inputs"] = [image_inputs]
+#                             print(data_to_return["image_inputs"])
+#                             # with open(os.path.join(example["video_path"][0], "video_kwargs.json"), 'r') as f:
+#                             # data_to_return["video_kwargs"] = [video_kwargs]
+#                 except Exception as e:
+#                     print(f"Warning: Error loading preprocessed data from {example['video_path'][0]}, falling back to video_path. Error: {e}")
+
+#                     print(idx)
+#                     try:
+#                         idx = idx[0] + 1
+#                         try:
+#                             return self.__getitem__(idx)
+#                         except:
+#                             return self.__getitem__(idx-2)
+#                     except:
+#                         idx = idx + 1
+#                         try:
+#                             return self.__getitem__(idx)
+#                         except:
+#                             return self.__getitem__(idx-2)
+#                     images.append(get_image_info(image_file, self.image_min_pixel, self.image_max_pixel))
+#             else:
+#                 example = dataset[idx]
+#                 data_to_return = {k: v for k, v in example.items()} # Create a copy to avoid modifying original dataset
+
+#                 try:
+#                     if ".mp4" in example["video_path"]:
+#                             messages = [{"role": "user", "content": [{"type": "video", "video": example["video_path"], "total_pixels": 3584 * 28 * 28, "min_pixels": 16 * 28 * 28,},]}]
+#                             image_inputs, video_inputs, video_kwargs = process_vision_info([messages], return_video_kwargs=True, client=self.client)
+#                             fps_inputs = video_kwargs['fps']
+#                             # # data_to_return["image_inputs"] = [torch.load(os.path.join(example["video_path"][0], "image_inputs.pt"))]
+#                             data_to_return["video_inputs"] = [video_inputs]
+#                             # with open(os.path.join(example["video_path"][0], "video_kwargs.json"), 'r') as f:
+#                             data_to_return["video_kwargs"] = [video_kwargs]
+#                     else:
+#                             messages = [{"role": "user", "content": [{"type": "video", "image": example["video_path"]}]}]
+#                             image_inputs, video_inputs = process_vision_info([messages], return_video_kwargs=True, client=self.client)
+#                             # fps_inputs = video_kwargs['fps']
+#                             # # data_to_return["image_inputs"] = [torch.load(os.path.join(example["video_path"][0], "image_inputs.pt"))]
+#                             data_to_return["image_inputs"] = image_inputs
+#                             # with open(os.path.join(example["video_path"][0], "video_kwargs.json"), 'r') as f:
+#                             # data_to_return["video_kwargs"] = [video_kwargs]
+#                 except Exception as e:
+#                     print(f"Warning: Error loading preprocessed data from {example['video_path']}, falling back to video_path. Error: {e}")
+
+#                     print(idx)
+#                     try:
+#                         idx = idx[0] + 1
+#                         try:
+#                             return self.__getitem__(idx)
+#                         except:
+#                             return self.__getitem__(idx-2)
+#                     except:
+#                         idx = idx + 1
+#                         try:
+#                             return self.__getitem__(idx)
+#                         except:
+#                             return self.__getitem__(idx-2)
+#                     images.append(get_image_info(image_file, self.image_min_pixel, self.image_max_pixel))
+
+#             return data_to_return
+
+#         dataset.__getitem__ = __getitem__.__get__(dataset, Dataset) # Bind getitem to the dataset
+
+#         return dataset
+
+#     train_dataset = create_dataset_from_json(train_data_path, "train")
+#     eval_dataset = create_dataset_from_json(eval_data_path, "eval")
+#     return DatasetDict({"train": train_dataset, "eval": eval_dataset})
+
+
+def main(script_args, training_args, model_args):
+    # Get reward functions
+    reward_funcs = [reward_funcs_registry[func] for func in script_args.reward_funcs]
+
+    # # Load the dataset
+    # dataset = load_dataset(script_args.dataset_name, name=script_args.dataset_config)
+    # Load the dataset, now handles both raw and preprocessed data
+    dataset = load_json_dataset(
+        script_args.train_data_path,
+        script_args.eval_data_path,
+        script_args.video_folder,
+        # script_args.preprocessed_data_path # Pass preprocessed_data_path
+    )
+
+
+
+
+    if not training_args.use_vllm:
+        trainer_cls = Qwen2VLGRPOTrainer #or Qwen2VLGRPOVLLMTrainer
+    else:
+        raise NotImplementedError
+    
+    print("using: ", trainer_cls)
+    trainer = trainer_cls(
+        model=model_args.model_name_or_path,
+        reward_funcs=reward_funcs,
+        args=training_args,
+        train_dataset=dataset[script_args.dataset_train_split],
+        eval_dataset=dataset[script_args.dataset_test_split] if training_args.eval_strategy != "no" else None,
+        peft_config=get_peft_config(model_args),
+        attn_implementation=None,
+        max_pixels=script_args.max_pixels,
+        min_pixels=script_args.min_pixels,
+    )
+
+    # Train and push the model to the Hub
+    if list(pathlib.Path(training_args.output_dir).glob("checkpoint-*")):
+        trainer.train(resume_from_checkpoint=True)
+    else:
+        trainer.train()
+
+    # Save and push to hub
+    trainer.save_model(training_args.output_dir)
+    if training_args.push_to_hub:
+        trainer.push_to_hub(dataset_name=script_args.dataset_name)
+
+
+if __name__ == "__main__":
+    parser = TrlParser((GRPOScriptArguments, GRPOConfig, ModelConfig))
+    script_args, training_args, model_args = parser.parse_args_and_config()
+    main(script_args, training_args, model_args)
