@@ -446,8 +446,8 @@ def _evaluation_without_data(cfg: LoadedConfig, pins: Pins) -> tuple[str, str] |
 
     data = cfg.data
     val_size = as_number(data.get("val_size"))
-    if data.get("eval_dataset") not in (None, "") or isinstance(val_size, (int, float)) and val_size >= 1e-6:
-        return None
+    if data.get("eval_dataset") is not None or isinstance(val_size, (int, float)) and val_size >= 1e-6:
+        return None  # (an empty eval_dataset is not None either: data_args.py split_arg makes "" [""])
     asks = [k for k in ("do_eval", "do_predict", "predict_with_generate") if as_bool(data.get(k)) is True]
     # TrainingArguments' __post_init__ turns do_eval on for any strategy but "no" (the older evaluation_strategy is
     # not counted: transformers 4.46 removed it, which SP408 reports)
