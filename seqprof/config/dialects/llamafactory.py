@@ -411,16 +411,16 @@ EVAL_DATA_REQUIRED_FROM = "0.8.3"
 PREDICT_WITH_GENERATE_FROM = "0.9.4"
 
 
-def _launched_with(config_path: str, key: str) -> bool:
-    """Whether a launch line naming the config sets *key* itself (`llamafactory-cli train x.yaml do_train=true`:
-    the CLI's key=value overrides, hparams/parser.py read_args)."""
+def _launched_with(config_path: str, *keys: str) -> bool:
+    """Whether a launch line naming the config sets one of *keys* itself (`llamafactory-cli train x.yaml
+    do_train=true`: the CLI's key=value overrides, hparams/parser.py read_args); one walk of the project for all."""
     from seqprof.config.launches import command_lines
 
     path = Path(config_path)
     if not path.is_file():
         return False
-    return any(re.search(rf"(?<![\w-]){key}=", line) for _, _, line in command_lines(project_root(path),
-                                                                                     path.resolve())[0])
+    setting = re.compile(rf"(?<![\w-])(?:{'|'.join(map(re.escape, keys))})=")
+    return any(setting.search(line) for _, _, line in command_lines(project_root(path), path.resolve())[0])
 
 
 def _what_runs_instead(data: Mapping[str, Any]) -> str:
@@ -456,7 +456,7 @@ def _evaluation_without_data(cfg: LoadedConfig, pins: Pins) -> tuple[str, str] |
         asks.append("eval_strategy")
     if not asks or any(k in data and data[k] is None for k in ("eval_dataset", "val_size")):
         return None  # a template's blank, filled in by whatever writes the file (Anthony843511's recipes/sft.yaml)
-    if any(_launched_with(cfg.path, k) for k in ("eval_dataset", "val_size", "eval_strategy")):
+    if _launched_with(cfg.path, "eval_dataset", "val_size", "eval_strategy"):
         return None
     own = _own_parser_text(cfg.path)
     if own is not None:
