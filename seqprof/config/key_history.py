@@ -98,6 +98,16 @@ class KeyHistory:
             installed = self.newest(package)  # a fresh install's
         return installed
 
+    def oldest_run(self, package: str, pins: Pins) -> str | None:
+        """The oldest release a run of the project can get: the oldest the pins allow, the newest when nothing pins
+        *package*; None for a pin to a commit, which seqprof cannot place among releases. A check that holds from
+        one release on holds for every run when this one is at or past it."""
+        from packaging.version import Version
+
+        if pins.vcs(package) is not None:
+            return None
+        return min(self.allowed(package, pins) or [self.newest(package)], key=Version)
+
     def fields_in(self, package: str, version: str, classes: Iterable[str]) -> set[str]:
         """The fields *classes* have in generated *version* of *package*."""
         classes = list(classes)
@@ -333,9 +343,60 @@ def _capped(pins: Pins, package: str, first_out: str, why: str, interpreter: boo
 
 def with_trl_and_transformers(pins: Pins, history: KeyHistory) -> Pins:
     """*pins* with trl capped where a transformers pin misses newer trl releases' floors, then transformers capped by
-    what the trl release pip picks requires: the pair a fresh install of the project gets."""
+    what the trl release pip picks requires, and by what it imports: the pair a project runs with."""
     pins = with_dependency_floor(pins, history, "trl", "transformers")
-    return with_requirement(pins, history, "trl", "transformers")
+    pins = with_requirement(pins, history, "trl", "transformers")
+    return with_import_cap(pins, history, "trl", "transformers")
+
+
+@dataclass(frozen=True)
+class ImportCap:
+    """A cap a release's metadata does not state but its import does: every release of *package* before *before*
+    imports a name that *dependency* dropped in *removed_in*, so `import package` fails there."""
+
+    package: str
+    before: str  # the first release (minor) that no longer imports it
+    dependency: str
+    removed_in: str  # the first release of *dependency* without the name
+    why: str
+
+
+# trl 0.1 to 0.7 open with `from .core import set_seed`, and trl/core.py with `from transformers import
+# top_k_top_p_filtering`, which transformers 4.39 removed (4.38.2 exports it from transformers/__init__.py); trl 0.8.0
+# defines its own. Their metadata asks only transformers>=4.31, so pip installs the newest, and the import fails.
+IMPORT_CAPS = (ImportCap("trl", "0.8", "transformers", "4.39", "trl before 0.8 imports top_k_top_p_filtering "
+                         "(trl/core.py), which transformers 4.39 removed"),)
+
+
+def with_import_cap(pins: Pins, history: KeyHistory, package: str, dependency: str) -> Pins:
+    """*pins* and a cap on *dependency* below the release that breaks `import package` of every release the pins
+    allow: the project ran with an older *dependency* than pip picks today (mathllm's trl==0.7.10 beside
+    transformers>=4.38.2 ran with 4.38, where evaluation_strategy still exists). Unchanged when *package* is
+    unpinned, installed from a commit or a checkout, upgraded, or allowed a release that imports fine, and when the
+    project's own *dependency* pins leave no release below the cap (the pins conflict; they stand)."""
+    found = pins.pins.get(package, ())
+    own = pins.of(package)
+    if not own or any(p.own or p.upgrade for p in found) or any(p.exact for p in pins.pins.get(dependency, ())):
+        return pins
+    for cap in IMPORT_CAPS:
+        if (cap.package, cap.dependency) != (package, dependency):
+            continue
+        later = [v for v in history.versions(package) if _newer_minor(v, cap.before)]
+        if any(all(_allows_minor(p, v) for p in own) for v in later):
+            continue  # pip picks a release that imports fine
+        earlier = [f"0.{m}.0" for m in range(int(cap.before.split(".")[1]))] if cap.before.startswith("0.") else []
+        if not any(all(_allows_minor(p, v) for p in own) for v in earlier):
+            continue
+        pin = Pin(dependency, f"<{cap.removed_in}", f"{cap.why}; {pins.describe(package)}")
+        if any(all(_allows_minor(p, v) for p in pins.of(dependency) + (pin,)) for v in history.versions(dependency)):
+            pins = pins.with_pin(pin)
+    return pins
+
+
+def _newer_minor(version: str, first: str) -> bool:
+    from packaging.version import Version
+
+    return Version(minor(version)) >= Version(first)
 
 
 def with_companions(pins: Pins, history: KeyHistory) -> Pins:

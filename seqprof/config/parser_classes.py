@@ -259,6 +259,15 @@ def _parsed_into(config_path: str, keys: frozenset[str], parsers: tuple[str, ...
     return ParsedInto(frozenset(frameworks), tuple(where))
 
 
+def extra_keys_dropped(config_path: str | Path, keys: Iterable[str]) -> str | None:
+    """Where every script that parses the config calls a parser that drops keys its classes lack (allow_extra_keys=
+    True, fail_with_unknown_args=False): 'pt_llama.py:237'; None when one refuses them or no call can be read."""
+    calls = _calls_parsing(config_path, keys)
+    if not calls or any(call.fate != "dropped" for call in calls):
+        return None
+    return ", ".join(f"{call.file}:{call.line}" for call in calls)
+
+
 def _calls_parsing(config_path: str | Path, keys: Iterable[str]) -> list[ParserCall] | None:
     """The parser call of each script that parses the config; None when none does or a call cannot be read."""
     root = project_root(config_path)

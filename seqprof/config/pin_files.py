@@ -1,9 +1,9 @@
 """Readers of the files a project installs from, one per kind: each turns a file into the Pins it states.
 
 requirements*.txt (and any *requirement*.txt: pip's format, ``-r``/``-c`` includes, extras, markers, conda
-exports), pyproject.toml (PEP 621, dependency groups, poetry's ``^``/``~``), uv.lock / poetry.lock (exact
-versions), Pipfile / Pipfile.lock, environment.yml (conda and its ``pip:`` list), setup.py (a literal
-install_requires), shell scripts and Dockerfiles (their ``pip install`` lines and framework images), Python
+exports), pyproject.toml (PEP 621 and its requires-python, dependency groups, poetry's ``^``/``~``), uv.lock /
+poetry.lock (exact versions), Pipfile / Pipfile.lock, environment.yml (conda and its ``pip:`` list), setup.py (a
+literal install_requires), shell scripts and Dockerfiles (their ``pip install`` lines and framework images), Python
 launchers and compose files (framework images), .gitmodules (a vendored framework: a commit), and a README's
 ``pip install`` lines in its code blocks. A checkout of a framework names its own version (setup.py's version=,
 pyproject's [project] version or a dynamic version read from a file), which is an exact, `own` pin.
@@ -656,6 +656,10 @@ def read_pyproject(path: Path) -> list[Pin]:
     own = _pyproject_own_version(data, text, path)
     if own is not None:
         out.append(own)
+    python = data.get("project", {}).get("requires-python")
+    if isinstance(python, str) and python.strip():  # the interpreter the project runs on: pip refuses a transformers
+        # whose own Requires-Python it misses (karbon-asr's ">=3.9, <3.11" meets no transformers from 5.21 on)
+        out.append(Pin("python", python.replace(" ", ""), f"{path.name}:{_line_of(text, 'requires-python')}"))
     poetry = data.get("tool", {}).get("poetry", {})
     tables = [poetry.get("dependencies", {})] + [g.get("dependencies", {}) for g in poetry.get("group", {}).values()]
     for table in tables:

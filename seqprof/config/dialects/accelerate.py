@@ -69,10 +69,16 @@ def _torchrun_word(processes: Any, distributed_type: Any, machines: Any) -> bool
         str(distributed_type).upper() in TORCHRUN_TYPES and (machines is None or as_number(machines) == 1)
 
 
+def distributed_type_of(value: Any) -> str:
+    """The DistributedType a `distributed_type:` value names, upper-cased: an unquoted `NO` is YAML 1.1's false,
+    which accelerate's launcher takes as no distributed type (ALIRE-HES-SO's accelerate_single.yaml)."""
+    return "NO" if value is False else str(value if value is not None else "").upper()
+
+
 def detect(data: Mapping[str, Any]) -> int:
     hits = sum(1 for k in ("compute_environment", "distributed_type", "num_machines", "machine_rank",
                            "main_training_function", "rdzv_backend") if k in data)
-    if str(data.get("distributed_type", "")).upper() in DISTRIBUTED_TYPES and \
+    if distributed_type_of(data.get("distributed_type")) in DISTRIBUTED_TYPES and \
             ("mixed_precision" in data or "num_processes" in data):
         hits += 1
     return 20 + hits if hits >= 2 else 0
@@ -90,7 +96,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     if not _torchrun_word(b.raw("num_processes"), b.raw("distributed_type"), b.raw("num_machines")):
         b.stated("world_size", "num_processes", as_number)
     b.stated("precision", "mixed_precision", lambda v: {"no": "fp32"}.get(str(v), str(v)))
-    dist = str(b.raw("distributed_type", "")).upper()
+    dist = distributed_type_of(b.raw("distributed_type"))
     if dist == "FSDP":
         b.derived("fsdp", b.raw("fsdp_config") or "FSDP", "fsdp_config" if b.present("fsdp_config")
                   else "distributed_type")
@@ -116,7 +122,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
                        assumption=assumed([NAME], pins, history))
     b.diagnostics.extend(found + premature_keys(cfg, cls, pins, history, {d.key for d in found}))
     if cls == "ClusterConfig":
-        b.diagnostics.extend(launch_table_keys(cfg, dist, history))
+        b.diagnostics.extend(launch_table_keys(cfg, dist, history, pins))
     return b.result()
 
 
@@ -124,12 +130,14 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
 LAUNCH_TABLES = {"DEEPSPEED": ("deepspeed_config", ""), "FSDP": ("fsdp_config", "fsdp_")}
 
 
-def launch_table_keys(cfg: LoadedConfig, distributed_type: str, history: KeyHistory) -> list[ConfigDiagnostic]:
-    """Entries of the deepspeed_config / fsdp_config table the run uses that no release's launch takes. On a local
-    machine `accelerate launch` copies each entry onto its own launch arguments (setattr, fsdp_config's with an fsdp_
-    prefix; commands/launch.py, 0.20 to 1.16) and passes on only the arguments it defines, so any other entry is
-    dropped without a word: a DeepSpeed JSON's zero_optimization or bf16 written inline (accelerate reads those only
-    from the file deepspeed_config_file names), llm-test2's hf_ds_config."""
+def launch_table_keys(cfg: LoadedConfig, distributed_type: str, history: KeyHistory,
+                      pins: Pins) -> list[ConfigDiagnostic]:
+    """Entries of the deepspeed_config / fsdp_config table the run uses that the release it runs does not take. On
+    a local machine `accelerate launch` copies each entry onto its own launch arguments (setattr, fsdp_config's with
+    an fsdp_ prefix; commands/launch.py, 0.20 to 1.16) and passes on only the arguments it defines, so any other
+    entry is dropped without a word: a DeepSpeed JSON's zero_optimization or bf16 written inline (accelerate reads
+    those only from the file deepspeed_config_file names), llm-test2's hf_ds_config, and an argument every release
+    the pins allow has dropped (fsdp_backward_prefetch_policy)."""
     from seqprof.config.dialects.common import did_you_mean
 
     table, prefix = LAUNCH_TABLES.get(distributed_type, (None, ""))
@@ -144,7 +152,15 @@ def launch_table_keys(cfg: LoadedConfig, distributed_type: str, history: KeyHist
         names = {k for k in taken if k.startswith("deepspeed") or k in DEEPSPEED_ARGUMENTS}
     out = []
     for key in entries:
-        if not isinstance(key, str) or key in taken or prefix + key in taken:
+        if not isinstance(key, str):
+            continue
+        argument = key if key in taken else prefix + key
+        if argument in taken:
+            gone = history.removal(NAME, argument, ["LaunchArguments"], pins)
+            if gone is not None and gone.verdict in ("error", "assumed"):
+                detail = gone.detail if gone.verdict == "error" else \
+                    f"{gone.detail}; {assumed([NAME], pins, history)}, which lack it"
+                out.append(_dropped_launch_argument(cfg, table, key, argument, detail, prefix))
             continue
         dotted = f"{table}.{key}"
         inline = " (DeepSpeed's own settings belong in the JSON deepspeed_config_file names)" \
@@ -196,6 +212,23 @@ DEEPSPEED_ARGUMENTS = frozenset({"zero_stage", "offload_optimizer_device", "offl
                                  "gradient_clipping", "zero3_init_flag", "zero3_save_16bit_model"})
 # DeepSpeedPlugin's parameter names (utils/dataclasses.py) for what the config file's table calls otherwise
 PLUGIN_NAMES = {"hf_ds_config": "deepspeed_config_file"}
+# launch arguments a release dropped for a new name: 0.30's utils/launch.py still copied fsdp_backward_prefetch_policy
+# onto fsdp_backward_prefetch with a deprecation warning; from 1.1 nothing reads it
+RENAMED_LAUNCH_ARGUMENTS = {"fsdp_backward_prefetch_policy": "fsdp_backward_prefetch"}
+
+
+def _dropped_launch_argument(cfg: LoadedConfig, table: str, key: str, argument: str, detail: str,
+                             prefix: str) -> ConfigDiagnostic:
+    """A table entry that names a launch argument the release run no longer has: launch still sets it on its
+    arguments, and nothing reads it there, so the setting is lost without a word."""
+    dotted = f"{table}.{key}"
+    new = RENAMED_LAUNCH_ARGUMENTS.get(argument)
+    written = new if new is None or key.startswith(prefix) else new[len(prefix):]
+    reason = (f"accelerate launch copies each {table} entry onto its own launch arguments (commands/launch.py), and "
+              f"'{argument}' is no longer one: {detail}, so the value is dropped without a word")
+    return ConfigDiagnostic(kind="unknown_key", key=dotted, file=cfg.path, line=cfg.line(dotted) or 1,
+                            message=f"'{dotted}' is not a key accelerate reads: {reason}", suggestion=written,
+                            reason=reason)
 # top-level sections of a DeepSpeed JSON (runtime/config.py), which accelerate takes only from deepspeed_config_file
 DEEPSPEED_SECTIONS = frozenset({"zero_optimization", "bf16", "fp16", "optimizer", "scheduler", "activation_checkpointing",
                                 "train_batch_size", "train_micro_batch_size_per_gpu", "steps_per_print",

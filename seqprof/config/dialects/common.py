@@ -28,6 +28,8 @@ class Moved:
     why: str
     value_change: str | None = None  # how the value changes with the new key (a switch that became a choice)
     replacement_from: str | None = None  # the release from which the replacement reads this value (else: its arrival)
+    inert: tuple = ()  # values that do what leaving the key out does, in the release that dropped it: a parser that
+    #                    drops unknown keys (allow_extra_keys=True) loses nothing with them (no_cuda: false)
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ is an error when every transformers version the project pins lacks it (seqprof.c
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import replace
 from functools import cache
@@ -82,31 +83,34 @@ LEGACY_RENAMED: Mapping[str, Moved] = {
                              "transformers 5 folded it into train_sampling_strategy: group_by_length "
                              "(huggingface/transformers#43138)",
                              value_change="the value changes: 'group_by_length: true' becomes "
-                                          "'train_sampling_strategy: group_by_length'"),
+                                          "'train_sampling_strategy: group_by_length'", inert=(False,)),
     "warmup_ratio": Moved("warmup_steps",
                           "deprecated in transformers 5.0 (huggingface/transformers#41326)",
                           value_change="the value stays the ratio: warmup_steps reads a float in [0, 1) as one",
-                          replacement_from="5.0.0"),  # 4.x's warmup_steps is an int
-    "evaluation_strategy": Moved("eval_strategy", "renamed in transformers 4.41 (the old name was deprecated)"),
+                          replacement_from="5.0.0", inert=(0,)),  # 4.x's warmup_steps is an int
+    "evaluation_strategy": Moved("eval_strategy", "renamed in transformers 4.41 (the old name was deprecated)",
+                                 inert=("no", False)),  # an unquoted `no` is YAML 1.1's false
     "evaluate_during_training": Moved("eval_strategy",
                                       "deprecated in transformers 3.2 for evaluation_strategy (renamed eval_strategy "
                                       "in 4.41); removed in 4.0",
                                       value_change="the value changes: 'evaluate_during_training: true' becomes "
-                                                   "'eval_strategy: steps'"),
+                                                   "'eval_strategy: steps'", inert=(False,)),
     "per_gpu_train_batch_size": Moved("per_device_train_batch_size",
-                                      "renamed in transformers 2.11 (the old name was deprecated); removed in 5"),
+                                      "renamed in transformers 2.11 (the old name was deprecated); removed in 5",
+                                      inert=(None,)),
     "per_gpu_eval_batch_size": Moved("per_device_eval_batch_size",
-                                     "renamed in transformers 2.11 (the old name was deprecated); removed in 5"),
-    "no_cuda": Moved("use_cpu", "renamed in transformers 4.34; removed in 5"),
-    "push_to_hub_token": Moved("hub_token", "renamed in transformers 4.x; removed in 5"),
-    "push_to_hub_model_id": Moved("hub_model_id", "renamed in transformers 4.x; removed in 5"),
+                                     "renamed in transformers 2.11 (the old name was deprecated); removed in 5",
+                                     inert=(None,)),
+    "no_cuda": Moved("use_cpu", "renamed in transformers 4.34; removed in 5", inert=(False,)),
+    "push_to_hub_token": Moved("hub_token", "renamed in transformers 4.x; removed in 5", inert=(None,)),
+    "push_to_hub_model_id": Moved("hub_model_id", "renamed in transformers 4.x; removed in 5", inert=(None,)),
 }
 LEGACY_DEPRECATED: Mapping[str, Moved] = {
     "overwrite_output_dir": Moved(None, "removed from TrainingArguments in transformers 5 (the Trainer itself never read it)"),
     "logging_dir": Moved(None, "deprecated in transformers 5 (logs go under output_dir)"),
-    "save_safetensors": Moved(None, "removed in transformers 5, which always saves safetensors"),
-    "include_tokens_per_second": Moved("include_num_input_tokens_seen", "removed in transformers 5"),
-    "use_mps_device": Moved(None, "removed in transformers 5 (MPS is used automatically)"),
+    "save_safetensors": Moved(None, "removed in transformers 5, which always saves safetensors", inert=(True,)),
+    "include_tokens_per_second": Moved("include_num_input_tokens_seen", "removed in transformers 5", inert=(False,)),
+    "use_mps_device": Moved(None, "removed in transformers 5 (MPS is used automatically)", inert=(False,)),
     "fp16_backend": Moved(None, "removed in transformers 5"),
 }
 
@@ -267,6 +271,40 @@ def without_moot_ratio_upgrade(found: list[ConfigDiagnostic], diagnostics: list[
 
 
 RATIO_UPGRADE_KINDS = frozenset({"removed_key", "deprecated_key", "renamed_key"})
+
+
+def without_inert_moves(found: list[ConfigDiagnostic], cfg: LoadedConfig) -> list[ConfigDiagnostic]:
+    """A moved key set to what leaving it out does (`no_cuda: false`), in a file every script reads with a parser
+    that drops keys its classes lack (parse_json_file(..., allow_extra_keys=True)): the release that removes the key
+    drops it without a word and the run is the same, so there is nothing to migrate. An SP407 note that says so
+    (seal-wang/chinese_llama's three JSON configs under transformers==4.31.0)."""
+    from seqprof.config.parser_classes import extra_keys_dropped
+
+    moved = {**LEGACY_RENAMED, **LEGACY_DEPRECATED}
+    inert = {d.key for d in found if d.kind in RATIO_UPGRADE_KINDS and d.key in moved
+             and _is_one_of(cfg.data.get(d.key), moved[d.key].inert)}
+    where = extra_keys_dropped(cfg.path, [k for k in cfg.data if isinstance(k, str)]) if inert else None
+    if where is None:
+        return found
+    return [replace(d, kind="unread_key", suggestion=None, value_change=None, suggestion_from=None,
+                    message=f"'{d.key}: {json.dumps(cfg.data[d.key])}' does what leaving it out does, and the "
+                            f"script's parser drops keys its classes lack ({where}), so when transformers removes "
+                            f"'{d.key}' the run stays the same: removing it changes nothing")
+            if d.key in inert and d.kind in RATIO_UPGRADE_KINDS else d for d in found]
+
+
+def _is_one_of(value: Any, values: tuple) -> bool:
+    """*value* is one of *values*: a bool only as a bool (0 is not false), a string in any case."""
+    for one in values:
+        if isinstance(one, bool) or isinstance(value, bool):
+            if value is one:
+                return True
+        elif isinstance(one, str) and isinstance(value, str):
+            if value.strip().lower() == one:
+                return True
+        elif value == one:
+            return True
+    return False
 
 
 def _number(value: Any) -> bool:
@@ -440,6 +478,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     found = read_by_project(found, fields, "transformers", cfg.path, cfg.data) if found else found
     found = renamed_by_project(found, cfg.path) if found else found
     found = without_moot_ratio_upgrade(found, b.diagnostics, fields)
+    found = without_inert_moves(found, cfg) if not section else found
     if fields:  # a field of the project's own that its code hands on to TrainingArguments is judged there
         from seqprof.config.dialects.forwarded import handed_on_by_project
 

@@ -465,15 +465,12 @@ def _evaluation_without_data(cfg: LoadedConfig, pins: Pins) -> tuple[str, str] |
         keys = [k for k in asks if k != "predict_with_generate" or generate]
         return (keys[0], "the project's own LLaMA-Factory copy (hparams/parser.py)") if refuses and keys else None
     history = KeyHistory.load()
-    if pins.vcs("llamafactory") is not None:
+    oldest = history.oldest_run("llamafactory", pins)
+    if oldest is None or Version(oldest) < Version(EVAL_DATA_REQUIRED_FROM):
         return None
-    allowed = history.allowed("llamafactory", pins) or [history.newest("llamafactory")]
-    oldest = min(Version(v) for v in allowed)
-    if oldest < Version(EVAL_DATA_REQUIRED_FROM):
-        return None
-    keys = [k for k in asks if k != "predict_with_generate" or oldest >= Version(PREDICT_WITH_GENERATE_FROM)]
+    keys = [k for k in asks if k != "predict_with_generate" or Version(oldest) >= Version(PREDICT_WITH_GENERATE_FROM)]
     which = f"{pins.describe('llamafactory')}" if pins.of("llamafactory") else \
-        f"llamafactory {allowed[-1]}, which a fresh install gets (no llamafactory pin found),"
+        f"llamafactory {oldest}, which a fresh install gets (no llamafactory pin found),"
     return (keys[0], which) if keys else None
 
 

@@ -194,10 +194,8 @@ def _prompt_as_text(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
         return []  # the project's own recipe (or its copy of torchtune) reads the prompt its own way
     pins = pins_beside(cfg.path)
     history = KeyHistory.load()
-    if pins.vcs("torchtune") is not None:
-        return []
-    allowed = history.allowed("torchtune", pins) or [history.newest("torchtune")]
-    if min(Version(v) for v in allowed) < Version(PROMPT_OF_ROLES_FROM):
+    oldest = history.oldest_run("torchtune", pins)
+    if oldest is None or Version(oldest) < Version(PROMPT_OF_ROLES_FROM):
         return []
     which = f"{pins.describe('torchtune')} allows no older release" if pins.of("torchtune") else \
         (assumed(["torchtune"], pins, history) or "")
