@@ -213,7 +213,7 @@ DEEPSPEED_ARGUMENTS = frozenset({"zero_stage", "offload_optimizer_device", "offl
 # DeepSpeedPlugin's parameter names (utils/dataclasses.py) for what the config file's table calls otherwise
 PLUGIN_NAMES = {"hf_ds_config": "deepspeed_config_file"}
 # launch arguments a release dropped for a new name: 0.30's utils/launch.py still copied fsdp_backward_prefetch_policy
-# onto fsdp_backward_prefetch with a deprecation warning; from 1.1 nothing reads it
+# onto fsdp_backward_prefetch with a deprecation warning; from 1.0 nothing reads it
 RENAMED_LAUNCH_ARGUMENTS = {"fsdp_backward_prefetch_policy": "fsdp_backward_prefetch"}
 
 
@@ -229,6 +229,8 @@ def _dropped_launch_argument(cfg: LoadedConfig, table: str, key: str, argument: 
     return ConfigDiagnostic(kind="unknown_key", key=dotted, file=cfg.path, line=cfg.line(dotted) or 1,
                             message=f"'{dotted}' is not a key accelerate reads: {reason}", suggestion=written,
                             reason=reason)
+
+
 # top-level sections of a DeepSpeed JSON (runtime/config.py), which accelerate takes only from deepspeed_config_file
 DEEPSPEED_SECTIONS = frozenset({"zero_optimization", "bf16", "fp16", "optimizer", "scheduler", "activation_checkpointing",
                                 "train_batch_size", "train_micro_batch_size_per_gpu", "steps_per_print",
