@@ -121,3 +121,20 @@ def test_requires_python_caps_the_transformers_pip_can_install(tmp_path):
     _edit(tree / f"{KARBON}/pyproject.toml", 'requires-python = ">=3.9, <3.11"', 'requires-python = ">=3.9"')
     found = [f for f in _findings(tree / config) if f.key.endswith("gradient_checkpointing")]
     assert [(f.code, f.severity) for f in found] == [("SP403", "warning")]
+
+
+QWEN_CODING = "radicalyyyahaha__Qwen-Qwen3.5-0.8B-Base-SFT-GRPO-Coding"
+
+
+def test_sampling_settings_alone_are_no_trl_config(tmp_path):
+    """The coding project's configs/eval.yaml holds decoding and vLLM engine settings (temperature, top_p,
+    max_new_tokens, n_samples, gpu_memory_utilization, tensor_parallel_size) for its evaluation script. temperature and
+    top_p are GRPOConfig fields, but no training argument is there, so no TRL parser's file: unknown. With a learning
+    rate and an output_dir beside them, TRL's."""
+    from seqprof.config.read import detect_dialect
+
+    config = _fresh(tmp_path, QWEN_CODING) / f"{QWEN_CODING}/configs__eval.yaml"
+    assert detect_dialect(config) == "unknown"
+
+    config.write_text(config.read_text() + "learning_rate: 1.0e-5\noutput_dir: out\n")
+    assert detect_dialect(config) == "trl"

@@ -405,6 +405,8 @@ def detect(data: Mapping[str, Any]) -> int:
         return 0
     weak = sum(1 for k in data if k in WEAK_KEYS)
     base = sum(1 for k in data if k in hf.training_argument_fields())
+    if not (strong or weak or base):  # sampling settings alone (temperature, top_p, max_new_tokens beside a vLLM
+        return 0  # engine's gpu_memory_utilization): an evaluation script's file, no trainer's arguments
     return strong + weak + base + len(evidence)
 
 
