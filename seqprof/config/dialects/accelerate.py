@@ -155,24 +155,29 @@ def launch_table_keys(cfg: LoadedConfig, distributed_type: str, history: KeyHist
         if not isinstance(key, str):
             continue
         argument = key if key in taken else prefix + key
-        if argument in taken:
+        if argument in taken:  # an argument some release had: dropped only where the release run lacks it
             gone = history.removal(NAME, argument, ["LaunchArguments"], pins)
-            if gone is not None and gone.verdict in ("error", "assumed"):
-                detail = gone.detail if gone.verdict == "error" else \
-                    f"{gone.detail}; {assumed([NAME], pins, history)}, which lack it"
-                out.append(_dropped_launch_argument(cfg, table, key, argument, detail, prefix))
-            continue
+            if gone is None or gone.verdict not in ("error", "assumed"):
+                continue
+            detail = gone.detail if gone.verdict == "error" else \
+                f"{gone.detail}; {assumed([NAME], pins, history)}, which lack it"
+            reason = (f"accelerate launch copies each {table} entry onto its own launch arguments "
+                      f"(commands/launch.py), and '{argument}' is no longer one: {detail}, so the value is dropped "
+                      "without a word")
+            suggestion = _new_name_as_written(argument, key, prefix)
+        else:
+            inline = " (DeepSpeed's own settings belong in the JSON deepspeed_config_file names)" \
+                if table == "deepspeed_config" and key in DEEPSPEED_SECTIONS else ""
+            if table == "deepspeed_config" and key.endswith(".json"):  # `deepspeed_config: {ds.json}`: flow mapping
+                inline = f" (a DeepSpeed file is named as `deepspeed_config_file: {key}`)"
+            reason = (f"accelerate launch copies each {table} entry onto its own launch arguments (commands/launch.py) "
+                      f"and no release has one named '{prefix if not key.startswith(prefix) else ''}{key}', so the "
+                      f"value is dropped without a word{inline}")
+            suggestion = PLUGIN_NAMES.get(key) or did_you_mean(key, names)
         dotted = f"{table}.{key}"
-        inline = " (DeepSpeed's own settings belong in the JSON deepspeed_config_file names)" \
-            if table == "deepspeed_config" and key in DEEPSPEED_SECTIONS else ""
-        if table == "deepspeed_config" and key.endswith(".json"):  # `deepspeed_config: {ds.json}`: a flow mapping
-            inline = f" (a DeepSpeed file is named as `deepspeed_config_file: {key}`)"
-        reason = (f"accelerate launch copies each {table} entry onto its own launch arguments (commands/launch.py) and "
-                  f"no release has one named '{prefix if not key.startswith(prefix) else ''}{key}', so the value is "
-                  f"dropped without a word{inline}")
         out.append(ConfigDiagnostic(kind="unknown_key", key=dotted, file=cfg.path, line=cfg.line(dotted) or 1,
                                     message=f"'{dotted}' is not a key accelerate reads: {reason}",
-                                    suggestion=PLUGIN_NAMES.get(key) or did_you_mean(key, names), reason=reason))
+                                    suggestion=suggestion, reason=reason))
     return out
 
 
@@ -217,18 +222,10 @@ PLUGIN_NAMES = {"hf_ds_config": "deepspeed_config_file"}
 RENAMED_LAUNCH_ARGUMENTS = {"fsdp_backward_prefetch_policy": "fsdp_backward_prefetch"}
 
 
-def _dropped_launch_argument(cfg: LoadedConfig, table: str, key: str, argument: str, detail: str,
-                             prefix: str) -> ConfigDiagnostic:
-    """A table entry that names a launch argument the release run no longer has: launch still sets it on its
-    arguments, and nothing reads it there, so the setting is lost without a word."""
-    dotted = f"{table}.{key}"
+def _new_name_as_written(argument: str, key: str, prefix: str) -> str | None:
+    """The new name of a dropped launch argument, with the table's prefix only where the entry wrote it."""
     new = RENAMED_LAUNCH_ARGUMENTS.get(argument)
-    written = new if new is None or key.startswith(prefix) else new[len(prefix):]
-    reason = (f"accelerate launch copies each {table} entry onto its own launch arguments (commands/launch.py), and "
-              f"'{argument}' is no longer one: {detail}, so the value is dropped without a word")
-    return ConfigDiagnostic(kind="unknown_key", key=dotted, file=cfg.path, line=cfg.line(dotted) or 1,
-                            message=f"'{dotted}' is not a key accelerate reads: {reason}", suggestion=written,
-                            reason=reason)
+    return new if new is None or key.startswith(prefix) else new[len(prefix):]
 
 
 # top-level sections of a DeepSpeed JSON (runtime/config.py), which accelerate takes only from deepspeed_config_file
