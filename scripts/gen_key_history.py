@@ -346,6 +346,24 @@ def axolotl_dataset_types(archive: Path) -> set[str]:
     return (modules - {"__init__"}) | handled
 
 
+# the name the llamafactory "values" table gives the chat templates a release registers
+LLAMAFACTORY_TEMPLATE = "template"
+REGISTER_CALLS = ("register_template", "_register_template")
+
+
+def llamafactory_templates(archive: Path) -> set[str]:
+    """The `template:` names one LLaMA-Factory release registers: every register_template(name=...) call of
+    llamafactory/data/template.py (get_template_and_fix_tokenizer raises "Template X does not exist." for others)."""
+    found: set[str] = set()
+    for text in package_files(archive, "llamafactory/data/template.py").values():
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") in REGISTER_CALLS:
+                name = next((k.value for k in node.keywords if k.arg == "name"), node.args[0] if node.args else None)
+                if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                    found.add(name.value)
+    return found
+
+
 def launch_arguments(files: Mapping[str, bytes]) -> set[str]:
     """The dest of each `--option` launch_command_parser adds: `accelerate launch` copies a config file's
     deepspeed_config / fsdp_config entries onto these (fsdp_config's with an fsdp_ prefix), and nothing reads others."""
@@ -402,6 +420,7 @@ def build(wheels: Path) -> dict:
     llamafactory = {v: wheel("llamafactory", v, wheels) for v in LLAMAFACTORY_VERSIONS}
     lf_by_version = {v: class_fields(package_files(whl, "llamafactory/hparams/"), LLAMAFACTORY_CLASSES,
                                      pydantic=False) for v, whl in llamafactory.items()}
+    lf_templates = {v: {LLAMAFACTORY_TEMPLATE: llamafactory_templates(whl)} for v, whl in llamafactory.items()}
     accelerate = {v: {**class_fields(package_files(whl, "accelerate/commands/config/"), ACCELERATE_CLASSES,
                                      pydantic=False),
                       "LaunchArguments": launch_arguments(package_files(whl, "accelerate/commands/launch.py"))}
@@ -427,10 +446,12 @@ def build(wheels: Path) -> dict:
                             "under datasets.type the bare dataset type words the release handles"},
         "llamafactory": {"versions": list(LLAMAFACTORY_VERSIONS), "step": "patch",
                          "classes": history(LLAMAFACTORY_VERSIONS, lf_by_version),
+                         "values": history(LLAMAFACTORY_VERSIONS, lf_templates),
                          "requires": {v: {"transformers": required_range(whl, "transformers")}
                                       for v, whl in llamafactory.items()},
                          "note": "src/llamafactory/hparams/*.py dataclasses with their LLaMA-Factory bases "
-                                 "(TrainingArguments: its own fields, not Seq2SeqTrainingArguments'); requires: the "
+                                 "(TrainingArguments: its own fields, not Seq2SeqTrainingArguments'); values: under "
+                                 "template the names data/template.py registers; requires: the "
                                  "Requires-Dist range of each release's METADATA (Linux, Python 3.11)"},
         "accelerate": {"versions": list(ACCELERATE_VERSIONS), "classes": history(ACCELERATE_VERSIONS, accelerate),
                        "note": "the dataclasses `accelerate launch --config_file` builds from the file "

@@ -303,7 +303,8 @@ def read_install_script(path: Path) -> list[Pin]:
     requirements they name and the local checkouts they install editable (`pip install -e ../torchtune`), and the
     conda environment file it installs (`conda env update -f ./scripts/set/environment.yml`)."""
     lines = _text(path).splitlines()
-    return _install_lines(lines, path.name) + _installed_environment_files(lines, path)
+    return _install_lines(lines, path.name) + _installed_environment_files(lines, path) + \
+        _installed_requirement_files(lines, path)
 
 
 # `conda env create -f environment.yml`, `conda env update --file ./scripts/set/environment.yml`
@@ -335,6 +336,52 @@ def _installed_environment_files(lines: list[str], script: Path) -> list[Pin]:
 
 
 MAX_SCRIPT_DEPTH = 4  # folders looked in for an installed environment file: the script's own and three above it
+
+# `pip install --no-deps -r /opt/graphix/requirements-a4.lock`, `pip install -c constraints.txt trl`
+_REQUIREMENT_FILE = re.compile(r"\bpip[\d.]*\s+install\b[^\n;&|#]*?\s(?:-r|--requirement|-c|--constraint)[\s=]+"
+                               r"[\"']?([\w./-]+)")
+_COPY = re.compile(r"^\s*(?:COPY|ADD)\s+((?:--\S+\s+)*)([^\[].*?)\s*$", re.I)
+
+
+def _installed_requirement_files(lines: list[str], script: Path) -> list[Pin]:
+    """The pins of the requirements files a script or Dockerfile installs with `-r` / `-c`, whatever their name
+    (cenourin/graphix-t5-scibench's docker/modern/Dockerfile: `COPY requirements-a4.lock /opt/graphix/...` then
+    `pip install --no-deps -r /opt/graphix/requirements-a4.lock`): a path inside the image is followed back through
+    its COPY line to the file beside the Dockerfile; a relative one is read from the script's folder or one above."""
+    joined: list[tuple[int, str]] = []
+    for number, line in enumerate(lines, 1):
+        if joined and joined[-1][1].rstrip().endswith("\\"):
+            joined[-1] = (joined[-1][0], joined[-1][1].rstrip()[:-1] + " " + line)
+        else:
+            joined.append((number, line))
+    copied: dict[str, str] = {}  # a path in the image -> the file (or folder) of the build context copied there
+    for _, line in joined:
+        found = _COPY.match(line)
+        words = found.group(2).split() if found is not None and "--from" not in found.group(1) else []
+        for source in words[:-1]:
+            target = words[-1]
+            copied[f"{target.rstrip('/')}/{Path(source).name}" if target.endswith("/") or len(words) > 2
+                   else target] = source
+    out: list[Pin] = []
+    for number, line in joined:
+        if line.lstrip().startswith("#"):
+            continue
+        for match in _REQUIREMENT_FILE.finditer(line):
+            written = match.group(1)
+            inside = copied.get(written) or next((f"{source.rstrip('/')}/{written[len(target.rstrip('/')) + 1:]}"
+                                                  for target, source in copied.items()
+                                                  if written.startswith(target.rstrip("/") + "/")), None)
+            wanted = inside or (None if written.startswith("/") else written)
+            for folder in (script.parent, *script.parent.parents)[:MAX_SCRIPT_DEPTH] if wanted else ():
+                target = folder / wanted
+                if target.is_file() and target.resolve() != script.resolve():
+                    out.extend(replace(pin, source=f"{script.name}:{number} (-r {written}, line "
+                                                   f"{pin.source.rsplit(':', 1)[-1]})")
+                               for pin in read_requirements(target))
+                    break
+                if (folder / ".git").exists():
+                    break
+    return out
 
 
 def _environment_or_nothing(path: Path) -> list[Pin]:

@@ -512,7 +512,8 @@ MOVED_KINDS = frozenset({"removed_key", "renamed_key", "deprecated_key"})
 def renamed_by_project(diagnostics: list, config_path: str | Path) -> list:
     """Moved keys the project's own code renames before its parser sees them: a literal `"evaluation_strategy":
     "eval_strategy"` mapping in its Python (SeanYHan888/SimPO's H4ArgumentParser._legacy_key_aliases, applied to
-    the YAML before parse_dict). SP407 notes that say where; the key reaches the framework under its new name."""
+    the YAML before parse_dict), or a `cfg["eval_strategy"] = cfg.pop("evaluation_strategy")`. SP407 notes that
+    say where; the key reaches the framework under its new name."""
     moved = {(d.key, d.suggestion) for d in diagnostics if d.kind in MOVED_KINDS and d.suggestion
              and IDENTIFIER.match(d.key) and IDENTIFIER.match(d.suggestion)}
     path = Path(config_path)
@@ -532,7 +533,10 @@ def renamed_by_project(diagnostics: list, config_path: str | Path) -> list:
 
 @lru_cache(maxsize=64)
 def _renames_under(root: str, moved: frozenset[tuple[str, str]]) -> dict[tuple[str, str], str]:
-    patterns = {pair: re.compile(rf"[\"']{pair[0]}[\"']\s*:\s*[\"']{pair[1]}[\"']") for pair in moved}
+    # a mapping `"evaluation_strategy": "eval_strategy"`, or a move
+    # `cfg["eval_strategy"] = cfg.pop("evaluation_strategy")` (cenourin/graphix-t5-scibench's train.py parse_config)
+    patterns = {pair: re.compile(rf"[\"']{pair[0]}[\"']\s*:\s*[\"']{pair[1]}[\"']|\[\s*[\"']{pair[1]}[\"']\s*\]\s*=\s*"
+                                 rf"[\w.]+\.pop\(\s*[\"']{pair[0]}[\"']") for pair in moved}
     found: dict[tuple[str, str], str] = {}
     for file in python_files(Path(root)):
         text = source_text(file)

@@ -33,6 +33,7 @@ from typing import Any
 
 from seqprof.config.dialects import hf
 from seqprof.config.dialects.llamaboard import board_arguments, is_board
+from seqprof.config.dialects.llamafactory_template import unregistered_template
 from seqprof.config.dialects.common import (
     Builder,
     DialectResult,
@@ -299,6 +300,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     # an unpinned LLaMA-Factory beside transformers==4.38.0: pip can only install a release whose own transformers
     # range takes that pin (0.8.0 requires >=4.41.2), so the newest release is not what runs (lijiazheng99's dpo_ftx)
     history = KeyHistory.load()
+    stated = pins
     pins = with_dependency_floor(pins, history, "llamafactory", "transformers")
     b.stated("model", "model_name_or_path")
     task, task_key = _task(b)
@@ -331,6 +333,9 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
             and not _launched_with(cfg.path, "do_train") and BASE_FILE_KEY not in cfg.data:
         # (an unknown stage is SP406's; a file that names a base file its loader merges may get do_train there)
         b.derived("training_not_requested", _what_runs_instead(cfg.data), task_key)
+    template = None if board else unregistered_template(cfg, pins, stated)
+    if template is not None:  # training, export and chat all load the template
+        b.diagnostics.append(template)
     if task != "train":
         b.diagnostics.extend(_checked_keys(cfg, pins))
         return b.result()

@@ -1,0 +1,134 @@
+"""LLaMA-Factory's `template:` against the chat templates the release that runs registers: any other name stops the
+run at data loading (data/template.py get_template_and_fix_tokenizer: "Template X does not exist."), after the
+model and tokenizer have loaded. Releases add templates (qwen3 in 0.9.3) and drop them (0.9.5 dropped baichuan2,
+cpm3, xverse ...), so the name is judged by the releases the project's pins allow."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from seqprof.config.dialects.common import levenshtein
+from seqprof.config.key_history import KeyHistory
+from seqprof.config.loader import LoadedConfig
+from seqprof.config.plan import ConfigDiagnostic
+from seqprof.config.pins import Pins
+
+TEMPLATE = "template"  # key_history.json llamafactory "values": the names each release registers
+NAME = re.compile(r"[A-Za-z0-9][\w.\-]*")  # a name, not a blank (`<model_template>`, `${TEMPLATE}`, '')
+REGISTERED = re.compile(r"""register_template\(\s*(?:name\s*=\s*)?(?:(["'])([^"'\n]+)\1|([^\s,)]+))""")
+# a folder named after LLaMA-Factory the config sits in: a copy whose data/template.py may register its own names
+# (NovaSky-AI/SkyThought's skythought/train/LLaMA-Factory registers qwen25)
+COPY_FOLDER = re.compile(r"llama[-_ ]?factory", re.I)
+
+
+def unregistered_template(cfg: LoadedConfig, pins: Pins, own_pins: Pins) -> ConfigDiagnostic | None:
+    """`template: X` that no LLaMA-Factory release the project's own llamafactory pin allows registers (*pins*: with
+    the caps its other pins put on it; *own_pins*: as its files state them). With no llamafactory pin of its own the
+    project most often runs a clone of LLaMA-Factory's main branch (its README's `git clone`), whose templates lie
+    between releases (main registered `gpt` from August to December 2025, in no release) and whose forks register
+    their own (SkyThought's `qwen25`): then only a near miss of one name the newest release registers (`lama3`) is
+    judged, a name no release ever registered. Not judged: a copy or fork of LLaMA-Factory, a
+    checkout at a commit, a name the project registers itself (register_template in its code, or in the steps its
+    README and scripts give), and a blank a launcher fills in."""
+    name = cfg.get(TEMPLATE)
+    if not isinstance(name, str) or not NAME.fullmatch(name) or _own_copy(cfg.path, pins) or \
+            _registered_by_project(cfg.path, name):
+        return None
+    history = KeyHistory.load()
+    pinned = bool(own_pins.of("llamafactory"))
+    allowed = history.allowed("llamafactory", pins) if pinned else None
+    if allowed == []:
+        return None  # pins no release meets: a copy seqprof cannot date
+    newest = history.newest("llamafactory")
+    releases = allowed or [newest]
+    having = history.having("llamafactory", name, [TEMPLATE], table="values")
+    if having & set(releases) or having and not pinned:
+        return None  # a release the pins allow registers it (which one pip picks depends on more than the pins);
+        # unpinned, a clone of main from that release's time has it too
+    run = releases[-1]
+    order = history.versions("llamafactory")
+    how = f"the releases {pins.describe('llamafactory')} allows" if pinned else \
+        "the newest release; no llamafactory pin found"
+    runs = f"LLaMA-Factory {releases[0]}" + (f"-{run}" if len(releases) > 1 else "")
+    later = [v for v in order if v in having and order.index(v) > order.index(run)]
+    earlier = [v for v in order if v in having and order.index(v) < order.index(releases[0])]
+    if later:
+        since = f"; {later[0]} added it, so it needs llamafactory>={later[0]}"
+    elif earlier:
+        gone = order[order.index(earlier[-1]) + 1]
+        since = f"; releases up to {earlier[-1]} registered it, {gone} dropped it"
+    else:
+        since = f"; no LLaMA-Factory release ({order[0]}-{newest}) registers it"
+    choices = sorted(v for v, spans in history.data["llamafactory"]["values"][TEMPLATE]["fields"].items()
+                     if run in history.having("llamafactory", v, [TEMPLATE], table="values"))
+    near = sorted((levenshtein(name.lower(), c, 2), c) for c in choices)
+    reach = 1 if len(name) < 8 else 2  # two edits make `kimi` `mimo`: a short name's near miss is one edit away
+    guess = [c for d, c in near if d <= reach and d == near[0][0]] if near else []
+    guess = guess[0] if len(guess) == 1 and not later and not earlier else None
+    if not pinned and guess is None:
+        return None  # a name main registered between releases, or a fork's, is as likely as a mistake
+    return ConfigDiagnostic(
+        kind="invalid_value", key=TEMPLATE, file=cfg.path, line=cfg.line(TEMPLATE) or 1,
+        message=f"{runs} ({how}) registers no chat template '{name}' (data/template.py){since}: "
+                f"get_template_and_fix_tokenizer raises \"Template {name} does not exist.\" once the model and "
+                "tokenizer have loaded" + (f"; did you mean {guess!r}?" if guess else ""),
+        suggestion=f"template: {guess}" if guess else None)
+
+
+def _own_copy(config_path: str, pins: Pins) -> bool:
+    """The project runs a LLaMA-Factory whose templates seqprof cannot read from releases: it is a fork or carries
+    a copy (named llamafactory, or a LLaMA-Factory folder the config sits in), or installs one from a checkout."""
+    from seqprof.config.dialects.llamafactory import _carries_llamafactory
+    from seqprof.config.project_fields import framework_fork, project_root, vendored_checkout
+
+    if pins.vcs("llamafactory") is not None or framework_fork(config_path) is not None or \
+            _carries_llamafactory(config_path):
+        return True
+    path = Path(config_path).resolve()
+    root = project_root(config_path)
+    inside = path.parent.relative_to(root).parts if path.is_relative_to(root) else ()
+    return any(COPY_FOLDER.search(part) for part in (root.name, *inside)) or \
+        vendored_checkout(config_path, "llamafactory") is not None
+
+
+def _registered_by_project(config_path: str, name: str) -> bool:
+    """Whether the project registers templates itself under this name, or under one it builds at run time: its code
+    (`from llamafactory.data.template import register_template`, then register_template(name="my_chat", ...)), or
+    the steps its README and scripts give for a clone (AI-confused/RolePlay-LLM's README: add
+    `_register_template(name="qwen-roleplay", ...)` to the clone's data/template.py)."""
+    from seqprof.config.project_fields import project_root, python_files, source_text
+
+    if not Path(config_path).is_file():
+        return False
+    root = project_root(config_path)
+    for file in [*python_files(root), *_text_files(root)]:
+        text = source_text(file)
+        if "register_template" not in text:
+            continue
+        if file.suffix != ".py" and (name in text or "template.py" in text):  # a step that registers it, or
+            return True  # that has the clone's data/template.py edited (Lumiat/ParaGen-Dataset's README)
+        for match in REGISTERED.finditer(text):
+            if match.group(2) == name or match.group(3) and file.suffix == ".py":  # its name, or one it computes
+                return True
+    return False
+
+
+TEXT_FILES = (".md", ".rst", ".txt", ".sh", ".ipynb")
+MAX_TEXT_FILES = 400
+
+
+def _text_files(root: Path) -> list[Path]:
+    """The READMEs, docs, shell scripts and notebooks of the project, its root and two folders down."""
+    import os
+
+    from seqprof.config.project_fields import SKIPPED_FOLDERS
+
+    found: list[Path] = []
+    for folder, dirs, names in os.walk(root):
+        depth = len(Path(folder).relative_to(root).parts)
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_FOLDERS) if depth < 2 else []
+        found.extend(Path(folder) / n for n in sorted(names) if n.lower().endswith(TEXT_FILES))
+        if len(found) >= MAX_TEXT_FILES:
+            break
+    return found[:MAX_TEXT_FILES]

@@ -1,0 +1,1 @@
+python -m src.rl.train_grpo --config configs/grpo.yaml

@@ -1,0 +1,2 @@
+from .mdpo_config import MDPOConfig
+from .mdpo_trainer import MDPOTrainer
