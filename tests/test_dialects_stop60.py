@@ -44,8 +44,8 @@ def test_a_dockerfile_s_installed_requirements_file_pins_the_run(tmp_path):
     dockerfile = f"{GRAPHIX}/docker__modern__Dockerfile"
     found = _findings(_fresh(tmp_path, GRAPHIX) / config, "warmup_ratio")
     assert [(f.code, f.severity) for f in found] == [("SP402", "warning")]
-    assert "transformers==4.57.6 (docker/modern/Dockerfile:15 (-r /opt/graphix/requirements-a4.lock, line 40))" \
-        in found[0].message
+    assert "transformers==4.57.6 (docker/modern/Dockerfile:15, which installs /opt/graphix/requirements-a4.lock, " \
+        "line 40)" in found[0].message
 
     tree = _fresh(tmp_path, GRAPHIX)
     _edit(tree / dockerfile, "-r /opt/graphix/requirements-a4.lock", "numpy")

@@ -375,8 +375,8 @@ def _installed_requirement_files(lines: list[str], script: Path) -> list[Pin]:
             for folder in (script.parent, *script.parent.parents)[:MAX_SCRIPT_DEPTH] if wanted else ():
                 target = folder / wanted
                 if target.is_file() and target.resolve() != script.resolve():
-                    out.extend(replace(pin, source=f"{script.name}:{number} (-r {written}, line "
-                                                   f"{pin.source.rsplit(':', 1)[-1]})")
+                    out.extend(replace(pin, source=f"{script.name}:{number}, which installs {written}, line "
+                                                   f"{pin.source.rsplit(':', 1)[-1]}")
                                for pin in read_requirements(target))
                     break
                 if (folder / ".git").exists():

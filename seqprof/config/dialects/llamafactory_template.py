@@ -27,8 +27,8 @@ def unregistered_template(cfg: LoadedConfig, pins: Pins, own_pins: Pins) -> Conf
     the caps its other pins put on it; *own_pins*: as its files state them). With no llamafactory pin of its own the
     project most often runs a clone of LLaMA-Factory's main branch (its README's `git clone`), whose templates lie
     between releases (main registered `gpt` from August to December 2025, in no release) and whose forks register
-    their own (SkyThought's `qwen25`): then only a near miss of one name the newest release registers (`lama3`) is
-    judged, a name no release ever registered. Not judged: a copy or fork of LLaMA-Factory, a
+    their own (SkyThought's `qwen25`): then a name is judged only where no release ever registered it and it is
+    one edit from a name the newest release registers (`lama3`). Not judged: a copy or fork of LLaMA-Factory, a
     checkout at a commit, a name the project registers itself (register_template in its code, or in the steps its
     README and scripts give), and a blank a launcher fills in."""
     name = cfg.get(TEMPLATE)
@@ -60,7 +60,7 @@ def unregistered_template(cfg: LoadedConfig, pins: Pins, own_pins: Pins) -> Conf
         since = f"; releases up to {earlier[-1]} registered it, {gone} dropped it"
     else:
         since = f"; no LLaMA-Factory release ({order[0]}-{newest}) registers it"
-    choices = sorted(v for v, spans in history.data["llamafactory"]["values"][TEMPLATE]["fields"].items()
+    choices = sorted(v for v in history.data["llamafactory"]["values"][TEMPLATE]["fields"]
                      if run in history.having("llamafactory", v, [TEMPLATE], table="values"))
     near = sorted((levenshtein(name.lower(), c, 2), c) for c in choices)
     reach = 1 if len(name) < 8 else 2  # two edits make `kimi` `mimo`: a short name's near miss is one edit away
