@@ -344,10 +344,11 @@ _COPY = re.compile(r"^\s*(?:COPY|ADD)\s+((?:--\S+\s+)*)([^\[].*?)\s*$", re.I)
 
 
 def _installed_requirement_files(lines: list[str], script: Path) -> list[Pin]:
-    """The pins of the requirements files a script or Dockerfile installs with `-r` / `-c`, whatever their name
-    (cenourin/graphix-t5-scibench's docker/modern/Dockerfile: `COPY requirements-a4.lock /opt/graphix/...` then
-    `pip install --no-deps -r /opt/graphix/requirements-a4.lock`): a path inside the image is followed back through
-    its COPY line to the file beside the Dockerfile; a relative one is read from the script's folder or one above."""
+    """The pins of the requirements files a script or Dockerfile installs with `-r` / `-c` under a name no pin
+    reader takes (cenourin/graphix-t5-scibench's docker/modern/Dockerfile: `COPY requirements-a4.lock
+    /opt/graphix/...` then `pip install --no-deps -r /opt/graphix/requirements-a4.lock`): a path inside the image is
+    followed back through its COPY line to the file beside the Dockerfile; a relative one is read from the script's
+    folder or one above. A requirements*.txt is read where it lies, so it is not read twice."""
     joined: list[tuple[int, str]] = []
     for number, line in enumerate(lines, 1):
         if joined and joined[-1][1].rstrip().endswith("\\"):
@@ -374,6 +375,8 @@ def _installed_requirement_files(lines: list[str], script: Path) -> list[Pin]:
             wanted = inside or (None if written.startswith("/") else written)
             for folder in (script.parent, *script.parent.parents)[:MAX_SCRIPT_DEPTH] if wanted else ():
                 target = folder / wanted
+                if reader_for(target.name) is not None:
+                    break  # a requirements*.txt is read where it lies, as the project's pin file
                 if target.is_file() and target.resolve() != script.resolve():
                     out.extend(replace(pin, source=f"{script.name}:{number}, which installs {written}, line "
                                                    f"{pin.source.rsplit(':', 1)[-1]}")
