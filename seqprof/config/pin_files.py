@@ -373,10 +373,10 @@ def _installed_requirement_files(lines: list[str], script: Path) -> list[Pin]:
                                                   for target, source in copied.items()
                                                   if written.startswith(target.rstrip("/") + "/")), None)
             wanted = inside or (None if written.startswith("/") else written)
-            for folder in (script.parent, *script.parent.parents)[:MAX_SCRIPT_DEPTH] if wanted else ():
+            if wanted is None or reader_for(Path(wanted).name) is not None:
+                continue  # a requirements*.txt is read where it lies, as the project's pin file
+            for folder in (script.parent, *script.parent.parents)[:MAX_SCRIPT_DEPTH]:
                 target = folder / wanted
-                if reader_for(target.name) is not None:
-                    break  # a requirements*.txt is read where it lies, as the project's pin file
                 if target.is_file() and target.resolve() != script.resolve():
                     out.extend(replace(pin, source=f"{script.name}:{number}, which installs {written}, line "
                                                    f"{pin.source.rsplit(':', 1)[-1]}")

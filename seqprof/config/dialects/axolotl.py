@@ -45,9 +45,9 @@ from seqprof.config.dialects.common import (
     as_number,
     check_keys,
     did_you_mean,
-    levenshtein,
     link_deepspeed,
     load_keys_file,
+    nearest,
     positive_or_missing,
     split_list,
 )
@@ -307,7 +307,7 @@ def _values_the_schema_refuses(cfg: LoadedConfig, pins: Pins, history: KeyHistor
             continue
         newest = max(allowed, key=order.index)
         choices = sorted(v for v in spans["fields"] if newest in history.having("axolotl", v, [key], table="values"))
-        near = _nearest(value, choices)
+        near = nearest(value, choices)
         guess = near[0] if len(near) == 1 else None
         hint = f"; did you mean {guess!r}?" if guess else \
             f"; did you mean {' or '.join(map(repr, near))}?" if near else ""
@@ -404,12 +404,6 @@ def _release_said(newest: str, pins: Pins, history: KeyHistory) -> str:
         "" if pins.of("axolotl") else " (no axolotl pin found, the newest assumed)")
 
 
-def _nearest(value: str, choices: list[str]) -> list[str]:
-    """The choices at the smallest edit distance from *value*, if it is 2 or less (a typo: `qwen2_5`, `alpacca`)."""
-    near = sorted((levenshtein(value.lower(), c, 2), c) for c in choices)
-    return [c for d, c in near if d <= 2 and d == near[0][0]] if near else []
-
-
 DATASET_TYPE = "datasets.type"  # key_history.json "values": the bare `type:` words each release handles
 
 
@@ -457,7 +451,7 @@ def _dataset_types_unhandled(cfg: LoadedConfig, pins: Pins, history: KeyHistory)
             continue
         choices = sorted(v for v in spans["fields"]
                          if newest in history.having("axolotl", v, [DATASET_TYPE], table="values"))
-        near = _nearest(kind, choices)
+        near = nearest(kind, choices)
         guess = near[0] if len(near) == 1 else None
         where = _release_said(newest, pins, history)
         dotted = f"{key}.{index}.type"

@@ -236,6 +236,13 @@ def check_keys(cfg: LoadedConfig, space: Keyspace, *, section: str = "",
     return out
 
 
+def nearest(value: str, choices: list[str], reach: int = 2) -> list[str]:
+    """The choices at the smallest edit distance from *value*, if it is *reach* or less (a typo: `qwen2_5`,
+    `alpacca`)."""
+    near = sorted((levenshtein(value.lower(), c, reach), c) for c in choices)
+    return [c for d, c in near if d <= reach and d == near[0][0]] if near else []
+
+
 def levenshtein(a: str, b: str, limit: int) -> int:
     """Edit distance (insert/delete/substitute/transpose), or limit+1 once it exceeds *limit*."""
     if abs(len(a) - len(b)) > limit:

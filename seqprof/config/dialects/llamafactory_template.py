@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from seqprof.config.dialects.common import levenshtein
+from seqprof.config.dialects.common import nearest
 from seqprof.config.key_history import KeyHistory
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
@@ -62,9 +62,8 @@ def unregistered_template(cfg: LoadedConfig, pins: Pins, own_pins: Pins) -> Conf
         since = f"; no LLaMA-Factory release ({order[0]}-{newest}) registers it"
     choices = sorted(v for v in history.data["llamafactory"]["values"][TEMPLATE]["fields"]
                      if run in history.having("llamafactory", v, [TEMPLATE], table="values"))
-    near = sorted((levenshtein(name.lower(), c, 2), c) for c in choices)
-    reach = 1 if len(name) < 8 else 2  # two edits make `kimi` `mimo`: a short name's near miss is one edit away
-    guess = [c for d, c in near if d <= reach and d == near[0][0]] if near else []
+    # two edits make `kimi` `mimo`: a short name's near miss is one edit away
+    guess = nearest(name, choices, reach=1 if len(name) < 8 else 2)
     guess = guess[0] if len(guess) == 1 and not later and not earlier else None
     if not pinned and guess is None:
         return None  # a name main registered between releases, or a fork's, is as likely as a mistake
