@@ -74,14 +74,15 @@ def test_a_key_the_project_s_code_moves_to_its_new_name_is_a_note(tmp_path):
     ("llamafactory==0.9.5", "baichuan2", "releases up to 0.9.4 registered it, 0.9.5 dropped it"),
     ("llamafactory>=0.9.0", "baichuan2", None),  # 0.9.0-0.9.4 have it: which one pip picks is not the pins' alone
     ("", "baichuan2", None),  # unpinned: most often a clone of main, which had it until 0.9.5's time
-    ("", "qwen25", None),  # unpinned, in no release: main's between releases, or a fork's (SkyThought's)
+    ("", "gpt", None),  # unpinned, in no release: main registered it between releases (stop 61)
+    ("", "qwen25", "no commit of main"),  # no release and no commit of main: a fork's (SkyThought's) or a mistake
     ("", "lama3", "did you mean 'llama3'?"),
     ("", "llama3", None),
 ])
 def test_a_template_no_allowed_release_registers(tmp_path, pin, template, expected):
     """Science-Newsworthy's media_lora_sft.yaml (template: llama3, LLaMA-Factory unpinned) with other templates and
     pins: get_template_and_fix_tokenizer raises "Template X does not exist." for a name the release lacks. Unpinned,
-    only a name no release ever registered (a typo) is judged."""
+    only a name no release and no commit of main ever registered is judged (stop 61)."""
     tree = _fresh(tmp_path, SCIENCE_NEWS)
     config = tree / f"{SCIENCE_NEWS}/configs__media_lora_sft.yaml"
     _edit(config, "template: llama3", f"template: {template}")

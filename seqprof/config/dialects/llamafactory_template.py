@@ -5,6 +5,8 @@ cpm3, xverse ...), so the name is judged by the releases the project's pins allo
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 from pathlib import Path
 
@@ -24,64 +26,89 @@ COPY_FOLDER = re.compile(r"llama[-_ ]?factory", re.I)
 
 def unregistered_template(cfg: LoadedConfig, pins: Pins, own_pins: Pins) -> ConfigDiagnostic | None:
     """`template: X` that no LLaMA-Factory release the project's own llamafactory pin allows registers (*pins*: with
-    the caps its other pins put on it; *own_pins*: as its files state them). With no llamafactory pin of its own the
-    project most often runs a clone of LLaMA-Factory's main branch (its README's `git clone`), whose templates lie
-    between releases (main registered `gpt` from August to December 2025, in no release) and whose forks register
-    their own (SkyThought's `qwen25`): then a name is judged only where no release ever registered it and it is
-    one edit from a name the newest release registers (`lama3`). Not judged: a copy or fork of LLaMA-Factory, a
-    checkout at a commit, a name the project registers itself (register_template in its code, or in the steps its
-    README and scripts give), and a blank a launcher fills in."""
+    the caps its other pins put on it; *own_pins*: as its files state them). With no llamafactory pin of its own (or
+    a git install of hiyouga/LLaMA-Factory) the project most often runs a clone of main, whose templates lie between
+    releases (main registered `gpt` from August to December 2025, in no release): then a name is judged against every
+    name main ever registered (keys/llamafactory_main_templates.json). Not judged: a copy or fork of LLaMA-Factory
+    (SkyThought's registers `qwen25`), a checkout in the project, a name the project registers itself
+    (register_template in its code, or in the steps its README and scripts give), and a blank a launcher fills in."""
     name = cfg.get(TEMPLATE)
     if not isinstance(name, str) or not NAME.fullmatch(name) or _own_copy(cfg.path, pins) or \
             _registered_by_project(cfg.path, name):
         return None
     history = KeyHistory.load()
     pinned = bool(own_pins.of("llamafactory"))
-    allowed = history.allowed("llamafactory", pins) if pinned else None
-    if allowed == []:
+    if not pinned:
+        return _unregistered_on_main(cfg, name, history)
+    allowed = history.allowed("llamafactory", pins)
+    if not allowed:
         return None  # pins no release meets: a copy seqprof cannot date
-    newest = history.newest("llamafactory")
-    releases = allowed or [newest]
     having = history.having("llamafactory", name, [TEMPLATE], table="values")
-    if having & set(releases) or having and not pinned:
-        return None  # a release the pins allow registers it (which one pip picks depends on more than the pins);
-        # unpinned, a clone of main from that release's time has it too
-    run = releases[-1]
+    if having & set(allowed):
+        return None  # a release the pins allow registers it (which one pip picks depends on more than the pins)
+    run = allowed[-1]
     order = history.versions("llamafactory")
-    how = f"the releases {pins.describe('llamafactory')} allows" if pinned else \
-        "the newest release; no llamafactory pin found"
-    runs = f"LLaMA-Factory {releases[0]}" + (f"-{run}" if len(releases) > 1 else "")
+    runs = f"LLaMA-Factory {allowed[0]}" + (f"-{run}" if len(allowed) > 1 else "")
     later = [v for v in order if v in having and order.index(v) > order.index(run)]
-    earlier = [v for v in order if v in having and order.index(v) < order.index(releases[0])]
+    earlier = [v for v in order if v in having and order.index(v) < order.index(allowed[0])]
     if later:
         since = f"; {later[0]} added it, so it needs llamafactory>={later[0]}"
     elif earlier:
         gone = order[order.index(earlier[-1]) + 1]
         since = f"; releases up to {earlier[-1]} registered it, {gone} dropped it"
     else:
-        since = f"; no LLaMA-Factory release ({order[0]}-{newest}) registers it"
+        since = f"; no LLaMA-Factory release ({order[0]}-{order[-1]}) registers it"
     choices = sorted(v for v in history.data["llamafactory"]["values"][TEMPLATE]["fields"]
                      if run in history.having("llamafactory", v, [TEMPLATE], table="values"))
+    guess = _guess(name, choices) if not later and not earlier else None
+    return _diagnostic(cfg, name, f"{runs} (the releases {pins.describe('llamafactory')} allows) registers",
+                       since, guess)
+
+
+def _unregistered_on_main(cfg: LoadedConfig, name: str, history: KeyHistory) -> ConfigDiagnostic | None:
+    """An unpinned project's name, judged by every name a release or a commit of main ever registered."""
+    main = main_templates()
+    order = history.versions("llamafactory")
+    released = history.data["llamafactory"]["values"][TEMPLATE]["fields"]
+    if name in main["templates"] or name in released:
+        return None
+    now = sorted(n for n, spans in main["templates"].items() if spans[-1][1] is None)
+    return _diagnostic(cfg, name, "LLaMA-Factory (no llamafactory pin found: a clone of main or the newest "
+                       "release) registers", f"; no release ({order[0]}-{order[-1]}) and no commit of main "
+                       f"(to {main['head']['day']}) ever registered it", _guess(name, now))
+
+
+def _guess(name: str, choices: list[str]) -> str | None:
     # two edits make `kimi` `mimo`: a short name's near miss is one edit away
     guess = nearest(name, choices, reach=1 if len(name) < 8 else 2)
-    guess = guess[0] if len(guess) == 1 and not later and not earlier else None
-    if not pinned and guess is None:
-        return None  # a name main registered between releases, or a fork's, is as likely as a mistake
+    return guess[0] if len(guess) == 1 else None
+
+
+def _diagnostic(cfg: LoadedConfig, name: str, who: str, since: str, guess: str | None) -> ConfigDiagnostic:
     return ConfigDiagnostic(
         kind="invalid_value", key=TEMPLATE, file=cfg.path, line=cfg.line(TEMPLATE) or 1,
-        message=f"{runs} ({how}) registers no chat template '{name}' (data/template.py){since}: "
-                f"get_template_and_fix_tokenizer raises \"Template {name} does not exist.\" once the model and "
-                "tokenizer have loaded" + (f"; did you mean {guess!r}?" if guess else ""),
+        message=f"{who} no chat template '{name}' (data/template.py){since}: get_template_and_fix_tokenizer "
+                f"raises \"Template {name} does not exist.\" once the model and tokenizer have loaded"
+                + (f"; did you mean {guess!r}?" if guess else ""),
         suggestion=f"template: {guess}" if guess else None)
 
 
+@functools.lru_cache(maxsize=1)
+def main_templates() -> dict:
+    """keys/llamafactory_main_templates.json (scripts/gen_llamafactory_main_templates.py): each name main
+    registered, with the days it came and went."""
+    return json.loads((Path(__file__).parent / "keys" / "llamafactory_main_templates.json").read_text())
+
+
 def _own_copy(config_path: str, pins: Pins) -> bool:
-    """The project runs a LLaMA-Factory whose templates seqprof cannot read from releases: it is a fork or carries
-    a copy (named llamafactory, or a LLaMA-Factory folder the config sits in), or installs one from a checkout."""
+    """The project runs a LLaMA-Factory whose templates neither releases nor main say: it is a fork or carries a copy
+    (named llamafactory, or a LLaMA-Factory folder the config sits in), or installs one from a checkout or a fork's
+    git URL (a git install of hiyouga/LLaMA-Factory is main)."""
     from seqprof.config.dialects.llamafactory import _carries_llamafactory
     from seqprof.config.project_fields import framework_fork, project_root, vendored_checkout
 
-    if pins.vcs("llamafactory") is not None or framework_fork(config_path) is not None or \
+    vcs = pins.vcs("llamafactory")
+    if vcs is not None and vcs.fork or framework_fork(config_path) is not None or \
             _carries_llamafactory(config_path):
         return True
     path = Path(config_path).resolve()
@@ -105,12 +132,21 @@ def _registered_by_project(config_path: str, name: str) -> bool:
         text = source_text(file)
         if "register_template" not in text:
             continue
-        if file.suffix != ".py" and (name in text or "template.py" in text):  # a step that registers it, or
-            return True  # that has the clone's data/template.py edited (Lumiat/ParaGen-Dataset's README)
+        if file.suffix != ".py" and (_word(name).search(text) or EDITED_REGISTRY.search(text)):  # a step that
+            return True  # registers it, or has the clone's data/template.py edited (Lumiat/ParaGen-Dataset's README)
         for match in REGISTERED.finditer(text):
             if match.group(2) == name or match.group(3) and file.suffix == ".py":  # its name, or one it computes
                 return True
     return False
+
+
+# data/template.py, not a script of the project's own (EgoBlind-RA runs scripts/register_template.py)
+EDITED_REGISTRY = re.compile(r"(?<![\w])template\.py")
+
+
+def _word(name: str) -> re.Pattern:
+    """*name* as a whole name: `kimi` is not in `kimi_vl_nothink`."""
+    return re.compile(rf"(?<![\w.\-]){re.escape(name)}(?![\w.\-])")
 
 
 TEXT_FILES = (".md", ".rst", ".txt", ".sh", ".ipynb")

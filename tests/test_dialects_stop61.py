@@ -1,0 +1,112 @@
+"""Readings settled in stop 61, on the real files that showed them. Each test also shows the reading without the
+evidence that decides it."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from seqprof.config.dialects.llamafactory_template import main_templates
+from seqprof.config.key_history import KeyHistory
+from seqprof.lint.run import LintOptions, lint_paths
+
+OPEN_THOUGHTS = "open-thoughts__open-thoughts"
+EGOBLIND = "juliavekim__EgoBlind-RA"
+LLAMAFACTORY_CLONE = Path("/work/.mirror/hiyouga+LLaMA-Factory/repo")  # where `fetch` put it, if it did
+
+
+def _fresh(tmp_path: Path, folder: str):
+    """A fresh layout of one corpus repository (seqprof caches what it reads of a project per path)."""
+    from corpus_layout import lay_out
+
+    return lay_out(tmp_path / f"v{len(list(tmp_path.iterdir())) if tmp_path.exists() else 0}", only=folder)
+
+
+def _template_findings(config: Path):
+    return [f for f in lint_paths([config], LintOptions()).files[0].findings if f.key == "template"]
+
+
+def _set_template(config: Path, old: str, new: str) -> None:
+    text = config.read_text()
+    assert f"template: {old}" in text
+    config.write_text(text.replace(f"template: {old}", f"template: {new}"))
+
+
+@pytest.mark.parametrize("template,raised", [
+    ("qwen25", True),  # no release and no commit of main: open-thoughts issue #18's "Template qwen25 does not exist"
+    ("gpt", False),  # main registered it from August to December 2025, in no release
+    ("qwen2_vl", False),  # a release's and main's
+    ("qwen", False),
+])
+def test_an_unpinned_project_s_template_is_judged_by_every_name_main_registered(tmp_path, template, raised):
+    """OpenThinker-7B.yaml trains with upstream LLaMA-Factory (train/README.md) and pins no release: a clone of
+    main. `qwen25` was never registered there, so the run stops at get_template_and_fix_tokenizer."""
+    config = _fresh(tmp_path, OPEN_THOUGHTS) / f"{OPEN_THOUGHTS}/train__OpenThinker-7B.yaml"
+    _set_template(config, "qwen25", template)
+    found = _template_findings(config)
+    assert [(f.code, f.severity) for f in found] == ([("SP406", "error")] if raised else [])
+    if raised:
+        assert "no commit of main (to 2026-08-18) ever registered it" in found[0].message
+
+
+@pytest.mark.parametrize("requirement,raised", [
+    ("llamafactory @ git+https://github.com/hiyouga/LLaMA-Factory.git", True),  # upstream's main
+    ("llamafactory @ git+https://github.com/NovaSky-AI/LLaMA-Factory.git", False),  # a fork registers its own
+])
+def test_a_git_install_of_upstream_is_main_and_a_fork_s_is_not_judged(tmp_path, requirement, raised):
+    """A git install of hiyouga/LLaMA-Factory runs main's registry; one of another repository runs its own."""
+    tree = _fresh(tmp_path, OPEN_THOUGHTS)
+    config = tree / f"{OPEN_THOUGHTS}/train__OpenThinker-7B.yaml"
+    (config.parent / "requirements.txt").write_text(requirement + "\n")
+    assert [f.code for f in _template_findings(config)] == (["SP406"] if raised else [])
+
+
+def test_a_name_the_project_s_install_script_registers_is_its_own(tmp_path):
+    """EgoBlind-RA's slurm/install_llamafactory_engaging.sh clones main and then runs its own
+    scripts/register_template.py ("Re-applying kimi_vl_nothink template registration..."): the vision configs'
+    `kimi_vl_nothink` is the project's, but sft_unified.yaml's `kimi` is not (a whole name, not a prefix), and the
+    script's own name register_template.py is not LLaMA-Factory's data/template.py edited. Without the script,
+    `kimi_vl_nothink` is judged like any other name."""
+    tree = _fresh(tmp_path, EGOBLIND)
+    assert _template_findings(tree / f"{EGOBLIND}/configs__sft_urgent_vision.yaml") == []
+    assert [f.code for f in _template_findings(tree / f"{EGOBLIND}/configs__sft_unified.yaml")] == ["SP406"]
+
+    tree = _fresh(tmp_path, EGOBLIND)
+    (tree / f"{EGOBLIND}/slurm__install_llamafactory_engaging.sh").unlink()
+    assert [f.code for f in _template_findings(tree / f"{EGOBLIND}/configs__sft_urgent_vision.yaml")] == ["SP406"]
+
+
+def test_every_template_a_release_registers_was_registered_on_main():
+    """Releases are cut from main: the release table (scripts/gen_key_history.py, from the wheels) and the main
+    table (scripts/gen_llamafactory_main_templates.py, from git history) are read from different sources, and
+    every name of the first must be in the second; each span closes no earlier than it opened."""
+    released = KeyHistory.load().data["llamafactory"]["values"]["template"]["fields"]
+    main = main_templates()["templates"]
+    assert set(released) <= set(main)
+    for spans in main.values():
+        assert all(start and (end is None or start <= end) for start, end in spans)  # a rename can come and go in a day
+
+
+def test_the_main_table_matches_the_registry_at_its_head():
+    """An independent reading of main's newest registry: every `name="..."` passed to register_template at the
+    table's head commit, by regular expression, against the names whose span is still open. Skipped where no
+    clone of LLaMA-Factory is at hand."""
+    head = main_templates()["head"]["commit"]
+    if not (LLAMAFACTORY_CLONE / "HEAD").exists():
+        pytest.skip(f"no LLaMA-Factory clone at {LLAMAFACTORY_CLONE}")
+    text = subprocess.run(["git", "-C", str(LLAMAFACTORY_CLONE), "show", f"{head}:src/llamafactory/data/template.py"],
+                          capture_output=True, text=True, check=True).stdout
+    names = set(re.findall(r"^_?register_template\(\s*name=\"([^\"]+)\"", text, re.M))
+    still = {n for n, spans in main_templates()["templates"].items() if spans[-1][1] is None}
+    assert names == still
+
+
+def test_the_main_table_names_its_source():
+    data = json.loads((Path(__file__).parents[1] / "seqprof/config/dialects/keys/llamafactory_main_templates.json")
+                      .read_text())
+    assert data["command"].startswith("python scripts/gen_llamafactory_main_templates.py")
+    assert re.fullmatch(r"[0-9a-f]{40}", data["head"]["commit"])
