@@ -110,3 +110,45 @@ def test_the_main_table_names_its_source():
                       .read_text())
     assert data["command"].startswith("python scripts/gen_llamafactory_main_templates.py")
     assert re.fullmatch(r"[0-9a-f]{40}", data["head"]["commit"])
+
+
+SUMERIAN = "indrajeetadityaroy9__sumerian_translation"
+
+
+def test_a_key_with_a_known_key_s_words_in_another_order_suggests_that_key(tmp_path):
+    """sumerian_translation's llama3_sft.yaml sets `datasets_test:` (its validation files); axolotl's key is
+    `test_datasets`, and pydantic drops the other. The prefix rule alone answered `datasets`, a key the file already
+    sets, so following the hint would train on the test set."""
+    from seqprof.config.dialects.common import did_you_mean
+
+    config = _fresh(tmp_path, SUMERIAN) / f"{SUMERIAN}/configs__llama3_sft.yaml"
+    found = [f for f in lint_paths([config], LintOptions()).files[0].findings if f.key == "datasets_test"]
+    assert [(f.code, f.severity) for f in found] == [("SP401", "warning")]
+    assert "did you mean 'test_datasets'?" in found[0].message
+    assert did_you_mean("datasets_test", ["datasets"]) == "datasets"  # without the reordered key: the prefix rule
+    assert did_you_mean("steps_eval", ["eval_steps", "steps_eval_x"]) == "eval_steps"
+    assert did_you_mean("size_batch_eval", ["eval_batch_size", "batch_eval_size"]) is None  # two orders: no guess
+
+
+UPO = "wjn1996__Uncertainty-Preference-Optimization"
+
+
+def test_a_dataset_info_json_with_a_trailing_comma_stops_the_run(tmp_path):
+    """Uncertainty-Preference-Optimization's data/dataset_info.json ends an entry with `},` before its closing brace
+    (line 141-143): its LLaMA-Factory loader raises "Cannot open data/dataset_info.json due to Expecting property
+    name ..." before any data loads, for every config that names a dataset. With the comma removed, nothing."""
+    tree = _fresh(tmp_path, UPO)
+    config = tree / f"{UPO}/examples__llm_bench__init_stage__args__zephyr_kto.yaml"
+    found = [f for f in lint_paths([config], LintOptions()).files[0].findings if f.code == "SP470"]
+    assert [(f.severity, f.key, f.line) for f in found] == [("error", "dataset", 12)]
+    assert "line 143 column 1" in found[0].message
+
+    info = tree / f"{UPO}/data__dataset_info.json"
+    text = info.read_text()
+    head, tail = text.rsplit("}", 1)
+    fixed = re.sub(r",(\s*)$", r"\1", head) + "}" + tail  # the comma before the closing brace
+    json.loads(fixed)  # the repair is valid JSON
+    tree = _fresh(tmp_path, UPO)  # a new layout: seqprof caches what it read of the first
+    (tree / f"{UPO}/data__dataset_info.json").write_text(fixed)
+    config = tree / f"{UPO}/examples__llm_bench__init_stage__args__zephyr_kto.yaml"
+    assert [f for f in lint_paths([config], LintOptions()).files[0].findings if f.code == "SP470"] == []

@@ -76,6 +76,17 @@ class UndefinedDatasets:
 
 
 @dataclass(frozen=True)
+class UnparsableRegistry:
+    """A dataset_info.json json.load refuses, while the config names datasets to look up in it: where the config
+    names them, and json's complaint."""
+
+    key: str
+    file: str
+    line: int | None
+    reason: str
+
+
+@dataclass(frozen=True)
 class DatasetRegistry:
     """LLaMA-Factory's `<dataset_dir>/dataset_info.json` as the config's run reads it (data/parser.py
     get_dataset_list): every name in `dataset` and `eval_dataset` must be one of its keys, or the run stops with
@@ -85,6 +96,7 @@ class DatasetRegistry:
     names: tuple[str, ...]  # registered
     undefined: tuple[UndefinedDatasets, ...] = ()
     note: str | None = None  # how it was found, when not in the working directory
+    unparsable: UnparsableRegistry | None = None  # no JSON: the run stops before it looks any name up
 
 
 @dataclass(frozen=True)
@@ -501,7 +513,7 @@ def dataset_registry(plan: Plan, *, cwd: Path | None = None) -> DatasetRegistry 
     info_path, note = _llamafactory_info(plan, cwd)
     info = _registry(info_path) if info_path is not None and info_path.is_file() else None
     if info is None:
-        return None
+        return _unparsable(plan, info_path, note) if info_path is not None and info_path.is_file() else None
     import difflib
 
     registered = tuple(map(str, info))
@@ -523,6 +535,25 @@ def dataset_registry(plan: Plan, *, cwd: Path | None = None) -> DatasetRegistry 
             undefined.append(UndefinedDatasets(key=key, file=plan.path, line=plan.key_lines.get(key), names=missing,
                                                close=close))
     return DatasetRegistry(path=_shown(str(info_path)), names=registered, undefined=tuple(undefined), note=note)
+
+
+def _unparsable(plan: Plan, info_path: Path, note: str | None) -> DatasetRegistry | None:
+    """The registry json.load refuses (a trailing comma): get_dataset_list raises "Cannot open <it> due to ..." as
+    soon as the config names a dataset (data/parser.py, from v0.5 to v0.9.5); with no name it reads nothing."""
+    try:
+        _read_info(info_path)
+        return None  # readable, but not a mapping of names
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        reason = str(exc)
+    except (SeqprofError, RecursionError):
+        return None  # too large or too deep for seqprof, not necessarily for json.load
+    overridden = _set_on_the_command_line(plan.path)
+    for key in ("dataset", "eval_dataset"):
+        names = [n for n in _llamafactory_names(plan.raw.get(key)) if placeholder(n) is None]
+        if names and key not in overridden:
+            return DatasetRegistry(path=_shown(str(info_path)), names=(), note=note, unparsable=UnparsableRegistry(
+                key=key, file=plan.path, line=plan.key_lines.get(key), reason=reason))
+    return None
 
 
 def _set_on_the_command_line(config_path: str) -> frozenset[str]:

@@ -274,6 +274,9 @@ def did_you_mean(key: str, known: Collection[str]) -> str | None:
         return norm
     if len(norm) < 5:  # lora / mora / dora, bf16 / fp16: short names one edit apart are other settings, not typos
         return None
+    reordered = _same_words(norm, known)
+    if reordered is not None:
+        return reordered
     limit = max(1, min(3, len(norm) // 4))
     dashed = "-" in key
     best, best_rank = None, (limit + 1, 0)
@@ -287,6 +290,17 @@ def did_you_mean(key: str, known: Collection[str]) -> str | None:
     # a word dropped or added (``lora_rank`` vs ``lora_r``) is a prefix match, not a small edit
     prefixed = _KeyIndex.of(frozenset(known)).prefix_matches(norm) if len(norm) >= 6 else []
     return min(prefixed, key=lambda c: (abs(len(c) - len(norm)), c)) if prefixed else None
+
+
+def _same_words(key: str, known: Collection[str]) -> str | None:
+    """The one known key made of *key*'s words in another order (axolotl's `test_datasets` for `datasets_test`,
+    which the prefix rule below would answer with `datasets`, a key the file already sets)."""
+    words = sorted(key.split("_"))
+    if len(words) < 2:
+        return None
+    found = [k for k in known if k.count("_") + k.count("-") == len(words) - 1 and k.lower() != key
+             and sorted(k.lower().replace("-", "_").split("_")) == words]
+    return found[0] if len(found) == 1 else None
 
 
 def _another_word(key: str, guess: str, known: Collection[str]) -> bool:
