@@ -152,3 +152,24 @@ def test_a_dataset_info_json_with_a_trailing_comma_stops_the_run(tmp_path):
     (tree / f"{UPO}/data__dataset_info.json").write_text(fixed)
     config = tree / f"{UPO}/examples__llm_bench__init_stage__args__zephyr_kto.yaml"
     assert [f for f in lint_paths([config], LintOptions()).files[0].findings if f.code == "SP470"] == []
+
+
+SLM = "Stycoo__SLM-Reasoning"
+
+
+def test_a_fork_s_stage_names_the_released_workflow_its_tuner_hands_it_to(tmp_path):
+    """SLM-Reasoning's own LLaMA-Factory copy adds stages: its train/tuner.py runs `completion_dpo` with the released
+    run_dpo (a DPO run) and `multi_sft` with a workflow of its own (run_multi_sft), whose trainer keeps the stage's
+    name. Without the tuner, the stage's name is all there is."""
+    def trainer(config):
+        facts = lint_paths([config], LintOptions()).files[0].facts
+        return facts.plan.setting("trainer").value
+
+    tree = _fresh(tmp_path, SLM)
+    dpo = f"{SLM}/recipes__align_dpo__iterative_reverse_segment_dpo_w_accu_q_hybrid_w_seg_sft__iter_1.yaml"
+    assert trainer(tree / dpo) == "dpo"
+    assert trainer(tree / f"{SLM}/recipes__sft__llama3_full_multi_sft_ds3.yaml") == "multi_sft"
+
+    tree = _fresh(tmp_path, SLM)
+    (tree / f"{SLM}/src__llamafactory__train__tuner.py").unlink()
+    assert trainer(tree / dpo) == "completion_dpo"

@@ -347,8 +347,8 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
                     f"stage: Literal[{', '.join(STAGES)}], and train/tuner.py raises \"Unknown task: {stage}.\" "
                     "before training"))
     if b.present("stage"):
-        trainer = STAGES.get(stage, stage)
-        if stage == "dpo" and str(b.raw("pref_loss", "sigmoid")).lower() in ("orpo", "simpo"):
+        trainer = STAGES.get(stage) or _fork_stage_trainer(cfg.path, stage) or stage
+        if trainer == "dpo" and str(b.raw("pref_loss", "sigmoid")).lower() in ("orpo", "simpo"):
             trainer = str(b.raw("pref_loss")).lower()
         b.derived("trainer", trainer, "stage")
     b.default("trainer", "sft", SRC.format("finetuning_args.py: stage='sft'"))
@@ -568,6 +568,35 @@ def _carries_llamafactory(config_path: str) -> bool:
     fork runs `stage: lb`, its LangBridge stage, from train/tuner.py; HfArgumentParser.parse_dict does not check
     the Literal)."""
     return any(f.name == "finetuning_args.py" for f in python_files(project_root(config_path)))
+
+
+# the workflow each LLaMA-Factory stage runs (train/tuner.py _training_function)
+WORKFLOW_TRAINERS = {"run_pt": "pretrain", "run_sft": "sft", "run_rm": "reward", "run_ppo": "ppo", "run_dpo": "dpo",
+                     "run_kto": "kto"}
+
+
+def _fork_stage_trainer(config_path: str, stage: str) -> str | None:
+    """The trainer of a stage the project's own LLaMA-Factory copy adds, where its tuner.py hands that stage to one
+    of the released workflows (Stycoo/SLM-Reasoning's `elif finetuning_args.stage == "completion_dpo":
+    run_dpo(...)`); None where it runs a workflow of its own (run_multi_sft), which keeps the stage's name."""
+    import ast
+
+    from seqprof.config.project_fields import parsed_module
+
+    if not Path(config_path).is_file():
+        return None
+    for file in python_files(project_root(config_path)):
+        if file.name != "tuner.py" or file.parent.name != "train":
+            continue
+        module = parsed_module(file, needs=("stage",))
+        for node in ast.walk(module) if module is not None else ():
+            if isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and \
+                    isinstance(node.test.ops[0], ast.Eq) and getattr(node.test.left, "attr", "") == "stage" and \
+                    isinstance(node.test.comparators[0], ast.Constant) and node.test.comparators[0].value == stage:
+                calls = [c for line in node.body for c in ast.walk(line) if isinstance(c, ast.Call)]
+                name = getattr(calls[0].func, "id", "") if calls else ""
+                return WORKFLOW_TRAINERS.get(name)
+    return None
 
 
 # mmengine-style inheritance a fork's own loader resolves (wwwbq/LLMfactory's extras/config.py): the named base
