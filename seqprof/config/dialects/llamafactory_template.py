@@ -1,7 +1,8 @@
 """LLaMA-Factory's `template:` against the chat templates the release that runs registers: any other name stops the
 run at data loading (data/template.py get_template_and_fix_tokenizer: "Template X does not exist."), after the
 model and tokenizer have loaded. Releases add templates (qwen3 in 0.9.3) and drop them (0.9.5 dropped baichuan2,
-cpm3, xverse ...), so the name is judged by the releases the project's pins allow."""
+cpm3, xverse ...), so the name is judged by the releases the project's pins allow, and an unpinned project's (most
+often a clone of main) by every name a release or a commit of main ever registered."""
 
 from __future__ import annotations
 
