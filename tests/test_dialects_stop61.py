@@ -128,6 +128,9 @@ def test_a_key_with_a_known_key_s_words_in_another_order_suggests_that_key(tmp_p
     assert did_you_mean("datasets_test", ["datasets"]) == "datasets"  # without the reordered key: the prefix rule
     assert did_you_mean("steps_eval", ["eval_steps", "steps_eval_x"]) == "eval_steps"
     assert did_you_mean("size_batch_eval", ["eval_batch_size", "batch_eval_size"]) is None  # two orders: no guess
+    # word order alone makes no guess: fengyuli-dev/cs229-project's own torchtune recipe reads `val_dataset`, which
+    # is no misspelling of the released recipes' `dataset_val`
+    assert did_you_mean("val_dataset", ["dataset_val", "dataset"]) is None
 
 
 UPO = "wjn1996__Uncertainty-Preference-Optimization"

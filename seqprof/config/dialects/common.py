@@ -268,15 +268,20 @@ def levenshtein(a: str, b: str, limit: int) -> int:
 
 
 def did_you_mean(key: str, known: Collection[str]) -> str | None:
-    """The closest known key, if it is close enough to be a typo of *key*."""
+    """The closest known key, if it is close enough to be a typo of *key*; where it is, a known key made of the same
+    words in another order is the better answer (axolotl's `test_datasets` for `datasets_test`, which the prefix
+    rule answers with `datasets`, a key the file already sets). Word order alone never makes a guess: a recipe's
+    own `val_dataset` is not torchtune's `dataset_val` misspelt (fengyuli-dev/cs229-project's recipe reads it)."""
+    guess = _closest_key(key, known)
+    return guess and (_same_words(key.lower().replace("-", "_"), known) or guess)
+
+
+def _closest_key(key: str, known: Collection[str]) -> str | None:
     norm = key.lower().replace("-", "_")
     if norm != key and norm in known:
         return norm
     if len(norm) < 5:  # lora / mora / dora, bf16 / fp16: short names one edit apart are other settings, not typos
         return None
-    reordered = _same_words(norm, known)
-    if reordered is not None:
-        return reordered
     limit = max(1, min(3, len(norm) // 4))
     dashed = "-" in key
     best, best_rank = None, (limit + 1, 0)
@@ -293,8 +298,7 @@ def did_you_mean(key: str, known: Collection[str]) -> str | None:
 
 
 def _same_words(key: str, known: Collection[str]) -> str | None:
-    """The one known key made of *key*'s words in another order (axolotl's `test_datasets` for `datasets_test`,
-    which the prefix rule below would answer with `datasets`, a key the file already sets)."""
+    """The one known key made of *key*'s words in another order."""
     words = sorted(key.split("_"))
     if len(words) < 2:
         return None
