@@ -1,8 +1,8 @@
-"""LLaMA-Factory's `template:` against the chat templates the release that runs registers: any other name stops the
-run at data loading (data/template.py get_template_and_fix_tokenizer: "Template X does not exist."), after the
-model and tokenizer have loaded. Releases add templates (qwen3 in 0.9.3) and drop them (0.9.5 dropped baichuan2,
-cpm3, xverse ...), so the name is judged by the releases the project's pins allow, and an unpinned project's (most
-often a clone of main) by every name a release or a commit of main ever registered."""
+"""LLaMA-Factory's `template:` against the chat templates the release that runs registers: any other name stops the run
+at data loading (data/template.py get_template_and_fix_tokenizer: "Template X does not exist."), once the tokenizer
+has loaded and before the model loads. Releases add templates (qwen3 in 0.9.3) and drop them (0.9.5 dropped
+baichuan2, cpm3, xverse ...), so the name is judged by the releases the project's pins allow, and an unpinned
+project's (most often a clone of main) by every name a release or a commit of main ever registered."""
 
 from __future__ import annotations
 
@@ -89,8 +89,8 @@ def _diagnostic(cfg: LoadedConfig, name: str, who: str, since: str, guess: str |
     return ConfigDiagnostic(
         kind="invalid_value", key=TEMPLATE, file=cfg.path, line=cfg.line(TEMPLATE) or 1,
         message=f"{who} no chat template '{name}' (data/template.py){since}: get_template_and_fix_tokenizer "
-                f"raises \"Template {name} does not exist.\" once the model and tokenizer have loaded"
-                + (f"; did you mean {guess!r}?" if guess else ""),
+                f"raises \"Template {name} does not exist.\" once the tokenizer has loaded, before the model "
+                "loads" + (f"; did you mean {guess!r}?" if guess else ""),
         suggestion=f"template: {guess}" if guess else None)
 
 
