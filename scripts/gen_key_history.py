@@ -484,7 +484,12 @@ def generate(build_from, out: Path, command: str, description: str, argv: list[s
     else:
         with tempfile.TemporaryDirectory() as tmp:
             data = build_from(Path(tmp))
-    if args.check:
+    return check_or_write(data, out, command, args.check)
+
+
+def check_or_write(data: dict, out: Path, command: str, check: bool) -> int:
+    """Write *data* to *out*, or with *check* exit 1 when the committed file differs (every generator's ending)."""
+    if check:
         if not out.exists() or json.loads(out.read_text()) != data:
             print(f"stale: {out} (run {command})")
             return 1

@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import argparse
 import ast
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gen_key_history import REGISTER_CALLS, render  # noqa: E402
+from gen_key_history import REGISTER_CALLS, check_or_write  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "seqprof" / "config" / "dialects" / "keys" / \
     "llamafactory_main_templates.json"
@@ -79,15 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--branch", default="HEAD", help="the main branch's ref in that clone")
     parser.add_argument("--check", action="store_true", help="compare instead of writing")
     args = parser.parse_args(argv)
-    data = build(args.repo, args.branch)
-    if args.check:
-        if not OUT.exists() or json.loads(OUT.read_text()) != data:
-            print(f"stale: {OUT} (run {COMMAND})")
-            return 1
-        return 0
-    OUT.write_text(render(data))
-    print(f"wrote {OUT}")
-    return 0
+    return check_or_write(build(args.repo, args.branch), OUT, COMMAND, args.check)
 
 
 if __name__ == "__main__":

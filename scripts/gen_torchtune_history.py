@@ -17,15 +17,12 @@ release).
 
 from __future__ import annotations
 
-import argparse
-import json
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gen_key_history import intervals, render  # noqa: E402
+from gen_key_history import generate, intervals  # noqa: E402
 from gen_torchtune_components import Resolver, Tree  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "seqprof" / "config" / "dialects" / "keys" / "torchtune_history.json"
@@ -66,24 +63,7 @@ def build(wheels: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="compare instead of writing")
-    parser.add_argument("--wheels", type=Path, help="folder of downloaded wheels (default: a temporary one)")
-    args = parser.parse_args(argv)
-    if args.wheels:
-        args.wheels.mkdir(parents=True, exist_ok=True)
-        data = build(args.wheels)
-    else:
-        with tempfile.TemporaryDirectory() as tmp:
-            data = build(Path(tmp))
-    if args.check:
-        if not OUT.exists() or json.loads(OUT.read_text()) != data:
-            print(f"stale: {OUT} (run {COMMAND})")
-            return 1
-        return 0
-    OUT.write_text(render(data))
-    print(f"wrote {OUT}")
-    return 0
+    return generate(build, OUT, COMMAND, __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":

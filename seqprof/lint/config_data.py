@@ -511,9 +511,16 @@ def dataset_registry(plan: Plan, *, cwd: Path | None = None) -> DatasetRegistry 
     if plan.raw.get("tokenized_path"):
         return None
     info_path, note = _llamafactory_info(plan, cwd)
-    info = _registry(info_path) if info_path is not None and info_path.is_file() else None
-    if info is None:
-        return _unparsable(plan, info_path, note) if info_path is not None and info_path.is_file() else None
+    if info_path is None or not info_path.is_file():
+        return None
+    try:
+        info = _read_info(info_path)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return _unparsable(plan, info_path, note, str(exc))
+    except (SeqprofError, RecursionError):
+        return None  # too large or too deep for seqprof, not necessarily for json.load
+    if not isinstance(info, dict):
+        return None
     import difflib
 
     registered = tuple(map(str, info))
@@ -537,16 +544,10 @@ def dataset_registry(plan: Plan, *, cwd: Path | None = None) -> DatasetRegistry 
     return DatasetRegistry(path=_shown(str(info_path)), names=registered, undefined=tuple(undefined), note=note)
 
 
-def _unparsable(plan: Plan, info_path: Path, note: str | None) -> DatasetRegistry | None:
-    """The registry json.load refuses (a trailing comma): get_dataset_list raises "Cannot open <it> due to ..." as
-    soon as the config names a dataset (data/parser.py, from v0.5 to v0.9.5); with no name it reads nothing."""
-    try:
-        _read_info(info_path)
-        return None  # readable, but not a mapping of names
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        reason = str(exc)
-    except (SeqprofError, RecursionError):
-        return None  # too large or too deep for seqprof, not necessarily for json.load
+def _unparsable(plan: Plan, info_path: Path, note: str | None, reason: str) -> DatasetRegistry | None:
+    """The registry json.load refuses (a trailing comma; *reason* is json's complaint): get_dataset_list raises
+    "Cannot open <it> due to ..." as soon as the config names a dataset (data/parser.py, from v0.5 to v0.9.5); with
+    no name it reads nothing."""
     overridden = _set_on_the_command_line(plan.path)
     for key in ("dataset", "eval_dataset"):
         names = [n for n in _llamafactory_names(plan.raw.get(key)) if placeholder(n) is None]
