@@ -130,6 +130,12 @@ class KeyHistory:
             return Removal(package, removed_in, "unknown",
                            f"removed in {removed_in}; {package} is pinned to a commit ({vcs.source}), which seqprof "
                            "cannot place among releases")
+        unversioned = pins.unversioned(package) if allowed is None else None
+        if unversioned is not None:
+            return Removal(package, removed_in, "error",
+                           f"removed in {removed_in}, and {unversioned.source} names {package} with no version: pip "
+                           f"installs {self.release(package, order[-1])}, which lacks it (releases before it still "
+                           "have it)")
         if allowed is None:
             return Removal(package, removed_in, "assumed", f"removed in {removed_in}")
         pinned = pins.describe(package)
@@ -605,6 +611,9 @@ def assumed(packages: Iterable[str], pins: Pins, history: KeyHistory) -> str | N
     commits = [f"{p} at a commit ({pins.vcs(p).source})" for p in free if pins.vcs(p) is not None]
     if commits:
         return f"assuming {names} ({', '.join(commits)} cannot be placed among releases)"
+    named = [f"{pins.unversioned(p).source} names {p} with no version" for p in free if pins.unversioned(p)]
+    if named:
+        return f"assuming {names} ({'; '.join(named)})"
     which = "pins" if len(free) > 1 else f"{free[0]} pin"
     return f"assuming {names} (no {which} found beside the config)"
 

@@ -66,6 +66,14 @@ class Pins:
         exact = [p for p in found if p.exact]
         return (exact[0],) if exact else tuple(p for p in found if p.specifier)
 
+    def unversioned(self, package: str) -> Pin | None:
+        """A requirement that names *package* with no version (`transformers` alone in requirements.txt), when that
+        is all there is: a fresh install of the project gets the newest release."""
+        if self.of(package) or self.vcs(package) is not None:
+            return None
+        return next((p for p in self.pins.get(package, ())
+                     if not p.specifier and not (p.vcs or p.checkout or p.cloned_only or p.own)), None)
+
     def with_pin(self, pin: Pin) -> Pins:
         """These pins and one more on its package (a cap that a companion's or a recipe layer's metadata adds)."""
         return Pins({**self.pins, pin.package: self.pins.get(pin.package, ()) + (pin,)}, self.notes)

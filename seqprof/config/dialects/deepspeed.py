@@ -113,7 +113,7 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     default_lr = _optimizer_default_lr(cfg)
     if default_lr is not None:
         b.derived("optimizer_default_lr", default_lr, "optimizer")
-    b.diagnostics.extend(_switched_off(check_keys(cfg, Keyspace(known=KNOWN), dialect_label=LABEL), cfg))
+    b.diagnostics.extend(_comments(_switched_off(check_keys(cfg, Keyspace(known=KNOWN), dialect_label=LABEL), cfg), cfg))
     b.diagnostics.extend(_precision_section_keys(cfg))
     b.diagnostics.extend(_zero_section_keys(cfg))
     b.diagnostics.extend(_against_launch_lines(cfg))
@@ -190,6 +190,26 @@ DEEPSPEED_SCHEDULERS = frozenset({
     "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR", "SequentialLR",
     "CosineAnnealingLR", "ChainedScheduler", "ReduceLROnPlateau", "CyclicLR", "CosineAnnealingWarmRestarts",
     "OneCycleLR", "PolynomialLR", "LRScheduler"})
+
+
+# a top-level key JSON's lack of comments makes a comment of ("//", "//2", "#", "_comment2", "__notes")
+COMMENT_KEY = re.compile(r"^(?://|#)|^_*(?:comments?|notes?|description)_?\d*$", re.I)
+
+
+def _comments(found: list[ConfigDiagnostic], cfg: LoadedConfig) -> list[ConfigDiagnostic]:
+    """A comment written as a top-level key holding text (aiiseverything/Qwen-VL2-postrain's ds_zero2.json: "//",
+    "//2", "//3") is no misspelt setting: DeepSpeedConfig reads the top-level keys it knows by name
+    (runtime/config.py _initialize_params) and never looks at the others. A note, not a warning."""
+    out = []
+    for d in found:
+        value = cfg.data.get(d.key) if isinstance(cfg.data, dict) and d.kind == "unknown_key" else None
+        text = isinstance(value, str) or isinstance(value, list) and all(isinstance(v, str) for v in value)
+        if text and COMMENT_KEY.search(d.key):
+            d = replace(d, kind="unread_key", suggestion=None,
+                        message=f"'{d.key}' holds text DeepSpeed never reads: a comment (DeepSpeed reads only the "
+                                "top-level keys it knows), so removing it changes nothing")
+        out.append(d)
+    return out
 
 
 def _switched_off(found: list[ConfigDiagnostic], cfg: LoadedConfig) -> list[ConfigDiagnostic]:

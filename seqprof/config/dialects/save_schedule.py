@@ -4,7 +4,8 @@ Before 4.9 DefaultFlowCallback saves at every evaluation when load_best_model_at
 args.load_best_model_at_end: control.should_save = True`), whatever save_strategy says. From 4.9 __post_init__
 refuses a save strategy other than the eval strategy ("--load_best_model_at_end requires the save and eval
 strategy to match"), and step saves that are no round multiple of the evaluation steps; 4.48 exempts
-save_strategy "best".
+save_strategy "best". save_strategy "best" (4.47 on) keeps a checkpoint whenever metric_for_best_model improves, so
+the Trainer refuses it when no metric is named or implied.
 """
 
 from __future__ import annotations
@@ -19,7 +20,12 @@ from seqprof.config.plan import ConfigDiagnostic
 
 REFUSED_FROM = "4.9.0"  # training_args.py __post_init__: the strategies must match
 RELEASES_BEFORE_REFUSAL = ["4.0.1", "4.1.1", "4.2.2", "4.3.3", "4.4.2", "4.5.1", "4.6.1", "4.7.0", "4.8.2"]
-BEST_FROM = "4.48.0"  # save_strategy "best" saves on a new best metric and passes the check
+BEST_FROM = "4.48.0"  # save_strategy "best" passes the check
+BEST_STRATEGY_FROM = "4.47.0"  # trainer_utils.SaveStrategy.BEST; Trainer.__init__ wants metric_for_best_model
+RELEASES_BEFORE_BEST = ["4.36.2", "4.37.2", "4.38.2", "4.39.3", "4.40.2", "4.41.2", "4.42.4", "4.43.4", "4.44.2",
+                        "4.45.2", "4.46.3"]
+# schedulers for which TrainingArguments.__post_init__ fills metric_for_best_model with "loss" (greedy from 5.x)
+METRIC_FILLING_SCHEDULERS = ("reduce_lr_on_plateau", "greedy")
 SCHEDULE_KEYS = ("eval_strategy", "evaluation_strategy", "save_strategy", "save_steps", "eval_steps",
                  "load_best_model_at_end")
 
@@ -43,7 +49,7 @@ def best_model_schedule_refused(cfg: LoadedConfig, pins: Pins, history: KeyHisto
     if data.get("load_best_model_at_end") is not True:
         return []
     found = release_with_check(history, pins, "transformers", REFUSED_FROM, RELEASES_BEFORE_REFUSAL)
-    if found is None or _project_sets_schedule(cfg.path):
+    if found is None or _project_sets(cfg.path, SCHEDULE_KEYS):
         return []
     installed, release = found
     eval_key = next((k for k in ("eval_strategy", "evaluation_strategy") if k in data), None)
@@ -70,15 +76,39 @@ def best_model_schedule_refused(cfg: LoadedConfig, pins: Pins, history: KeyHisto
     return []
 
 
+def best_save_without_metric(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
+    """save_strategy "best" with no metric to judge "best" by: Trainer.__init__ (4.47 on) raises "`args.
+    metric_for_best_model` must be provided when using 'best' save_strategy". __post_init__ fills the metric with
+    "loss" only beside load_best_model_at_end or a plateau/greedy scheduler, so those pass."""
+    data = cfg.data
+    saving = data.get("save_strategy")
+    if not isinstance(saving, str) or saving.lower() != "best" or data.get("metric_for_best_model") is not None:
+        return []
+    scheduler = data.get("lr_scheduler_type")
+    if data.get("load_best_model_at_end") is True or (
+            isinstance(scheduler, str) and scheduler.lower() in METRIC_FILLING_SCHEDULERS):
+        return []
+    found = release_with_check(history, pins, "transformers", BEST_STRATEGY_FROM, RELEASES_BEFORE_BEST)
+    if found is None or _project_sets(cfg.path, ("save_strategy", "metric_for_best_model", "load_best_model_at_end")):
+        return []
+    named = "metric_for_best_model: null" if "metric_for_best_model" in data else "no metric_for_best_model"
+    return [ConfigDiagnostic(
+        kind="best_save_without_metric", key="save_strategy", file=cfg.path, line=cfg.line("save_strategy") or 1,
+        message=f"save_strategy: best with {named}: \"best\" is judged by that metric, so the Trainer raises when "
+                "it is created, before the first step (\"`args.metric_for_best_model` must be provided when using "
+                f"'best' save_strategy\"; {found[1]})")]
+
+
 def _whole(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
-def _project_sets_schedule(config_path: str) -> bool:
-    """The project declares a schedule field of its own or sets one in code, which the file alone does not show."""
+def _project_sets(config_path: str, keys: tuple[str, ...]) -> bool:
+    """The project declares one of *keys* as a field of its own or sets one in code, which the file alone does not
+    show."""
     from seqprof.config.project_fields import project_declares_or_sets
 
-    return project_declares_or_sets(config_path, SCHEDULE_KEYS)
+    return project_declares_or_sets(config_path, keys)
 
 
 def _refused(cfg: LoadedConfig, key: str, message: str) -> ConfigDiagnostic:

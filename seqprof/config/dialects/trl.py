@@ -59,7 +59,7 @@ from seqprof.config.dialects.recipes import named_trainer, read_by_own_classes, 
 from seqprof.config.dialects.constant_warmup import warmup_unread
 from seqprof.config.dialects.fsdp_checkpointing import checkpointing_twice
 from seqprof.config.dialects.report_to import report_to_null
-from seqprof.config.dialects.save_schedule import best_model_schedule_refused
+from seqprof.config.dialects.save_schedule import best_model_schedule_refused, best_save_without_metric
 from seqprof.config.dialects.scheduler_kwargs import scheduler_kwargs_problems
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
@@ -642,6 +642,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     b.diagnostics.extend(hf.warmup_steps_refused(cfg, pins, history))
     b.diagnostics.extend(hf.warmup_ratio_overridden(cfg, pins, history))
     b.diagnostics.extend(best_model_schedule_refused(cfg, pins, history))
+    b.diagnostics.extend(best_save_without_metric(cfg, pins, history))
     b.diagnostics.extend(scheduler_kwargs_problems(cfg, pins, history))
     b.diagnostics.extend(report_to_null(cfg, pins, history))
     b.diagnostics.extend(checkpointing_twice(cfg, pins, history, fsdp_on=b.value("fsdp") is not None))
