@@ -94,3 +94,54 @@ def test_a_deepspeed_comment_key_is_no_misspelt_setting(tmp_path):
     config = _fresh(tmp_path, QWEN_VL) / f"{QWEN_VL}/configs__ds_zero2.json"
     _edit(config, '"//2": "', '"//2": {"stage": 3}, "unused": "')  # a block under a comment's name is no comment
     assert ("SP401", "//2") in [(f.code, f.key) for f in _findings(config)]
+
+
+POST_TRAINING_LAB = "AntonioGr7__post-training-lab"
+EEDI = "yannan90__kaggle-2024-Eedi-8th-place-training-code"
+EMBODIED = "zwq2018__embodied_reasoner"
+
+
+@pytest.mark.parametrize("stage,trainer", [
+    ("01-sft", "sft"), ("02-reward-modeling", "reward"), ("03-ppo", "ppo"), ("04-dpo", "dpo"), ("05-grpo", "grpo"),
+    ("07-distillation", "gkd"),
+])
+def test_each_stage_s_config_is_read_by_the_script_in_its_own_folder(tmp_path, stage, trainer):
+    """Every stage of AntonioGr7/post-training-lab runs `train.py --config configs/default.yaml` from its folder, so
+    each launch line names every stage's config; the script beside the config decides (07's builds GKDTrainer,
+    whose beta the keys alone read as DPO's)."""
+    config = _fresh(tmp_path, POST_TRAINING_LAB) / f"{POST_TRAINING_LAB}/{stage}__configs__default.yaml"
+    report = lint_paths([config], LintOptions()).files[0]
+    assert (report.dialect, report.facts.plan.setting("trainer").value) == ("trl", trainer)
+
+
+def test_ppo_s_total_episodes_not_the_epochs_sets_the_run_s_length(tmp_path):
+    """03-ppo saves nothing (save_strategy: no) and states no epochs, so TrainingArguments' 3 would make it a
+    3-epoch run; PPOTrainer derives its length from total_episodes when set (30000 episodes: 469 updates), which
+    the config gives no speed for. Without total_episodes the epochs count again."""
+    config = _fresh(tmp_path, POST_TRAINING_LAB) / f"{POST_TRAINING_LAB}/03-ppo__configs__default.yaml"
+    assert _findings(config, "SP301") == []
+    _edit(config, "total_episodes:", "# total_episodes:")
+    config = config.rename(config.with_name("03-ppo__configs__edited.yaml"))
+    assert [f.key for f in _findings(config, "SP301")] == ["save_strategy"]
+
+
+def test_a_warmup_scheduler_without_its_peak_warms_up_to_deepspeed_s_default(tmp_path):
+    """The Eedi 8th-place reranker's stage3.json: AdamW with no lr and WarmupDecayLR with no warmup_max_lr. The
+    Trainer fills only keys written "auto", so the run peaks at 0.001 (lr_schedules.py's default) whatever its
+    learning_rate. With warmup_max_lr "auto" the Trainer's rate is used."""
+    config = _fresh(tmp_path, EEDI) / f"{EEDI}/train__reranker__stage3.json"
+    found = _findings(config, "SP469")
+    assert len(found) == 1 and "WarmupDecayLR scheduler gives no warmup_max_lr" in found[0].message
+    _edit(config, '"warmup_num_steps": "auto"', '"warmup_num_steps": "auto", "warmup_max_lr": "auto"')
+    config = config.rename(config.with_name("stage3_edited.json"))
+    assert _findings(config, "SP469") == []
+
+
+def test_a_brace_named_slot_is_a_placeholder_not_a_mapping(tmp_path):
+    """embodied_reasoner's finetune templates write `cutoff_len: {cutoff_len}`, which YAML reads as a one-key
+    mapping; scripts/train.sh fills every slot with sed before llamafactory-cli runs. A note, not SP406."""
+    config = _fresh(tmp_path, EMBODIED) / f"{EMBODIED}/finetune__full__template.yaml"
+    found = _findings(config)
+    assert [f for f in found if f.code == "SP406"] == []
+    slot = next(f for f in found if f.key == "cutoff_len")
+    assert slot.code == "SP407" and "'cutoff_len: {cutoff_len}' is a template placeholder" in slot.message

@@ -139,10 +139,13 @@ def launched_trainer(config_path: str | Path) -> tuple[str, str] | None:
     outweighs what the keys suggest. None when nothing launches it, or the scripts build none or several."""
     root = project_root(config_path)
     built: dict[str, str] = {}
-    for file in sorted(launched_scripts(config_path) & parser_files(root)):
-        script = _parser_script(root, file)
-        for kind, line in script.trainers if script else ():
-            built.setdefault(kind, f"{file}:{line}")
+    scripts = [s for s in (_parser_script(root, f) for f in sorted(launched_scripts(config_path) & parser_files(root)))
+               if s]
+    # of launch lines that name the config only by a path every stage shares (`train.py --config
+    # configs/default.yaml` in each of AntonioGr7/post-training-lab's folders), the script in the config's own folder
+    for script in _nearest(scripts, Path(config_path), root) if scripts else ():
+        for kind, line in script.trainers:
+            built.setdefault(kind, f"{script.file}:{line}")
     if len(built) != 1 or "" in built:
         return None
     (kind, where), = built.items()

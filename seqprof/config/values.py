@@ -45,9 +45,18 @@ _PLACEHOLDERS = (
 _BRACKETED_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 
 
+# `cutoff_len: {cutoff_len}`: a brace-named slot a launcher fills in with sed or str.format (zwq2018/embodied_reasoner's
+# finetune templates), which YAML reads as a one-key mapping with no value
+_SLOT_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
 def placeholder(value: Any) -> str | None:
-    """What kind of stand-in *value* is (`???`, `__BATCH_SIZE__`, `${oc.env:BS}`, `{{ bs }}`, `[BSIZE]`), or None
-    for a value."""
+    """What kind of stand-in *value* is (`???`, `__BATCH_SIZE__`, `${oc.env:BS}`, `{{ bs }}`, `[BSIZE]`,
+    `{cutoff_len}`), or None for a value."""
+    if isinstance(value, dict) and len(value) == 1:
+        (name, inner), = value.items()
+        if inner is None and isinstance(name, str) and _SLOT_NAME.match(name):
+            return "a brace-named slot that the launcher fills in (sed, str.format) before the run"
     if isinstance(value, list) and len(value) == 1 and isinstance(value[0], str) \
             and _BRACKETED_NAME.match(value[0].strip()):
         return "a bracketed name left for the user to fill in"
@@ -59,6 +68,8 @@ def placeholder(value: Any) -> str | None:
 
 def shown_placeholder(value: Any) -> str:
     """*value* as the file wrote it: `[BSIZE]` rather than Python's `['BSIZE']`."""
+    if isinstance(value, dict):
+        return "{" + next(iter(value)) + "}"
     return f"[{value[0].strip()}]" if isinstance(value, list) else str(value).strip()
 
 

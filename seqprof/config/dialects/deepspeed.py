@@ -130,6 +130,19 @@ OPTIMIZER_DEFAULT_LR = {"adam": 1e-3, "adamw": 1e-3, "lamb": 1e-3, "lion": 1e-3,
 SCALES_THE_OPTIMIZER_LR = frozenset({"warmupcosinelr"})
 
 
+# WarmupLR and WarmupDecayLR write warmup_max_lr into the optimizer, 0.001 when their params leave it out
+# (runtime/lr_schedules.py, 0.10 to 0.19.8): the same default rate as the optimizer's own
+WARMUP_SCHEDULERS = frozenset({"warmuplr", "warmupdecaylr"})
+
+
+def _default_peak(scheduler: Mapping) -> bool:
+    """A warmup scheduler with no warmup_max_lr (Eedi 8th place's stage3.json: WarmupDecayLR with only
+    warmup_num_steps), which warms up to DeepSpeed's default 0.001, not to the run's learning_rate."""
+    params = scheduler.get("params")
+    return str(scheduler.get("type", "")).lower() in WARMUP_SCHEDULERS and not (
+        isinstance(params, Mapping) and "warmup_max_lr" in params)
+
+
 def _optimizer_default_lr(cfg: LoadedConfig) -> float | None:
     """The default lr DeepSpeed builds the file's optimizer with when its section sets none, and no DeepSpeed
     scheduler writes one: transformers' Trainer fills optimizer.params.lr from its learning_rate only where the file
@@ -141,7 +154,8 @@ def _optimizer_default_lr(cfg: LoadedConfig) -> float | None:
     params = optimizer.get("params")
     if isinstance(params, Mapping) and "lr" in params:
         return None
-    if isinstance(scheduler, Mapping) and str(scheduler.get("type", "")).lower() not in SCALES_THE_OPTIMIZER_LR:
+    if isinstance(scheduler, Mapping) and str(scheduler.get("type", "")).lower() not in SCALES_THE_OPTIMIZER_LR \
+            and not _default_peak(scheduler):
         return None
     return OPTIMIZER_DEFAULT_LR.get(optimizer["type"].lower())
 

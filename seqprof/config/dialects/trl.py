@@ -638,6 +638,8 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
               "TRL configs set bf16 = not fp16 in __post_init__ (trl/trainer/sft_config.py)")
     b.default("learning_rate", 2e-5 if trainer == "sft" else 1e-6,
               SOURCE_SFT if trainer == "sft" else SOURCE_DPO)
+    if trainer in ("ppo", "rloo") and b.present("total_episodes"):  # OnPolicyConfig: total_episodes, not the
+        b.stated("total_episodes", "total_episodes", as_number)  # epochs, sets the run's length (ppo_trainer.py)
     hf.apply_training_arguments(b, source=SOURCE_SFT if trainer == "sft" else SOURCE_DPO)
     b.diagnostics.extend(hf.warmup_steps_refused(cfg, pins, history))
     b.diagnostics.extend(hf.warmup_ratio_overridden(cfg, pins, history))

@@ -50,7 +50,8 @@ def run_facts(plan: Plan, cfg: Mapping[str, Any], data: DataFacts | None) -> Run
         estimated, source = max_steps, "max_steps"
     elif steps_per_epoch is not None and epochs is not None:
         estimated, source = max(1, math.ceil(steps_per_epoch * epochs)), "data"
-    elif checkpoint_interval(cfg, None, 0)[0] == "no" and epochs is not None and epochs >= 2:
+    elif checkpoint_interval(cfg, None, 0)[0] == "no" and epochs is not None and epochs >= 2 \
+            and cfg.get("total_episodes") is None:  # PPO's total_episodes, when set, replaces the epochs
         # no length, but the config alone shows no checkpoint is written during several epochs
         return RunFacts(rows=None, micro_batch_size=micro, gradient_accumulation_steps=accum, world_size=world,
                         examples_per_step=micro * accum * world, steps_per_epoch=None, epochs=epochs,
