@@ -45,8 +45,8 @@ _PLACEHOLDERS = (
 _BRACKETED_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 
 
-# `cutoff_len: {cutoff_len}`: a brace-named slot a launcher fills in with sed or str.format (zwq2018/embodied_reasoner's
-# finetune templates), which YAML reads as a one-key mapping with no value
+# `cutoff_len: {cutoff_len}`: a brace-named slot a launcher fills in with sed or str.format
+# (zwq2018/embodied_reasoner's finetune templates), which YAML reads as a one-key mapping with no value
 _SLOT_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 

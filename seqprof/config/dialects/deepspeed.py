@@ -113,7 +113,8 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     default_lr = _optimizer_default_lr(cfg)
     if default_lr is not None:
         b.derived("optimizer_default_lr", default_lr, "optimizer")
-    b.diagnostics.extend(_comments(_switched_off(check_keys(cfg, Keyspace(known=KNOWN), dialect_label=LABEL), cfg), cfg))
+    unknown = check_keys(cfg, Keyspace(known=KNOWN), dialect_label=LABEL)
+    b.diagnostics.extend(_comments(_switched_off(unknown, cfg), cfg))
     b.diagnostics.extend(_precision_section_keys(cfg))
     b.diagnostics.extend(_zero_section_keys(cfg))
     b.diagnostics.extend(_against_launch_lines(cfg))
