@@ -611,7 +611,7 @@ def assumed(packages: Iterable[str], pins: Pins, history: KeyHistory) -> str | N
     commits = [f"{p} at a commit ({pins.vcs(p).source})" for p in free if pins.vcs(p) is not None]
     if commits:
         return f"assuming {names} ({', '.join(commits)} cannot be placed among releases)"
-    named = [f"{pins.unversioned(p).source} names {p} with no version" for p in free if pins.unversioned(p)]
+    named = [f"{pin.source} names {pin.package} with no version" for pin in map(pins.unversioned, free) if pin]
     if named:
         return f"assuming {names} ({'; '.join(named)})"
     which = "pins" if len(free) > 1 else f"{free[0]} pin"

@@ -50,11 +50,7 @@ from seqprof.config.dialects.common import (
 from seqprof.config.dialects.constant_warmup import warmup_unread
 from seqprof.config.dialects.fsdp_checkpointing import checkpointing_twice
 from seqprof.config.dialects.report_to import report_to_null
-from seqprof.config.dialects.save_schedule import (
-    best_model_schedule_refused,
-    best_save_without_metric,
-    saves_at_each_evaluation,
-)
+from seqprof.config.dialects.save_schedule import refused_save_schedules, saves_at_each_evaluation
 from seqprof.config.dialects.scheduler_kwargs import scheduler_kwargs_problems
 from seqprof.config.dialects.trainer_deepspeed import Stated, refused_values, replaced_by_deepspeed
 from seqprof.config.loader import LoadedConfig
@@ -460,8 +456,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     apply_training_arguments(b)
     b.diagnostics.extend(warmup_steps_refused(cfg, pins, history))
     b.diagnostics.extend(warmup_ratio_overridden(cfg, pins, history))
-    b.diagnostics.extend(best_model_schedule_refused(cfg, pins, history))
-    b.diagnostics.extend(best_save_without_metric(cfg, pins, history))
+    b.diagnostics.extend(refused_save_schedules(cfg, pins, history))
     b.diagnostics.extend(scheduler_kwargs_problems(cfg, pins, history))
     b.diagnostics.extend(report_to_null(cfg, pins, history))
     b.diagnostics.extend(checkpointing_twice(cfg, pins, history, fsdp_on=b.value("fsdp") is not None))

@@ -45,7 +45,7 @@ from seqprof.config.dialects.common import (
     split_list,
 )
 from seqprof.config.dialects.constant_warmup import warmup_unread
-from seqprof.config.dialects.save_schedule import best_model_schedule_refused, best_save_without_metric
+from seqprof.config.dialects.save_schedule import refused_save_schedules
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_fields import (Fork, framework_fork, project_root, python_files, read_by_fork,
@@ -398,8 +398,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
         b.diagnostics.extend(_checked_keys(cfg, pins))
         b.diagnostics.extend(hf.warmup_steps_refused(cfg, pins, history))
         b.diagnostics.extend(hf.warmup_ratio_overridden(cfg, pins, history))
-        b.diagnostics.extend(best_model_schedule_refused(cfg, pins, history))
-        b.diagnostics.extend(best_save_without_metric(cfg, pins, history))
+        b.diagnostics.extend(refused_save_schedules(cfg, pins, history))
         b.diagnostics.extend(warmup_unread(cfg))
     b.default("framework_versions", describe_versions(PACKAGES, pins, history),
               "the llamafactory/transformers versions keys were judged against (seqprof.config.versions)")

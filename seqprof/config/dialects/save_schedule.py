@@ -38,6 +38,12 @@ def saves_at_each_evaluation(data: Mapping[str, Any]) -> bool:
         "steps", "epoch")
 
 
+def refused_save_schedules(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
+    """The save schedules the pinned release's TrainingArguments or Trainer refuses before the first step (SP459,
+    SP471), for every dialect that hands the file to them."""
+    return best_model_schedule_refused(cfg, pins, history) + best_save_without_metric(cfg, pins, history)
+
+
 def best_model_schedule_refused(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
     """load_best_model_at_end beside a save schedule the pinned release's TrainingArguments refuses.
 

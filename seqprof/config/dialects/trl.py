@@ -59,7 +59,7 @@ from seqprof.config.dialects.recipes import named_trainer, read_by_own_classes, 
 from seqprof.config.dialects.constant_warmup import warmup_unread
 from seqprof.config.dialects.fsdp_checkpointing import checkpointing_twice
 from seqprof.config.dialects.report_to import report_to_null
-from seqprof.config.dialects.save_schedule import best_model_schedule_refused, best_save_without_metric
+from seqprof.config.dialects.save_schedule import refused_save_schedules
 from seqprof.config.dialects.scheduler_kwargs import scheduler_kwargs_problems
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
@@ -638,13 +638,12 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
               "TRL configs set bf16 = not fp16 in __post_init__ (trl/trainer/sft_config.py)")
     b.default("learning_rate", 2e-5 if trainer == "sft" else 1e-6,
               SOURCE_SFT if trainer == "sft" else SOURCE_DPO)
-    if trainer in ("ppo", "rloo") and b.present("total_episodes"):  # OnPolicyConfig: total_episodes, not the
-        b.stated("total_episodes", "total_episodes", as_number)  # epochs, sets the run's length (ppo_trainer.py)
+    if trainer in ("ppo", "rloo"):  # OnPolicyConfig: total_episodes, when set, not the epochs, is the run's length
+        b.stated("total_episodes", "total_episodes", as_number)  # (ppo_trainer.py)
     hf.apply_training_arguments(b, source=SOURCE_SFT if trainer == "sft" else SOURCE_DPO)
     b.diagnostics.extend(hf.warmup_steps_refused(cfg, pins, history))
     b.diagnostics.extend(hf.warmup_ratio_overridden(cfg, pins, history))
-    b.diagnostics.extend(best_model_schedule_refused(cfg, pins, history))
-    b.diagnostics.extend(best_save_without_metric(cfg, pins, history))
+    b.diagnostics.extend(refused_save_schedules(cfg, pins, history))
     b.diagnostics.extend(scheduler_kwargs_problems(cfg, pins, history))
     b.diagnostics.extend(report_to_null(cfg, pins, history))
     b.diagnostics.extend(checkpointing_twice(cfg, pins, history, fsdp_on=b.value("fsdp") is not None))
