@@ -21,9 +21,9 @@ from pathlib import Path
 from seqprof.config.launches import framework_launches, tied_scripts
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
-from seqprof.config.project_fields import (called_name, code_matches, imported_names, in_project, parsed_module,
-                                         parser_call_classes, project_dataclasses, project_reads, project_root,
-                                         source_text)
+from seqprof.config.project_fields import (ProjectDataclass, called_name, code_matches, copies_seen_from,
+                                         imported_names, in_project, parsed_module, parser_call_classes,
+                                         project_dataclasses, project_reads, project_root, source_text)
 from seqprof.config.project_scripts import parser_files, parser_scripts
 from seqprof.config.key_history import KeyHistory
 from seqprof.config.pins import Pins
@@ -161,7 +161,7 @@ def _own_config_class(call: ParserCall, root: Path, keys: list[str], expected: s
     framework = history.ever("transformers", ["TrainingArguments"]) | history.ever("trl", [expected])
     for dotted in _resolved_classes(call, root):
         reached: set[str] = set()
-        fields = _class_fields(dotted, str(root), pins, history, (), reached)
+        fields = _class_fields(dotted, str(root), pins, history, (), reached, call.file)
         if fields is None or reached - NOT_TRAINING_ARGUMENTS - TRANSFORMERS_CLASSES:
             return False  # a TRL trainer config among the call's classes: not the project's own
         if "TrainingArguments" in reached and any(k in fields and k not in framework for k in keys):
@@ -173,14 +173,29 @@ def classes_parsed_into(config_path: str | Path, keys: list[str]) -> frozenset[s
     """The project's own classes the parser calls of the scripts that parse the config fill, with their project
     bases; None when a script's call cannot be read. A project that declares GRPOConfig in its package while its
     examples/grpo_demo.py fills trl's GRPOConfig (jianzhnie/Open-R1) does not read the recipe into its own."""
+    copies = _copies_parsed_into(config_path, keys)
+    return None if copies is None else frozenset(one.name for one in copies)
+
+
+def fields_parsed_into(config_path: str | Path, keys: list[str]) -> dict[str, str] | None:
+    """Field -> the file declaring it, over the project's own classes that the parser calls fill, from the copy each
+    script sees: 03-ppo's LabArguments.max_prompt_length is no field of the LabArguments 04-dpo/train.py defines
+    and parses into (None as for classes_parsed_into)."""
+    copies = _copies_parsed_into(config_path, keys)
+    return None if copies is None else {field: one.file for one in copies for field in sorted(one.fields)}
+
+
+def _copies_parsed_into(config_path: str | Path, keys: list[str]) -> list[ProjectDataclass] | None:
+    """The project dataclasses the parser calls fill and their project bases, each class name resolved to the
+    copy its file sees (copies_seen_from); None when a call cannot be read or names an installed package's class."""
     root = project_root(config_path)
     calls = _calls_parsing(config_path, keys)
     if calls is None:
         return None
     table = project_dataclasses(root)
-    reached: set[str] = set()
+    reached: dict[tuple[str, str], ProjectDataclass] = {}
     for call in calls:
-        todo = []
+        todo: list[tuple[str, str]] = []  # (class name, the file its bare name is written in)
         for dotted in _resolved_classes(call, root):
             package, _, name = dotted.rpartition(".")
             if package.split(".")[0] in ("trl", "transformers") and \
@@ -190,16 +205,17 @@ def classes_parsed_into(config_path: str | Path, keys: list[str]) -> frozenset[s
                 return None  # an installed package's class (alignment's ModelArguments): what it declares is unknown
             if not package and dotted not in table:
                 return None  # a variable (`TrlParser(dataclass_types)`, CODE-GRPO's code_grpo.py): which classes, unknown
-            todo.append(name or dotted)
+            todo.append((name or dotted, "" if package else call.file))
         while todo:
-            name = todo.pop()
-            if name in reached or name not in table:
-                continue
-            reached.add(name)
-            todo += [b.rpartition(".")[2] for one in table[name] for b in one.bases
-                     if b and b not in ("object",) and (not b.rpartition(".")[0]
-                                                        or in_project(b.rpartition(".")[0], str(root)))]
-    return frozenset(reached)
+            name, file = todo.pop()
+            for one in copies_seen_from(root, name, file) if name in table else ():
+                if (one.name, one.file) in reached:
+                    continue
+                reached[(one.name, one.file)] = one
+                todo += [(b.rpartition(".")[2], "" if b.rpartition(".")[0] else one.file) for b in one.bases
+                         if b and b not in ("object",) and (not b.rpartition(".")[0]
+                                                            or in_project(b.rpartition(".")[0], str(root)))]
+    return list(reached.values())
 
 
 @dataclass(frozen=True)
@@ -531,7 +547,7 @@ def _declared(call: ParserCall, root: Path, pins: Pins,
     out: set[str] = set()
     reached: set[str] = set()
     for dotted in _resolved_classes(call, root):
-        fields = _class_fields(dotted, str(root), pins, history, (), reached)
+        fields = _class_fields(dotted, str(root), pins, history, (), reached, call.file)
         if fields is None:
             return None, reached
         out |= fields
@@ -553,9 +569,10 @@ def _resolved_classes(call: ParserCall, root: Path) -> list[str]:
 
 
 def _class_fields(dotted: str, root: str, pins: Pins, history: KeyHistory, seen: tuple[str, ...],
-                  reached: set[str]) -> set[str] | None:
-    """The fields of a class named *dotted* (through the imports of where it is named): TRL's or transformers'
-    at the allowed releases, or a project dataclass's own and its bases'; None when it cannot be placed."""
+                  reached: set[str], file: str = "") -> set[str] | None:
+    """The fields of a class named *dotted* (through the imports of *file*, where it is named): TRL's or
+    transformers' at the allowed releases, or a project dataclass's own and its bases'; None when it cannot be
+    placed. A bare name means the copy *file* defines, where it defines one (copies_seen_from)."""
     package, _, name = dotted.rpartition(".")
     top = package.split(".")[0]
     if top in ("trl", "transformers"):
@@ -573,7 +590,7 @@ def _class_fields(dotted: str, root: str, pins: Pins, history: KeyHistory, seen:
             (SEQ2SEQ_FIELDS if name == "Seq2SeqTrainingArguments" else set())
     if top in ("trl", "transformers") or name in seen or (package and not in_project(package, root)):
         return None  # another package's class (an installed alignment-handbook's ScriptArguments)
-    found = project_dataclasses(root).get(name or dotted)
+    found = copies_seen_from(root, name or dotted, "" if package else file)
     if not found:
         return None
     out: set[str] = set()
@@ -581,7 +598,7 @@ def _class_fields(dotted: str, root: str, pins: Pins, history: KeyHistory, seen:
         out |= one.fields
         for base in one.bases:
             more = set() if base in ("", "object") else \
-                _class_fields(base, root, pins, history, (*seen, name), reached)
+                _class_fields(base, root, pins, history, (*seen, name), reached, one.file)
             if more is None:
                 return None
             out |= more

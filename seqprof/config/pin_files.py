@@ -423,7 +423,7 @@ def read_readme(path: Path) -> list[Pin]:
     # the framework image its code blocks run (jcparrad's `docker run ... winglian/axolotl:main-py3.10-cu118-2.0.1`)
     commands = [code or (text if _DOCKER_LINE.match(text) else "") for code, text in zip(kept, prose)]
     images = _images_named("\n".join(commands), path.name)  # a `docker run` line outside a code block too
-    return installed + _listed_environment(kept, prose, path.name) + images
+    return installed + _listed_environment(kept, prose, path.name) + _commented_requirements(kept, path.name) + images
 
 
 # a named environment made or entered: `conda create -n sim python=3.10`, `conda activate inpo`, `python -m venv .rl`
@@ -470,6 +470,29 @@ def _listed_environment(kept: list[str], prose: list[str], name: str) -> list[Pi
             operator, version = listed.group(2) or "==", listed.group(3)
             out.append(Pin(normalize(listed.group(1)), f"=={version}.*" if operator == "=" else f"{operator}{version}",
                            f"{name}:{number}"))
+    return out
+
+
+# a code block's comment that names one exact version: `# transformers==4.48.1`
+_COMMENTED_REQUIREMENT = re.compile(r"^\s*#\s*([A-Za-z][\w.-]*)\s*==\s*v?(\d+(?:\.\d+)+)\S*\s*$")
+
+
+def _commented_requirements(kept: list[str], name: str) -> list[Pin]:
+    """The versions a README's code block lists as a run of comments, one exact `# package==version` per line
+    (uukuguy/Replicate-R1: `# torch==2.5.1`, `# transformers==4.48.1`, `# trl==0.14.0` above its install steps;
+    jxiw/MambaInLlama: "check your version matches those"): the environment the author ran. A lone commented
+    requirement may be an alternative left out, so only a run of two or more counts."""
+    out: list[Pin] = []
+    run: list[tuple[int, re.Match]] = []
+    for number, line in enumerate([*kept, ""], 1):
+        found = _COMMENTED_REQUIREMENT.match(line)
+        if found:
+            run.append((number, found))
+            continue
+        if len(run) >= 2:
+            out += [Pin(normalize(m.group(1)), f"=={m.group(2)}", f"{name}:{at}") for at, m in run
+                    if normalize(m.group(1)) in PACKAGES]
+        run = []
     return out
 
 

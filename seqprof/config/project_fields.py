@@ -81,12 +81,20 @@ class ProjectDataclass:
     name: str
     fields: frozenset[str]
     bases: tuple[str, ...]
+    file: str = ""  # relative to the project root
 
 
 def project_dataclasses(root: str | Path) -> dict[str, list[ProjectDataclass]]:
     """Class name -> each @dataclass of that name under the project *root* (two files may each define a
     ScriptArguments), from the same walk as project_fields."""
     return _declarations_under(str(root))[3]
+
+
+def copies_seen_from(root: str | Path, name: str, file: str) -> list[ProjectDataclass]:
+    """The @dataclass copies named *name* that a bare name in *file* means: the file's own where it defines one
+    (each stage of AntonioGr7/post-training-lab defines a LabArguments of its own), else every copy."""
+    every = project_dataclasses(root).get(name, [])
+    return [one for one in every if one.file == file] or every
 
 
 def dataclasses_in(file: Path, root: Path) -> list[ProjectDataclass]:
@@ -214,7 +222,7 @@ def _declarations(file: Path, root: Path) -> tuple[list[ProjectField], set[str],
                    for item in node.body if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)]
             out += own
             if decorated:
-                dataclasses.append(ProjectDataclass(node.name, frozenset(f.name for f in own), bases))
+                dataclasses.append(ProjectDataclass(node.name, frozenset(f.name for f in own), bases, rel))
         elif any(b in TRAINING_ARGUMENTS for b in bases):
             out += _init_parameters(node, rel, bases)
     return out, classes, dataclasses
@@ -744,15 +752,14 @@ def read_by_project(diagnostics: list, fields: dict[str, ProjectField], framewor
 
     parsed_into = None
     if config_path is not None and any(d.kind in PROJECT_READ_KINDS and d.key in fields for d in diagnostics):
-        from seqprof.config.parser_classes import classes_parsed_into
+        from seqprof.config.parser_classes import fields_parsed_into
 
-        parsed_into = classes_parsed_into(config_path, [d.key for d in diagnostics])
-    owners = field_owners(config_path) if parsed_into is not None else {}
+        parsed_into = fields_parsed_into(config_path, [d.key for d in diagnostics])
     out = []
     for d in diagnostics:
         found = fields.get(d.key) if d.kind in PROJECT_READ_KINDS else None
-        if found is not None and parsed_into is not None and not owners.get(d.key, frozenset()) & parsed_into:
-            found = None  # the script's parser fills none of the project classes that declare it
+        if found is not None and parsed_into is not None:  # the declaration in a class the script's parser fills
+            found = _declared_in(d.key, parsed_into.get(d.key), found, config_path)
         lost = found is not None and config_path is not None and _lost_on_training_arguments(d, found, config_path)
         if lost and d.key in UNREAD_BY_THE_TRAINER:  # hunwenpinghao's CustomTrainingArguments.overwrite_output_dir
             gone = d.message.replace(": it breaks on that upgrade", ": the field is gone on that upgrade")
@@ -782,6 +789,17 @@ def read_by_project(diagnostics: list, fields: dict[str, ProjectField], framewor
             message=f"'{d.key}' is a field of the project's own {found.where()}, not of {whose} classes: "
                     "the project's script reads it"))
     return out
+
+
+def _declared_in(key: str, file: str | None, first: ProjectField, config_path: str | Path) -> ProjectField | None:
+    """*key*'s declaration in *file* (None when no class the parser fills declares it); *first*, the project's first
+    declaration, where it is that one or *file*'s cannot be read."""
+    if file is None:
+        return None
+    if first.file == file:
+        return first
+    root = project_root(config_path)
+    return next((f for f in dataclass_fields(root / file, root) if f.name == key), first)
 
 
 def _lost_on_training_arguments(diagnostic, found: ProjectField, config_path: str | Path) -> bool:

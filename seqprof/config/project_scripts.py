@@ -74,8 +74,8 @@ def _parser_scripts(config_path: str, keys: frozenset[str]) -> tuple[ParserScrip
     named = launched_scripts(config_path) or ({sibling.relative_to(root.resolve()).as_posix()}
                                               if sibling.is_file() and sibling.is_relative_to(root.resolve()) else set())
     launched = [s for s in (_parser_script(root, file) for file in sorted(named & parser_files(root))) if s]
-    if launched:
-        return tuple(launched)
+    if launched:  # launch lines naming every stage's config by one shared path: the script in the config's branch
+        return tuple(_nearest(launched, Path(config_path).resolve(), root.resolve()))
     owners = field_owners(config_path)
     declared = {k: owners[k] for k in keys if k in owners}
     if not declared:

@@ -63,9 +63,9 @@ def scores(data: Mapping[str, Any]) -> dict[str, int]:
 # ms-swift's own arguments (swift/llm/argument: BaseArguments.train_type, ModelArguments.model, RLHFArguments
 # .rlhf_type; 2.x's sft_type / model_id_or_path): a file of them is read by `swift sft` or SwiftSft, not by a framework
 # seqprof checks, whatever LLaMA-Factory or TRL keys (dataset, lora_rank, max_length) it shares
-MS_SWIFT_KINDS = ("train_type", "rlhf_type", "sft_type")
+MS_SWIFT_KINDS = ("train_type", "tuner_type", "rlhf_type", "sft_type")  # tuner_type: 4.x's name for train_type
 MS_SWIFT_MODELS = ("model", "model_type", "model_id_or_path")
-LLAMAFACTORY_ONLY = ("stage", "finetuning_type", "template")
+LLAMAFACTORY_ONLY = ("stage", "finetuning_type")
 
 
 def ms_swift_keys(data: Mapping[str, Any]) -> list[str]:
@@ -74,6 +74,8 @@ def ms_swift_keys(data: Mapping[str, Any]) -> list[str]:
     kinds = [k for k in MS_SWIFT_KINDS if isinstance(data.get(k), str)]
     models = [k for k in MS_SWIFT_MODELS if isinstance(data.get(k), str)]
     if any(k in data for k in LLAMAFACTORY_ONLY) or "_component_" in str(data):
+        return []
+    if "template" in data and "model_name_or_path" in data:  # ms-swift has a template too, but names the model `model`
         return []
     if not kinds and models[:2] == ["model", "model_type"] and _ms_swift_model_type(data["model_type"]):
         return models[:2]  # `model` with ms-swift's lower-case model_type (qwen3_vl): train_type defaults to lora

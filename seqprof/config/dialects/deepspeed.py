@@ -113,12 +113,23 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     default_lr = _optimizer_default_lr(cfg)
     if default_lr is not None:
         b.derived("optimizer_default_lr", default_lr, "optimizer")
+    for key in COMMUNICATION_TYPE_KEYS:  # the first one DeepSpeedConfig refuses
+        value = cfg.get(key)
+        if isinstance(value, str) and value.lower() not in COMMUNICATION_TYPES:
+            b.derived("communication_type_refused", key, key)
+            break
     unknown = check_keys(cfg, Keyspace(known=KNOWN), dialect_label=LABEL)
     b.diagnostics.extend(_comments(_switched_off(unknown, cfg), cfg))
     b.diagnostics.extend(_precision_section_keys(cfg))
     b.diagnostics.extend(_zero_section_keys(cfg))
     b.diagnostics.extend(_against_launch_lines(cfg))
     return b.result()
+
+
+# what DeepSpeedConfig reads these as (runtime/config.py get_communication_data_type, lowered first): fp32, fp16, bf16
+# (0.19.8), and bfp16 in releases before bf16 was the name; any other text raises ValueError in deepspeed.initialize
+COMMUNICATION_TYPE_KEYS = ("communication_data_type", "seq_parallel_communication_data_type")
+COMMUNICATION_TYPES = frozenset({"fp32", "fp16", "bf16", "bfp16"})
 
 
 # the learning rate DeepSpeed's own optimizers start from when the optimizer section gives none: runtime/engine.py
