@@ -73,3 +73,54 @@ def test_a_readme_that_lists_its_versions_as_comments_pins_them(tmp_path):
           "# trl==0.14.0\n")
     found = _findings(config, "torch_dtype")
     assert "assuming trl 1.16 / transformers 5.25 (no pins found beside the config)" in found[0].message
+
+
+TINY_THINK = "Shekswess__tiny-think"
+TRAVEL = "0kun1__Travel_Agentic_RL"
+GO_BROWSE = "TBKiet__go-browse"
+
+
+def test_a_section_the_script_copies_then_spreads_reaches_the_class(tmp_path):
+    """Shekswess/tiny-think's dpo.py builds `trainer_cfg = dict(config.get("trainer") or {})` and then
+    `DPOConfig(**trainer_cfg)` (train/dpo.py:229, 287): each key of the file's trainer section reaches DPOConfig under
+    its own name, so trl 0.29's removal of max_prompt_length (a fresh install gets trl 1.16: no pins) is a TypeError
+    there. Spread without the copy it is the same hand-off; read under another section, it is none."""
+    config = _fresh(tmp_path, TINY_THINK) / f"{TINY_THINK}/configs__dpo__math_stem_dpo_beta1_lr3e_6_e1_bs8.yaml"
+    found = _findings(config, "trainer.max_prompt_length")
+    assert [(f.code, f.line) for f in found] == [("SP403", 14)]
+    assert "spreads 'trainer' into DPOConfig (train/dpo.py:287)" in found[0].message
+
+    script = config.parents[2] / "train" / "dpo.py"
+    _edit(script, 'trainer_cfg = dict(config.get("trainer") or {})', 'trainer_cfg = config["trainer"]')
+    assert [(f.code, f.line) for f in _findings(config, "trainer.max_prompt_length")] == [("SP403", 14)]
+
+    config = _fresh(tmp_path, TINY_THINK) / f"{TINY_THINK}/configs__dpo__math_stem_dpo_beta1_lr3e_6_e1_bs8.yaml"
+    _edit(config.parents[2] / "train" / "dpo.py", 'dict(config.get("trainer") or {})', 'dict(config.get("other") or {})')
+    assert _findings(config, "trainer.max_prompt_length") == []
+
+
+def test_ms_swift_4s_tuner_type_makes_the_file_ms_swifts(tmp_path):
+    """0kun1/Travel_Agentic_RL's sft_lora.yaml is ms-swift's (`model:`, `tuner_type: lora`, `val_dataset`,
+    `template: qwen3_nothinking`): ms-swift 4 renamed train_type to tuner_type, and its template is no LLaMA-Factory
+    template. No framework seqprof checks reads it, so no LLaMA-Factory finding applies. With `model_name_or_path`
+    beside `template` it is LLaMA-Factory's again."""
+    config = _fresh(tmp_path, TRAVEL) / f"{TRAVEL}/configs__sft_lora.yaml"
+    report = lint_paths([config], LintOptions()).files[0]
+    assert report.dialect == "unknown"
+    assert [f.code for f in report.findings if f.severity in ("warning", "error")] == []
+
+    config = _fresh(tmp_path, TRAVEL) / f"{TRAVEL}/configs__sft_lora.yaml"
+    _edit(config, "model: ./pretrained", "model_name_or_path: ./pretrained")
+    assert lint_paths([config], LintOptions()).files[0].dialect == "llamafactory"
+
+
+def test_a_torch_dtype_name_as_deepspeeds_communication_type_is_refused(tmp_path):
+    """TBKiet/go-browse's zero2.json and zero3.json write `"communication_data_type": "torch.float16"`: DeepSpeed's
+    get_communication_data_type takes fp16, bf16 or fp32 only and raises ValueError in deepspeed.initialize."""
+    tree = _fresh(tmp_path, GO_BROWSE)
+    for name, line in (("ds_configs__zero2.json", 16), ("ds_configs__zero3.json", 21)):
+        found = _findings(tree / f"{GO_BROWSE}/{name}", "communication_data_type")
+        assert [(f.code, f.severity, f.line) for f in found] == [("SP472", "error", line)]
+    config = tree / f"{GO_BROWSE}/ds_configs__zero3.json"
+    _edit(config, '"torch.float16"', '"fp16"')
+    assert _findings(config, "communication_data_type") == []

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from seqprof.config.project_fields import (imported_names, kept_names, parsed_module, project_reads_by_file,
+from seqprof.config.project_fields import (called_name, imported_names, kept_names, parsed_module, project_reads_by_file,
                                          project_root, python_files, source_text, star_imported_names)
 
 # the argument classes a script builds by hand: (package, class whose key history judges the keyword)
@@ -244,10 +244,30 @@ def _section_names(tree: ast.Module, keys: frozenset[str]) -> dict[str, str]:
             list(zip(target.elts, node.value.elts)) if isinstance(target, ast.Tuple) and \
             isinstance(node.value, ast.Tuple) and len(target.elts) == len(node.value.elts) else []
         for name, value in pairs:  # `t, m = cfg["TrainingArguments"], cfg["ModelArguments"]` (boostcampaitech3)
-            key = _key_read(value)
+            key = _key_read(_copied_section(value))
             if isinstance(name, ast.Name) and key in keys:
                 out.setdefault(name.id, key)
     return out
+
+
+def _copied_section(value: ast.expr) -> ast.expr:
+    """The section read under a copy of it: `dict(config.get("trainer") or {})` (Shekswess/tiny-think's dpo.py,
+    then `DPOConfig(**trainer_cfg)`), `copy.deepcopy(cfg["train"])`, `cfg["train"].copy()`, `{**cfg["train"]}`."""
+    while True:
+        if isinstance(value, ast.Call) and called_name(value.func) in ("dict", "deepcopy", "copy") \
+                and len(value.args) == 1 and not value.keywords:
+            value = value.args[0]
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "copy" \
+                and not value.args and not value.keywords:
+            value = value.func.value
+        elif isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) and len(value.values) == 2 and \
+                (isinstance(value.values[1], ast.Dict) and not value.values[1].keys
+                 or isinstance(value.values[1], ast.Constant) and value.values[1].value is None):
+            value = value.values[0]
+        elif isinstance(value, ast.Dict) and value.keys == [None]:
+            value = value.values[0]
+        else:
+            return value
 
 
 def _spread_name(value: ast.expr, sections: dict[str, str]) -> str | None:
