@@ -81,7 +81,12 @@ def project_forwards(config_path: str | Path, keys: list[str]) -> dict[str, Forw
 
     named = path_trainer(str(path))  # dpo.yaml: of a file's SFTConfig(...) and DPOConfig(...) calls, DPOConfig's
     found = [_first_per_key(_forwards_in(str(root / file), str(root), wanted), named) for file in close]
-    first, *others = [forwards for forwards in found if forwards] or [{}]  # a helper building no class is no rival
+    found = [forwards for forwards in found if forwards]  # a helper building no class is no rival
+    if named and len(found) > 1:  # configs/dpo/x.yaml beside sft.py and dpo.py reading the same keys: dpo.py's class
+        from seqprof.config.dialects.trl import TRAINER_CONFIGS
+
+        found.sort(key=lambda forwards: not any(f.cls == TRAINER_CONFIGS.get(named) for f in forwards.values()))
+    first, *others = found or [{}]
     return {key: forward for key, forward in first.items()
             if all(key in other and other[key].keyword == forward.keyword for other in others)}
 
