@@ -69,8 +69,8 @@ def test_a_readme_that_lists_its_versions_as_comments_pins_them(tmp_path):
 
     config = _fresh(tmp_path, MINI_R1) / f"{MINI_R1}/tasks__mini-r1__grpo-qwen-2.5-3b-deepseek-r1-countdown.yaml"
     readme = config.parents[2] / "README.md"
-    _edit(readme, "# torch==2.5.1\n# transformers==4.48.1\n# trl==0.14.0\n# vllm==0.7.2\n# flashinfer-python==0.2.1.post1\n",
-          "# trl==0.14.0\n")
+    listed = "# torch==2.5.1\n# transformers==4.48.1\n# trl==0.14.0\n# vllm==0.7.2\n# flashinfer-python==0.2.1.post1\n"
+    _edit(readme, listed, "# trl==0.14.0\n")
     found = _findings(config, "torch_dtype")
     assert "assuming trl 1.16 / transformers 5.25 (no pins found beside the config)" in found[0].message
 
@@ -95,7 +95,8 @@ def test_a_section_the_script_copies_then_spreads_reaches_the_class(tmp_path):
     assert [(f.code, f.line) for f in _findings(config, "trainer.max_prompt_length")] == [("SP403", 14)]
 
     config = _fresh(tmp_path, TINY_THINK) / f"{TINY_THINK}/configs__dpo__math_stem_dpo_beta1_lr3e_6_e1_bs8.yaml"
-    _edit(config.parents[2] / "train" / "dpo.py", 'dict(config.get("trainer") or {})', 'dict(config.get("other") or {})')
+    script = config.parents[2] / "train" / "dpo.py"
+    _edit(script, 'dict(config.get("trainer") or {})', 'dict(config.get("other") or {})')
     assert _findings(config, "trainer.max_prompt_length") == []
 
 

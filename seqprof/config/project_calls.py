@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from seqprof.config.project_fields import (called_name, imported_names, kept_names, parsed_module, project_reads_by_file,
-                                         project_root, python_files, source_text, star_imported_names)
+from seqprof.config.project_fields import (called_name, imported_names, kept_names, parsed_module,
+                                         project_reads_by_file, project_root, python_files, source_text,
+                                         star_imported_names)
 
 # the argument classes a script builds by hand: (package, class whose key history judges the keyword)
 ARGUMENT_CLASSES = {
