@@ -125,3 +125,15 @@ def test_a_torch_dtype_name_as_deepspeeds_communication_type_is_refused(tmp_path
     config = tree / f"{GO_BROWSE}/ds_configs__zero3.json"
     _edit(config, '"torch.float16"', '"fp16"')
     assert _findings(config, "communication_data_type") == []
+
+
+def test_the_launching_script_in_the_configs_branch_is_found_from_a_relative_path(tmp_path, monkeypatch):
+    """`seqprof lint 07-distillation/configs/default.yaml`, typed from the repository root: the script in the
+    config's own folder (a GKDTrainer) names the trainer, as it does for the absolute path; before, a relative path
+    was never inside the (absolute) project root, so every stage's train.py was kept and `beta` made it DPO."""
+    config = _fresh(tmp_path, LAB) / f"{LAB}/07-distillation__configs__default.yaml"
+    monkeypatch.chdir(config.parents[2])
+    relative = config.relative_to(config.parents[2])
+    for path in (relative, config):
+        plan = lint_paths([path], LintOptions()).files[0].facts.plan
+        assert plan.setting("trainer").value == "gkd", path

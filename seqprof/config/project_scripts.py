@@ -73,9 +73,9 @@ def _parser_scripts(config_path: str, keys: frozenset[str]) -> tuple[ParserScrip
     sibling = Path(config_path).resolve().with_suffix(".py")
     named = launched_scripts(config_path) or ({sibling.relative_to(root.resolve()).as_posix()}
                                               if sibling.is_file() and sibling.is_relative_to(root.resolve()) else set())
-    launched = [s for s in (_parser_script(root, file) for file in sorted(named & parser_files(root))) if s]
-    if launched:  # launch lines naming every stage's config by one shared path: the script in the config's branch
-        return tuple(_nearest(launched, Path(config_path).resolve(), root.resolve()))
+    launched = _nearest_parser_scripts(config_path, named)
+    if launched:
+        return launched
     owners = field_owners(config_path)
     declared = {k: owners[k] for k in keys if k in owners}
     if not declared:
@@ -96,6 +96,15 @@ def _parser_scripts(config_path: str, keys: frozenset[str]) -> tuple[ParserScrip
     best = max((score for score, _ in scored), default=0)
     tied = [script for score, script in scored if score == best]
     return tuple(_nearest(tied, Path(config_path).resolve(), root.resolve())) if len(tied) > 1 else tuple(tied)
+
+
+def _nearest_parser_scripts(config_path: str | Path, files: Iterable[str]) -> tuple[ParserScript, ...]:
+    """Those of *files* (relative to the project root) that call an argument parser, narrowed to the config's own
+    branch: launch lines that name every stage's config by one shared path (`train.py --config configs/default.yaml`
+    in each of AntonioGr7/post-training-lab's folders) run the script in the config's folder."""
+    root = project_root(config_path)
+    scripts = [s for s in (_parser_script(root, file) for file in sorted(set(files) & parser_files(root))) if s]
+    return tuple(_nearest(scripts, Path(config_path).resolve(), root.resolve())) if scripts else ()
 
 
 def _nearest(scripts: list[ParserScript], config: Path, root: Path) -> list[ParserScript]:
@@ -137,13 +146,8 @@ def launched_trainer(config_path: str | Path) -> tuple[str, str] | None:
     """(trainer, why) when the project's launch lines run the config with parser scripts that build one kind of TRL
     trainer (cuiluyi's dpo/config_demo.yaml, run by `src/open_r1/dpo.py` though it keeps GRPO keys): the command
     outweighs what the keys suggest. None when nothing launches it, or the scripts build none or several."""
-    root = project_root(config_path)
     built: dict[str, str] = {}
-    scripts = [s for s in (_parser_script(root, f) for f in sorted(launched_scripts(config_path) & parser_files(root)))
-               if s]
-    # of launch lines that name the config only by a path every stage shares (`train.py --config
-    # configs/default.yaml` in each of AntonioGr7/post-training-lab's folders), the script in the config's own folder
-    for script in _nearest(scripts, Path(config_path), root) if scripts else ():
+    for script in _nearest_parser_scripts(config_path, launched_scripts(config_path)):
         for kind, line in script.trainers:
             built.setdefault(kind, f"{script.file}:{line}")
     if len(built) != 1 or "" in built:
