@@ -194,9 +194,12 @@ def _with_checkout(pins: dict[str, list[Pin]], package: str, pin: Pin, folders: 
 
 
 def _readme_pins(folders: Sequence[Path], notes: list[str]) -> list[Pin]:
-    """One pin per package the READMEs of *folders* install with a version, the nearest README first; a package
-    they give two different versions (one for inference, another for training) is left out."""
+    """One pin per package the READMEs of *folders* install, the nearest README first; a package they give two
+    different versions (one for inference, another for training) is left out. An install line with no version
+    (tiny-think's `uv pip install trl`) counts, as a bare requirements.txt line does, where no README line gives
+    the package a version."""
     per_package: dict[str, list[Pin]] = {}
+    unversioned: dict[str, list[Pin]] = {}
     for folder in folders:
         for path in sorted(folder.iterdir()) if folder.is_dir() else ():
             if not README.match(path.name) or not path.is_file():
@@ -209,6 +212,10 @@ def _readme_pins(folders: Sequence[Path], notes: list[str]) -> list[Pin]:
             for pin in found:
                 if pin.package in PACKAGES and (pin.specifier or pin.vcs):
                     per_package.setdefault(pin.package, []).append(pin)
+                elif pin.package in PACKAGES and pin.checkout is None and not pin.cloned_only:
+                    unversioned.setdefault(pin.package, []).append(pin)
+    for package, found in unversioned.items():
+        per_package.setdefault(package, found)
     named = {p.environment for found in per_package.values() for p in found} - {None}
     if len(named) > 1:  # the README sets up several environments: the one the launchers run in, where that is one
         used = named & _activated_environments(folders[-1])
