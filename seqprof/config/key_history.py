@@ -149,7 +149,14 @@ class KeyHistory:
                            f"removed in {removed_in}, and {pinned} is a development build of {builds[0]}, which "
                            f"seqprof cannot place between {self.release(package, allowed[0]).split()[-1]} (which has "
                            f"it) and {builds[0]} (which lacks it)")
-        return self.removal_among(package, key, classes, allowed, pinned)
+        found = self.removal_among(package, key, classes, allowed, pinned)
+        if found is not None and found.verdict == "warning" and self.older_than_known(package, pins):
+            # allowed() stands the oldest release known in for the pin: whether the pinned one had the key is unknown
+            # (EarleeNLP's save_safetensors under transformers==4.25.0, which 4.27 added)
+            found = replace(found, detail=f"{pinned} is older than every {package} release seqprof has read "
+                                          f"({self.release(package, order[0])} on), so whether it has '{key}' is "
+                                          f"unknown; {removed_in} removes it: it breaks on that upgrade if it has it")
+        return found
 
     def removed_in(self, package: str, having: Iterable[str]) -> str:
         """'trl 0.20': the release after the last one of *having* (which must not hold the newest)."""

@@ -110,9 +110,12 @@ def command_lines(root: Path, config: Path) -> tuple[list[tuple[str, int, str]],
                 continue
             number = 1
             variables: dict[str, str] = {}  # CONFIG=recipes/x/sft.yaml: a later `--config "$CONFIG"` names it too
+            stays = file.endswith(SHELL_SCRIPTS) and not _MOVES.search(text)
             for chunk in re.split(r"(?<!\\)\n", text):
                 line = _substituted(re.sub(r"\\\r?\n", " ", chunk), variables)
-                if any(_same_file(m.group(1), config, bare=not namesake, root=root) for m in naming.finditer(line)):
+                if any(_same_file(m.group(1), config, bare=not namesake, root=root) and
+                       (not stays or _reachable(m.group(1), where.parent, config, root))
+                       for m in naming.finditer(line)):
                     out.append((where.relative_to(root).as_posix(), number, line.strip()))
                     assigned = _ASSIGNMENT.match(line)
                     if assigned and any(_same_file(m.group(1), config, root=root)
@@ -120,6 +123,30 @@ def command_lines(root: Path, config: Path) -> tuple[list[tuple[str, int, str]],
                         variables[assigned.group(1)] = assigned.group(2).strip("\"'")
                 number += chunk.count("\n") + 1
     return out, namesakes
+
+
+SHELL_SCRIPTS = (".sh", ".bash", ".zsh", ".slurm", ".sbatch")
+_MOVES = re.compile(r"(?:^|[\s;&|(])(?:cd|pushd)\s", re.M)  # a script that changes folder runs its lines elsewhere
+
+
+def _reachable(prefix: str, script_folder: Path, config: Path, root: Path) -> bool:
+    """Whether a shell script that never changes folder reaches *config* by the relative folders *prefix* from where
+    it can run: its own folder or one above it, up to the repository root. Follen-cry/MLLM_Cognition_Alignment's
+    sft/qwen/scripts/finetune_lora.sh passes `--deepspeed scripts/zero3_offload.json`, run from sft/qwen: that is
+    sft/qwen/scripts/zero3_offload.json, not sft/llama's file of that name. A prefix with a variable or an absolute
+    one is left to _same_file."""
+    if prefix.startswith(("/", "~")) or set(prefix) & set("${}"):
+        return True
+    folders = [p for p in prefix.split("/") if p and p != "."]
+    if not folders:
+        return True
+    target = config.resolve().parent
+    for base in (script_folder, *script_folder.parents):
+        if (base.joinpath(*folders)).resolve() == target:
+            return True
+        if base.resolve() == root.resolve():
+            break
+    return False
 
 
 # a shell or Makefile assignment of one word: `export CONFIG="recipes/x.yaml"`, `CONFIG ?= x.yaml`

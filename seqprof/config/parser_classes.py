@@ -373,11 +373,16 @@ def _chosen_classes(tree: ast.Module, item: ast.expr, imported: Mapping[str, str
 def _assignments(body: list[ast.stmt], name: str, guard: tuple[str | None, frozenset[str]] | None
                  ) -> Iterable[tuple[str, tuple[str | None, frozenset[str]]]]:
     """(class, (attribute tested, values)) for each `name = SomeClass` in *body*: the test of the `if` / `elif` it
-    sits under (`args.trainer == "simpo"`, `args.trainer in {"a", "b"}`), (None, ()) where no such test guards it."""
+    sits under (`args.trainer == "simpo"`, `args.trainer in {"a", "b"}`), (None, ()) where no such test guards it.
+    A class taken by name from a module imported at run time (EeyoreLee/EarleeNLP's `argument = getattr(
+    argument_module, "ModelArgument")`, the module picked by the config's `model`) is that name: any copy of it."""
     for node in body:
         if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Name, ast.Attribute)) and any(
                 isinstance(t, ast.Name) and t.id == name for t in node.targets):
             yield ast.unparse(node.value), guard or (None, frozenset())
+        elif isinstance(node, ast.Assign) and _class_by_name(node.value) and any(
+                isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            yield _class_by_name(node.value), guard or (None, frozenset())
         elif isinstance(node, ast.If):
             yield from _assignments(node.body, name, _tested(node.test) or guard)
             yield from _assignments(node.orelse, name, None if not node.orelse or not isinstance(
@@ -386,6 +391,15 @@ def _assignments(body: list[ast.stmt], name: str, guard: tuple[str | None, froze
             for inner in ([node.body] + [getattr(node, f, []) for f in ("orelse", "finalbody")] +
                           [h.body for h in getattr(node, "handlers", [])]):
                 yield from _assignments(inner, name, guard)
+
+
+def _class_by_name(value: ast.expr) -> str:
+    """'ModelArgument' for `getattr(module, "ModelArgument")`; '' for anything else."""
+    if isinstance(value, ast.Call) and called_name(value.func) == "getattr" and len(value.args) == 2 and \
+            isinstance(value.args[1], ast.Constant) and isinstance(value.args[1].value, str) and \
+            value.args[1].value.isidentifier() and value.args[1].value[:1].isupper():
+        return value.args[1].value
+    return ""
 
 
 def _tested(test: ast.expr) -> tuple[str, frozenset[str]] | None:

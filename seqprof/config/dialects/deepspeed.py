@@ -44,8 +44,9 @@ hybrid_engine eigenvalue progressive_layer_drop quantize_training dataloader_dro
 gradient_allreduce_op log_level disable_python_gc managed_gradient_accumulation use_data_before_expert_parallelism
 seq_parallel_comm_data_type allgather_size datastates_ckpt dynamic_batching
 data_parallel_size sequence_parallel_size
-""".split())  # the last lines: read by 0.12-0.19.8 (runtime/config.py, its get_* readers and constants; the last,
-# deepspeed/__init__.py initialize's data/sequence-parallel mesh, from 0.15)
+""".split()) | frozenset({"msamp"})  # the last lines: read by 0.12-0.19.8 (runtime/config.py, its get_* readers and
+# constants; the last, deepspeed/__init__.py initialize's data/sequence-parallel mesh, from 0.15). msamp: MS-AMP's
+# section (msamp/deepspeed/runtime/config.py), which its DeepSpeed engine reads and accelerate's fp8 backend hands on
 
 
 def detect(data: Mapping[str, Any]) -> int:
