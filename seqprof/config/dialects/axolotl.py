@@ -363,10 +363,13 @@ LEGACY_MESSAGE_FIELDS = {"message_field_role": "role", "message_field_content": 
 def _legacy_message_fields(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
     """A dataset entry's `message_field_role:` / `message_field_content:`: from 0.7 SFTDataset's before-validator
     moves them into message_property_mappings with a "deprecated" warning (still read, so a deprecation). DPO and
-    KTO entries are other models (utils/config/__init__.py validate_config), and pins that allow an older release
-    or a fork claim nothing."""
+    KTO entries are other models (utils/config/__init__.py validate_config). Judged at the release pip installs,
+    as the other deprecations are (sfncore/lora-forge's axolotl>=0.5.0 gets 0.19); a fork or a commit claims
+    nothing."""
+    from packaging.version import Version
+
     release = _schema_release(cfg, pins, history)
-    if release is None or _allows_before(pins, "axolotl", LEGACY_MESSAGE_FIELDS_FROM):
+    if release is None or Version(release[0]) < Version(LEGACY_MESSAGE_FIELDS_FROM):
         return []
     if str(cfg.get("rl") or "").lower() in ("dpo", "ipo", "simpo", "kto"):
         return []
