@@ -1,0 +1,3 @@
+#!/bin/bash
+
+python main.py args/trainer_example.json
