@@ -377,12 +377,11 @@ def _assignments(body: list[ast.stmt], name: str, guard: tuple[str | None, froze
     A class taken by name from a module imported at run time (EeyoreLee/EarleeNLP's `argument = getattr(
     argument_module, "ModelArgument")`, the module picked by the config's `model`) is that name: any copy of it."""
     for node in body:
-        if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Name, ast.Attribute)) and any(
-                isinstance(t, ast.Name) and t.id == name for t in node.targets):
-            yield ast.unparse(node.value), guard or (None, frozenset())
-        elif isinstance(node, ast.Assign) and _class_by_name(node.value) and any(
-                isinstance(t, ast.Name) and t.id == name for t in node.targets):
-            yield _class_by_name(node.value), guard or (None, frozenset())
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            value = node.value
+            cls = ast.unparse(value) if isinstance(value, (ast.Name, ast.Attribute)) else _class_by_name(value)
+            if cls:
+                yield cls, guard or (None, frozenset())
         elif isinstance(node, ast.If):
             yield from _assignments(node.body, name, _tested(node.test) or guard)
             yield from _assignments(node.orelse, name, None if not node.orelse or not isinstance(

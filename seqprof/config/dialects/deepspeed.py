@@ -31,6 +31,9 @@ from seqprof.config.plan import ConfigDiagnostic
 NAME = "deepspeed"
 LABEL = "DeepSpeed"
 
+# a section a DeepSpeed extension reads from the same file: MS-AMP's msamp (msamp/deepspeed/runtime/config.py), which
+# its DeepSpeed engine applies and accelerate's fp8 backend hands on
+EXTENSION_SECTIONS = frozenset({"msamp"})
 KNOWN = frozenset("""
 train_batch_size train_micro_batch_size_per_gpu gradient_accumulation_steps gradient_clipping
 prescale_gradients gradient_predivide_factor sparse_gradients steps_per_print wall_clock_breakdown dump_state
@@ -44,9 +47,8 @@ hybrid_engine eigenvalue progressive_layer_drop quantize_training dataloader_dro
 gradient_allreduce_op log_level disable_python_gc managed_gradient_accumulation use_data_before_expert_parallelism
 seq_parallel_comm_data_type allgather_size datastates_ckpt dynamic_batching
 data_parallel_size sequence_parallel_size
-""".split()) | frozenset({"msamp"})  # the last lines: read by 0.12-0.19.8 (runtime/config.py, its get_* readers and
-# constants; the last, deepspeed/__init__.py initialize's data/sequence-parallel mesh, from 0.15). msamp: MS-AMP's
-# section (msamp/deepspeed/runtime/config.py), which its DeepSpeed engine reads and accelerate's fp8 backend hands on
+""".split()) | EXTENSION_SECTIONS  # the last lines: read by 0.12-0.19.8 (runtime/config.py, its get_* readers and
+# constants; the last, deepspeed/__init__.py initialize's data/sequence-parallel mesh, from 0.15)
 
 
 def detect(data: Mapping[str, Any]) -> int:
