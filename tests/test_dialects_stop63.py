@@ -83,16 +83,16 @@ GO_BROWSE = "TBKiet__go-browse"
 def test_a_section_the_script_copies_then_spreads_reaches_the_class(tmp_path):
     """Shekswess/tiny-think's dpo.py builds `trainer_cfg = dict(config.get("trainer") or {})` and then
     `DPOConfig(**trainer_cfg)` (train/dpo.py:229, 287): each key of the file's trainer section reaches DPOConfig under
-    its own name, so trl 0.29's removal of max_prompt_length (a fresh install gets trl 1.16: no pins) is a TypeError
-    there. Spread without the copy it is the same hand-off; read under another section, it is none."""
+    its own name, so trl 0.29's removal of max_prompt_length is a TypeError there: the README installs trl with no
+    version (README.md:136), so a fresh install gets trl 1.16. Spread without the copy it is the same hand-off; read under another section, it is none."""
     config = _fresh(tmp_path, TINY_THINK) / f"{TINY_THINK}/configs__dpo__math_stem_dpo_beta1_lr3e_6_e1_bs8.yaml"
     found = _findings(config, "trainer.max_prompt_length")
-    assert [(f.code, f.line) for f in found] == [("SP403", 14)]
+    assert [(f.code, f.line) for f in found] == [("SP408", 14)]
     assert "spreads 'trainer' into DPOConfig (train/dpo.py:287)" in found[0].message
 
     script = config.parents[2] / "train" / "dpo.py"
     _edit(script, 'trainer_cfg = dict(config.get("trainer") or {})', 'trainer_cfg = config["trainer"]')
-    assert [(f.code, f.line) for f in _findings(config, "trainer.max_prompt_length")] == [("SP403", 14)]
+    assert [(f.code, f.line) for f in _findings(config, "trainer.max_prompt_length")] == [("SP408", 14)]
 
     config = _fresh(tmp_path, TINY_THINK) / f"{TINY_THINK}/configs__dpo__math_stem_dpo_beta1_lr3e_6_e1_bs8.yaml"
     script = config.parents[2] / "train" / "dpo.py"
