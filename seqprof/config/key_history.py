@@ -153,9 +153,8 @@ class KeyHistory:
         if found is not None and found.verdict == "warning" and self.older_than_known(package, pins):
             # allowed() stands the oldest release known in for the pin: whether the pinned one had the key is unknown
             # (EarleeNLP's save_safetensors under transformers==4.25.0, which 4.27 added)
-            found = replace(found, detail=f"{pinned} is older than every {package} release seqprof has read "
-                                          f"({self.release(package, order[0])} on), so whether it has '{key}' is "
-                                          f"unknown; {removed_in} removes it: it breaks on that upgrade if it has it")
+            found = replace(found, detail=f"{self.unknown_under_old_pins(package, pins, key)}; {found.removed_in} "
+                                          "removes it: it breaks on that upgrade if it has it")
         return found
 
     def removed_in(self, package: str, having: Iterable[str]) -> str:
@@ -230,8 +229,7 @@ class KeyHistory:
                            f"releases; '{replacement}' arrived in {first}: check the commit before renaming")
         if having and self.older_than_known(package, pins):  # allowed() stands the oldest known in for it
             first = self.release(package, min(having, key=order.index))
-            fact = (f"{pins.describe(package)} is older than every {package} release seqprof has read "
-                    f"({self.release(package, order[0])} on), so whether it has '{replacement}' is unknown")
+            fact = self.unknown_under_old_pins(package, pins, replacement)
             return Removal(package, first, "later", f"{fact}: check it before renaming", fact)
         if not having or not allowed or any(v in having for v in allowed):
             return None
@@ -241,6 +239,10 @@ class KeyHistory:
         fact = f"{pins.describe(package)} has {what}"
         return Removal(package, first, "later", f"{fact}: nothing to change before that upgrade", fact)
 
+    def unknown_under_old_pins(self, package: str, pins: Pins, key: str) -> str:
+        """The sentence for pins older than every release the history holds: what they have of *key* is unknown."""
+        return (f"{pins.describe(package)} is older than every {package} release seqprof has read "
+                f"({self.release(package, self.versions(package)[0])} on), so whether it has '{key}' is unknown")
 
     def older_than_known(self, package: str, pins: Pins) -> bool:
         """Whether the pins on *package* allow only releases older than the oldest the history holds (mingruimingrui's
