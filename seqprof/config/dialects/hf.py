@@ -50,6 +50,7 @@ from seqprof.config.dialects.common import (
 from seqprof.config.dialects.constant_warmup import warmup_unread
 from seqprof.config.dialects.fsdp_checkpointing import checkpointing_twice
 from seqprof.config.dialects.report_to import report_to_null
+from seqprof.config.dialects.resume_flag import resume_needs_checkpoint
 from seqprof.config.dialects.save_schedule import refused_save_schedules, saves_at_each_evaluation
 from seqprof.config.dialects.scheduler_kwargs import scheduler_kwargs_problems
 from seqprof.config.dialects.trainer_deepspeed import Stated, refused_values, replaced_by_deepspeed
@@ -459,6 +460,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     b.diagnostics.extend(refused_save_schedules(cfg, pins, history))
     b.diagnostics.extend(scheduler_kwargs_problems(cfg, pins, history))
     b.diagnostics.extend(report_to_null(cfg, pins, history))
+    b.diagnostics.extend(resume_needs_checkpoint(cfg, "hf"))
     b.diagnostics.extend(checkpointing_twice(cfg, pins, history, fsdp_on=b.value("fsdp") is not None))
     b.diagnostics.extend(warmup_unread(cfg))
     b.diagnostics.extend(numbers_read_as_text(cfg))

@@ -45,6 +45,7 @@ from seqprof.config.dialects.common import (
     split_list,
 )
 from seqprof.config.dialects.constant_warmup import warmup_unread
+from seqprof.config.dialects.resume_flag import resume_needs_checkpoint
 from seqprof.config.dialects.save_schedule import refused_save_schedules
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
@@ -399,6 +400,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
         b.diagnostics.extend(hf.warmup_steps_refused(cfg, pins, history))
         b.diagnostics.extend(hf.warmup_ratio_overridden(cfg, pins, history))
         b.diagnostics.extend(refused_save_schedules(cfg, pins, history))
+        b.diagnostics.extend(resume_needs_checkpoint(cfg, "llamafactory"))
         b.diagnostics.extend(warmup_unread(cfg))
     b.default("framework_versions", describe_versions(PACKAGES, pins, history),
               "the llamafactory/transformers versions keys were judged against (seqprof.config.versions)")

@@ -59,6 +59,7 @@ from seqprof.config.dialects.recipes import named_trainer, read_by_own_classes, 
 from seqprof.config.dialects.constant_warmup import warmup_unread
 from seqprof.config.dialects.fsdp_checkpointing import checkpointing_twice
 from seqprof.config.dialects.report_to import report_to_null
+from seqprof.config.dialects.resume_flag import resume_needs_checkpoint
 from seqprof.config.dialects.save_schedule import refused_save_schedules
 from seqprof.config.dialects.scheduler_kwargs import scheduler_kwargs_problems
 from seqprof.config.loader import LoadedConfig
@@ -646,6 +647,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     b.diagnostics.extend(refused_save_schedules(cfg, pins, history))
     b.diagnostics.extend(scheduler_kwargs_problems(cfg, pins, history))
     b.diagnostics.extend(report_to_null(cfg, pins, history))
+    b.diagnostics.extend(resume_needs_checkpoint(cfg, "trl"))
     b.diagnostics.extend(checkpointing_twice(cfg, pins, history, fsdp_on=b.value("fsdp") is not None))
     b.diagnostics.extend(warmup_unread(cfg))
     if trainer == "grpo":
