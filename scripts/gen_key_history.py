@@ -181,6 +181,34 @@ def training_arguments_fields(whl: Path) -> set[str]:
     raise SystemExit(f"{whl.name}: no TrainingArguments class")
 
 
+# TrainingArguments fields whose value TrainingArguments.__post_init__ turns into an Enum member
+# (`self.optim = OptimizerNames(self.optim)`, `self.lr_scheduler_type = SchedulerType(...)`): a name the release
+# lacks is a ValueError before anything loads
+TRANSFORMERS_ENUM_FIELDS = {"optim": "OptimizerNames", "lr_scheduler_type": "SchedulerType"}
+
+
+def transformers_enum_values(whl: Path) -> dict[str, set[str]]:
+    """field -> the string members of the Enum TRANSFORMERS_ENUM_FIELDS types it by, in one transformers wheel
+    (wherever the class lives: training_args.py, trainer_utils.py)."""
+    wanted = {cls: field for field, cls in TRANSFORMERS_ENUM_FIELDS.items()}
+    out: dict[str, set[str]] = {}
+    with zipfile.ZipFile(whl) as z:
+        for name in z.namelist():
+            if not (name.startswith("transformers/") and name.endswith(".py")):
+                continue
+            source = z.read(name)
+            if not any(f"class {cls}(".encode() in source for cls in wanted):
+                continue
+            for node in ast.parse(source).body:
+                if isinstance(node, ast.ClassDef) and node.name in wanted:
+                    out[wanted[node.name]] = {s.value.value for s in node.body if isinstance(s, ast.Assign)
+                                              and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str)}
+    missing = set(TRANSFORMERS_ENUM_FIELDS) - set(out)
+    if missing:
+        raise SystemExit(f"{whl.name}: no Enum for {sorted(missing)}")
+    return out
+
+
 def trl_class_fields(whl: Path, newest_ta: set[str]) -> dict[str, set[str]]:
     """Fields per TRL config/argument class in one trl wheel (TRL bases resolved by name, newest TA fields off)."""
     defs: list[tuple[str, list[str], list[str], bool]] = []  # name, bases, own fields, is a dataclass
@@ -409,6 +437,7 @@ def intervals(versions: Iterable[str], present: Mapping[str, set[str]]) -> dict[
 
 def build(wheels: Path) -> dict:
     ta_by_version = {v: training_arguments_fields(wheel("transformers", v, wheels)) for v in TRANSFORMERS_VERSIONS}
+    ta_values = {v: transformers_enum_values(wheel("transformers", v, wheels)) for v in TRANSFORMERS_VERSIONS}
     newest_ta = ta_by_version[TRANSFORMERS_VERSIONS[-1]]
     trl = {v: wheel("trl", v, wheels) for v in TRL_VERSIONS}
     trl_by_version = {v: trl_class_fields(whl, newest_ta) for v, whl in trl.items()}
@@ -431,7 +460,10 @@ def build(wheels: Path) -> dict:
                   "[first version that has it, first later version that lacks it (null: still present)]",
         "transformers": {"versions": list(TRANSFORMERS_VERSIONS), "classes": {
             "TrainingArguments": {"versions": [[TRANSFORMERS_VERSIONS[0], None]],
-                                  "fields": intervals(TRANSFORMERS_VERSIONS, ta_by_version)}}},
+                                  "fields": intervals(TRANSFORMERS_VERSIONS, ta_by_version)}},
+            "values": history(TRANSFORMERS_VERSIONS, ta_values),
+            "note": "values: the members of the Enum each TrainingArguments field in TRANSFORMERS_ENUM_FIELDS "
+                    "is turned into by __post_init__ (OptimizerNames, SchedulerType)"},
         "trl": {"versions": list(TRL_VERSIONS), "classes": history(TRL_VERSIONS, trl_by_version),
                 "requires": {v: {"transformers": required_range(whl, "transformers")} for v, whl in trl.items()},
                 "note": f"TRL fields minus transformers {TRANSFORMERS_VERSIONS[-1]} TrainingArguments fields; "

@@ -135,6 +135,11 @@ def requirement(text: str, source: str) -> Pin | None:
     url = _URL_REQUIREMENT.match(text)
     if url is not None:
         name = normalize(url.group(1))
+        if url.group(0).split("@", 1)[1].strip().startswith("file:"):
+            # `trl @ file:///mfs1/u/max/trl` (max-kaufmann/open-r1): a copy on the author's disk, no release and
+            # no head of main
+            return Pin(name, "", f"{source} (a local copy: a commit seqprof cannot place among releases)",
+                       vcs=True, head=False) if name in PACKAGES else None
         ref = re.search(r"\.git@([^#\s]+)|@([^/#\s]+)$", url.group(0).split("@", 1)[1])
         return _vcs_pin(name, (ref.group(1) or ref.group(2)) if ref else "", source, url.group(0))
     m = _REQUIREMENT.match(text)

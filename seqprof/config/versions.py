@@ -463,6 +463,47 @@ def _images_anywhere(root: Path) -> list[Pin]:
     return []
 
 
+def _images_holding(config: Path) -> list[Pin]:
+    """The framework image of the Dockerfiles that copy *config* into it (G.O.D forks' standalone-text-trainer
+    .dockerfile `COPY core/config/base.yml /workspace/axolotl/base.yml`, beside a validator's Dockerfile of another
+    image, which _images_anywhere cannot choose between) when they name one; [] otherwise or outside a repository."""
+    folders = list(project_folders(config.parent))
+    root = folders[-1].resolve()
+    if not (root / ".git").exists() or not config.is_relative_to(root):
+        return []
+    copying = re.compile(rf"^\s*(?:COPY|ADD)\s+(?:--\S+\s+)*(?:\S+\s+)*?(?:\./)?"
+                         rf"{re.escape(config.relative_to(root).as_posix())}\s", re.M | re.I)
+    found = [replace(pin, source=f"{pin.source}, which copies {config.name} into it")
+             for file, text, pins in _framework_dockerfiles(str(root)) if copying.search(text) for pin in pins]
+    return found if len({(p.package, p.specifier, p.vcs, p.head) for p in found}) == 1 else []
+
+
+@lru_cache(maxsize=64)
+def _framework_dockerfiles(root: str) -> tuple[tuple[str, str, tuple[Pin, ...]], ...]:
+    """(file, text, framework images) of each Dockerfile under *root* that names a framework image, one walk per
+    repository and run."""
+    from seqprof.config.project_fields import SKIPPED_FOLDERS
+
+    out = []
+    seen = 0
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_FOLDERS)
+        for name in sorted(n for n in names if "docker" in n.lower()):
+            seen += 1
+            if seen > MAX_IMAGE_FILES:
+                return ()
+            path = Path(folder) / name
+            try:
+                pins = image_pins(path)
+                if pins:
+                    where = path.relative_to(root).parent.as_posix()
+                    out.append((path.name, path.read_text(encoding="utf-8", errors="replace"), tuple(
+                        replace(pin, source=f"{where}/{pin.source}".removeprefix("./")) for pin in pins)))
+            except (OSError, UnicodeDecodeError, ValueError):
+                continue
+    return tuple(out)
+
+
 # a file whose command trains with axolotl (rayonlabs G.O.D's miner.dockerfile: `axolotl.cli.train`), unlike an
 # image the same repository builds for something else
 AXOLOTL_TRAINS = re.compile(r"\baxolotl\.cli\.train\b|\baxolotl\s+train\b")
@@ -491,5 +532,9 @@ def pins_beside(config_path: str) -> Pins:
     if not path.is_file():
         return Pins()
     pins = _pins_in(str(path.resolve().parent))
+    if "axolotl" not in pins.pins:
+        held = _images_holding(path.resolve())
+        if held:
+            pins = replace(pins, pins={**pins.pins, held[0].package: tuple(held)})
     cloned = [pin for pin in _launch_file_clones(str(path.resolve())) if pin.package not in pins.pins]
     return replace(pins, pins={**pins.pins, **{pin.package: (pin,) for pin in cloned}}) if cloned else pins

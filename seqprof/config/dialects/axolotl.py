@@ -888,25 +888,32 @@ def _schema_release(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> tuple
 def _section_keys(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
     """A key of `special_tokens:`, `trl:` or `vllm:` that the section's model lacks: pydantic drops it (AbeerMostafa's
     `special_tokens: {ad_token: ...}`, a typo of pad_token; tcapelle's `trl: {vllm: {...}}`, a top-level section
-    written inside another). A key the top level reads is told to move there. A commit pin or a fork says nothing;
-    a release without the model (trl: before 0.8) neither."""
+    written inside another). A key the top level reads is told to move there. A fork says nothing; a commit pin (an
+    image's main build seqprof cannot date) only of a key no release's model ever had; a release without the model
+    (trl: before 0.8) nothing."""
+    from seqprof.config.project_fields import framework_fork
+
     release = _schema_release(cfg, pins, history)
-    if release is None:
-        return []
-    installed, where = release
     order = history.versions("axolotl")
+    commit = release is None and framework_fork(cfg.path) is None and _judged_releases(pins, history) is None
+    if release is None and not commit:
+        return []
+    build = pins.vcs("axolotl")
+    installed, where = release or (order[-1], f"axolotl from {build.source if build else 'a commit'}; no "
+                                              f"release ({minor(order[0])}-{minor(order[-1])}) has it")
     top: set[str] | None = None  # the top-level fields, read once a section key needs them
     out = []
     for name, (model, source) in SECTION_MODELS.items():
         section = cfg.get(name)
         if not isinstance(section, Mapping):
             continue
-        fields = history.fields_in("axolotl", installed, [model])
+        fields = history.ever("axolotl", [model]) if commit else history.fields_in("axolotl", installed, [model])
         for key in section:
             if not fields or not isinstance(key, str) or key in fields or section.get(key) is None:
                 continue
             if top is None:
-                top = history.fields_in("axolotl", installed, ["AxolotlInputConfig"])
+                top = history.ever("axolotl", ["AxolotlInputConfig"]) if commit else \
+                    history.fields_in("axolotl", installed, ["AxolotlInputConfig"])
             dotted = f"{name}.{key}"
             top_level = key in top  # ikedachin's special_tokens.eot_tokens, tcapelle's trl.vllm
             guess = key if top_level else did_you_mean(key, fields)

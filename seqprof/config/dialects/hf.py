@@ -48,6 +48,7 @@ from seqprof.config.dialects.common import (
     premature_key,
 )
 from seqprof.config.dialects.constant_warmup import warmup_unread
+from seqprof.config.dialects.enum_values import names_the_release_lacks
 from seqprof.config.dialects.fsdp_checkpointing import checkpointing_twice
 from seqprof.config.dialects.report_to import report_to_null
 from seqprof.config.dialects.resume_flag import resume_needs_checkpoint
@@ -461,6 +462,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     b.diagnostics.extend(scheduler_kwargs_problems(cfg, pins, history))
     b.diagnostics.extend(report_to_null(cfg, pins, history))
     b.diagnostics.extend(resume_needs_checkpoint(cfg, "hf"))
+    b.diagnostics.extend(names_the_release_lacks(cfg, pins, history))
     b.diagnostics.extend(checkpointing_twice(cfg, pins, history, fsdp_on=b.value("fsdp") is not None))
     b.diagnostics.extend(warmup_unread(cfg))
     b.diagnostics.extend(numbers_read_as_text(cfg))

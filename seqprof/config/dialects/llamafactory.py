@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from seqprof.config.dialects import hf
+from seqprof.config.dialects.enum_values import names_the_release_lacks
 from seqprof.config.dialects.llamaboard import board_arguments, is_board
 from seqprof.config.dialects.llamafactory_template import unregistered_template
 from seqprof.config.dialects.common import (
@@ -401,6 +402,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
         b.diagnostics.extend(hf.warmup_ratio_overridden(cfg, pins, history))
         b.diagnostics.extend(refused_save_schedules(cfg, pins, history))
         b.diagnostics.extend(resume_needs_checkpoint(cfg, "llamafactory"))
+        b.diagnostics.extend(names_the_release_lacks(cfg, pins, history, llamafactory=True))
         b.diagnostics.extend(warmup_unread(cfg))
     b.default("framework_versions", describe_versions(PACKAGES, pins, history),
               "the llamafactory/transformers versions keys were judged against (seqprof.config.versions)")

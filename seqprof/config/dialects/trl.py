@@ -52,6 +52,7 @@ from seqprof.config.dialects.common import (
     premature_key,
     split_list,
 )
+from seqprof.config.dialects.enum_values import names_the_release_lacks
 from seqprof.config.dialects.grpo_batch import generation_batch_refused
 from seqprof.config.dialects.vllm_mode import server_settings_unread
 from seqprof.config.dialects.own_schema import composed, hand_mapped, mostly_foreign, own_sections
@@ -648,6 +649,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     b.diagnostics.extend(scheduler_kwargs_problems(cfg, pins, history))
     b.diagnostics.extend(report_to_null(cfg, pins, history))
     b.diagnostics.extend(resume_needs_checkpoint(cfg, "trl"))
+    b.diagnostics.extend(names_the_release_lacks(cfg, pins, history))
     b.diagnostics.extend(checkpointing_twice(cfg, pins, history, fsdp_on=b.value("fsdp") is not None))
     b.diagnostics.extend(warmup_unread(cfg))
     if trainer == "grpo":

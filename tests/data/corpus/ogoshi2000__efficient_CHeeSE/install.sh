@@ -1,0 +1,5 @@
+#!/bin/bash
+apt update ; apt install -y  ; apt clean
+conda install 
+pip install -r requirements.txt
+

@@ -1,0 +1,5 @@
+from setuptools import setup
+
+setup(
+    name="ift-6289-project",
+)
