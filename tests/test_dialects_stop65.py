@@ -93,21 +93,6 @@ def test_a_requirement_on_a_local_file_is_a_copy_seqprof_cannot_date(tmp_path):
     assert [f.code for f in _findings(tree / name, "torch_dtype") if f.severity == "error"] == ["SP408"]
 
 
-MATHLLM = "lldois__mathllm"
-
-
-def test_an_argparse_flag_of_the_same_name_is_no_hand_off_where_nothing_loads_the_file(tmp_path):
-    """mathllm's rl/train_dpo_trl.py hands args.warmup_ratio to DPOConfig, but args is argparse's: no code of the
-    project loads a YAML file, so configs/dpo_config.yaml's warmup_ratio reaches nothing."""
-    name = f"{MATHLLM}/configs__dpo_config.yaml"
-    assert not [f for f in _findings(_fresh(tmp_path, MATHLLM) / name, "warmup_ratio") if f.severity == "error"]
-
-    tree = _fresh(tmp_path, MATHLLM)
-    (tree / name).parents[1].joinpath("rl", "load.py").write_text(
-        "import yaml\n\n\ndef load(path):\n    return yaml.safe_load(open(path))\n")
-    assert [f.code for f in _findings(tree / name, "warmup_ratio") if f.severity == "error"] == ["SP408"]
-
-
 GOD = "DespiteDeath1__god-base-tournament"
 
 

@@ -63,7 +63,7 @@ def project_forwards(config_path: str | Path, keys: list[str]) -> dict[str, Forw
     field names), and a key counts only when each of them that builds a class hands it on under the same name (the
     first one's class judges it)."""
     path = Path(config_path)
-    if not path.is_file() or not keys or not _loads_config_files(str(project_root(path)), path.suffix == ".json"):
+    if not path.is_file() or not keys:
         return {}
     wanted = frozenset(keys)
     readers = sorted((found for found in project_reads_by_file(path, wanted, attributes=True)
@@ -93,21 +93,6 @@ def project_forwards(config_path: str | Path, keys: list[str]) -> dict[str, Forw
 
 
 _LOADS = frozenset({"load", "loads", "safe_load", "full_load"})  # json.load, yaml.safe_load ...
-# an argument parser that reads a config file into dataclasses, whose fields the code may then hand on
-PARSER_LOADS = re.compile(r"\b(?:parse_yaml_file|parse_json_file|TrlParser|H4ArgumentParser|ArgumentParserPlus)\b")
-
-
-@lru_cache(maxsize=64)
-def _loads_config_files(root: str, json_file: bool) -> bool:
-    """Whether any of the project's code loads a file of the config's kind at all (yaml.safe_load, OmegaConf.load,
-    json.load, an argument parser's parse_yaml_file ...): where none does, `args.warmup_ratio` in a script reads
-    argparse's flag, not this file (lldois/mathllm's configs/dpo_config.yaml beside rl/train_dpo_trl.py's
-    `--warmup_ratio`; nothing in the repository opens a YAML file)."""
-    from seqprof.config.parser_classes import JSON_LOADS, YAML_LOADS
-    from seqprof.config.project_fields import code_matches
-
-    return code_matches(Path(root), JSON_LOADS if json_file else YAML_LOADS) or \
-        code_matches(Path(root), PARSER_LOADS)
 
 
 def spread_whole(config_path: str | Path) -> Forward | None:
