@@ -474,13 +474,13 @@ def _images_holding(config: Path) -> list[Pin]:
     copying = re.compile(rf"^\s*(?:COPY|ADD)\s+(?:--\S+\s+)*(?:\S+\s+)*?(?:\./)?"
                          rf"{re.escape(config.relative_to(root).as_posix())}\s", re.M | re.I)
     found = [replace(pin, source=f"{pin.source}, which copies {config.name} into it")
-             for file, text, pins in _framework_dockerfiles(str(root)) if copying.search(text) for pin in pins]
+             for text, pins in _framework_dockerfiles(str(root)) if copying.search(text) for pin in pins]
     return found if len({(p.package, p.specifier, p.vcs, p.head) for p in found}) == 1 else []
 
 
 @lru_cache(maxsize=64)
-def _framework_dockerfiles(root: str) -> tuple[tuple[str, str, tuple[Pin, ...]], ...]:
-    """(file, text, framework images) of each Dockerfile under *root* that names a framework image, one walk per
+def _framework_dockerfiles(root: str) -> tuple[tuple[str, tuple[Pin, ...]], ...]:
+    """(text, framework images) of each Dockerfile under *root* that names a framework image, one walk per
     repository and run."""
     from seqprof.config.project_fields import SKIPPED_FOLDERS
 
@@ -497,7 +497,7 @@ def _framework_dockerfiles(root: str) -> tuple[tuple[str, str, tuple[Pin, ...]],
                 pins = image_pins(path)
                 if pins:
                     where = path.relative_to(root).parent.as_posix()
-                    out.append((path.name, path.read_text(encoding="utf-8", errors="replace"), tuple(
+                    out.append((path.read_text(encoding="utf-8", errors="replace"), tuple(
                         replace(pin, source=f"{where}/{pin.source}".removeprefix("./")) for pin in pins)))
             except (OSError, UnicodeDecodeError, ValueError):
                 continue

@@ -32,27 +32,23 @@ def names_the_release_lacks(cfg: LoadedConfig, pins: Pins, history: KeyHistory,
     build = pins.vcs("transformers")
     if release is None or history.older_than_known("transformers", pins) or build is not None and not build.head:
         return []  # (a commit of transformers seqprof cannot place among releases)
+    from seqprof.config.launches import set_outside_the_file
+
     out = []
     for field in FIELDS:
         value = cfg.data.get(field)
-        if not isinstance(value, str) or not value.isidentifier() or _listed(history, field, value, release):
+        if not isinstance(value, str) or not value.isidentifier():
             continue
-        from seqprof.config.launches import set_outside_the_file
-
-        if set_outside_the_file(cfg.path, (field,)):
+        having = history.having("transformers", value, [field], table="values")
+        if release in having or set_outside_the_file(cfg.path, (field,)):
             continue
-        out.append(_diagnostic(cfg, field, value, release, pins, history))
+        out.append(_diagnostic(cfg, field, value, having, release, pins, history))
     return out
 
 
-def _listed(history: KeyHistory, field: str, value: str, release: str) -> bool:
-    return release in history.having("transformers", value, [field], table="values")
-
-
-def _diagnostic(cfg: LoadedConfig, field: str, value: str, release: str, pins: Pins,
+def _diagnostic(cfg: LoadedConfig, field: str, value: str, having: set[str], release: str, pins: Pins,
                 history: KeyHistory) -> ConfigDiagnostic:
     order = history.versions("transformers")
-    having = history.having("transformers", value, [field], table="values")
     enum = "OptimizerNames" if field == "optim" else "SchedulerType"
     later = [v for v in order if v in having and order.index(v) > order.index(release)]
     earlier = [v for v in order if v in having and order.index(v) < order.index(release)]
