@@ -351,6 +351,57 @@ def axolotl_enum_values(archive: Path) -> dict[str, set[str]]:
     return {field: members[enum] for field, enum in AXOLOTL_ENUM_FIELDS.items() if enum in members}
 
 
+# the name the "values" table gives the optimizers axolotl builds itself (any other name goes to TrainingArguments'
+# optim, which takes the members of the transformers release the axolotl release requires)
+AXOLOTL_OWN_OPTIMIZERS = "optimizer"
+
+
+def axolotl_own_optimizers(archive: Path) -> set[str]:
+    """The `optimizer:` names one axolotl release takes besides transformers' OptimizerNames: the strings of the
+    Literal in the field's annotation (0.5-0.7) or the members of CustomSupportedOptimizers (from 0.8)."""
+    files: dict[str, bytes] = {}
+    for prefix in AXOLOTL_SCHEMA_DIRS:
+        files.update(package_files(archive, prefix))
+    names: set[str] = set()
+    enums: dict[str, set[str]] = {}
+    for name, text in sorted(files.items()):
+        if not name.endswith(".py"):
+            continue
+        tree = ast.parse(text)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and node.name == "CustomSupportedOptimizers":
+                enums[node.name] = {stmt.value.value for stmt in node.body if isinstance(stmt, ast.Assign)
+                                    and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)}
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) \
+                    and node.target.id == "optimizer":
+                for part in ast.walk(node.annotation):
+                    if isinstance(part, ast.Subscript) and isinstance(part.value, ast.Name) \
+                            and part.value.id == "Literal":
+                        names |= {c.value for c in ast.walk(part.slice) if isinstance(c, ast.Constant)
+                                  and isinstance(c.value, str)}
+                    if isinstance(part, ast.Name) and part.id == "CustomSupportedOptimizers":
+                        names.add("\0enum")
+    if "\0enum" in names:
+        names = (names - {"\0enum"}) | enums.get("CustomSupportedOptimizers", set())
+    if not names:
+        raise SystemExit(f"{archive.name}: no optimizer field with its own names")
+    return names
+
+
+def axolotl_requires(archive: Path, requirement: str) -> str:
+    """The specifier one axolotl release gives *requirement*: its wheel's METADATA, or the sdist's
+    requirements.txt (which its setup.py reads)."""
+    if archive.suffix == ".whl":
+        return required_range(archive, requirement)
+    from packaging.requirements import Requirement
+
+    for line in package_files(archive, "requirements.txt").get("requirements.txt", b"").decode().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line and re.match(rf"{re.escape(requirement)}\b", line):
+            return str(Requirement(line).specifier)
+    return ""
+
+
 # the name the "values" table gives the bare `type:` words of a `datasets:` entry
 AXOLOTL_DATASET_TYPE = "datasets.type"
 _BASE_TYPE = re.compile(r"""\b(?:d_base_type|dataset_base_type)\s*==\s*["']([\w-]+)["']""")
@@ -444,7 +495,8 @@ def build(wheels: Path) -> dict:
     axolotl = {v: wheel("axolotl", v, wheels, sdist=True) for v in AXOLOTL_VERSIONS}
     axolotl_by_version = {v: {"AxolotlInputConfig": axolotl_fields(archive), **axolotl_section_fields(archive)}
                           for v, archive in axolotl.items()}
-    axolotl_values = {v: {**axolotl_enum_values(archive), AXOLOTL_DATASET_TYPE: axolotl_dataset_types(archive)}
+    axolotl_values = {v: {**axolotl_enum_values(archive), AXOLOTL_DATASET_TYPE: axolotl_dataset_types(archive),
+                          AXOLOTL_OWN_OPTIMIZERS: axolotl_own_optimizers(archive)}
                       for v, archive in axolotl.items()}
     llamafactory = {v: wheel("llamafactory", v, wheels) for v in LLAMAFACTORY_VERSIONS}
     lf_by_version = {v: class_fields(package_files(whl, "llamafactory/hparams/"), LLAMAFACTORY_CLASSES,
@@ -470,12 +522,16 @@ def build(wheels: Path) -> dict:
                         "requires: the Requires-Dist range of each release's METADATA (Linux, Python 3.11)"},
         "axolotl": {"versions": list(AXOLOTL_VERSIONS), "classes": history(AXOLOTL_VERSIONS, axolotl_by_version),
                     "values": history(AXOLOTL_VERSIONS, axolotl_values),
+                    "requires": {v: {"transformers": axolotl_requires(archive, "transformers")}
+                                 for v, archive in axolotl.items()},
                     "note": "AxolotlInputConfig and its mixins (src/axolotl/utils/config/models/input/v0_4_1/ to "
                             "0.7, src/axolotl/utils/schemas/ from 0.8; sdists where PyPI has no wheel), alias names; "
                             "FSDPConfig / SpecialTokensConfig / TRLConfig / VllmConfig: the keys of fsdp_config (a "
                             "pydantic model from 0.13, a free dict before), special_tokens, trl and vllm; "
                             "values: the members of the str Enum each field in AXOLOTL_ENUM_FIELDS is typed by, and "
-                            "under datasets.type the bare dataset type words the release handles"},
+                            "under datasets.type the bare dataset type words the release handles, under optimizer "
+                            "the names it builds itself (any other goes to TrainingArguments' optim); requires: the "
+                            "release's METADATA or sdist requirements.txt"},
         "llamafactory": {"versions": list(LLAMAFACTORY_VERSIONS), "step": "patch",
                          "classes": history(LLAMAFACTORY_VERSIONS, lf_by_version),
                          "values": history(LLAMAFACTORY_VERSIONS, lf_templates),

@@ -114,6 +114,11 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
             elif isinstance(ds.get("zero_stage"), int):
                 b.derived("deepspeed", dict(ds), "deepspeed_config")
                 b.derived("zero_stage", ds["zero_stage"], "deepspeed_config.zero_stage")
+                device = ds.get("offload_param_device")  # DeepSpeedPlugin writes zero_optimization.offload_param
+                if not isinstance(ds["zero_stage"], bool) and ds["zero_stage"] < 3 and isinstance(device, str) \
+                        and device.lower() in ("cpu", "nvme"):
+                    b.derived("param_offload_below_stage_3", ds["zero_stage"], "deepspeed_config.offload_param_device")
+                    b.derived("param_offload_device", device, "deepspeed_config.offload_param_device")
     b.default("framework_versions", describe_versions(["accelerate"], pins, history),
               "the accelerate version keys were judged against (seqprof.config.versions)")
     cls = config_class(cfg.data)

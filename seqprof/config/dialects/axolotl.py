@@ -52,11 +52,12 @@ from seqprof.config.dialects.common import (
     split_list,
 )
 from seqprof.config.dialects.constant_warmup import warmup_unread
+from seqprof.config.dialects.enum_values import AXOLOTL_OWN, axolotl_optimizer_refused
 from seqprof.config.dialects.fsdp_checkpointing import checkpointing_twice
 from seqprof.config.dialects.trainer_deepspeed import Stated, replaced_by_deepspeed
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
-from seqprof.config.project_fields import read_by_own_copy, read_by_project_code
+from seqprof.config.project_fields import framework_fork, read_by_own_copy, read_by_project_code
 from seqprof.config.key_history import KeyHistory, assumed, describe_versions, minor
 from seqprof.config.pins import Pins
 from seqprof.config.versions import pins_beside
@@ -298,7 +299,7 @@ def _values_the_schema_refuses(cfg: LoadedConfig, pins: Pins, history: KeyHistor
     order = history.versions("axolotl")
     out = []
     for key, spans in history.data["axolotl"].get("values", {}).items():
-        if key == DATASET_TYPE:  # not a top-level key: _dataset_types_unhandled
+        if key in (DATASET_TYPE, AXOLOTL_OWN):  # _dataset_types_unhandled; enum_values.axolotl_optimizer_refused
             continue
         value = cfg.data.get(key)
         if not isinstance(value, str) or key == "chat_template" and value.startswith("tokenizer_default_fallback_"):
@@ -639,6 +640,8 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     b.stated("datasets", "pretraining_dataset", _datasets)
     b.diagnostics.extend(_values_the_schema_refuses(cfg, pins, history))
     b.diagnostics.extend(_dataset_types_unhandled(cfg, pins, history))
+    if framework_fork(cfg.path) is None:
+        b.diagnostics.extend(axolotl_optimizer_refused(cfg, _judged_releases(pins, history) or [], history, pins))
     b.diagnostics.extend(_dataset_chat_templates_unknown(cfg, pins, history))
     b.diagnostics.extend(_legacy_message_fields(cfg, pins, history))
     b.stated("val_set_size", "val_set_size", as_number)

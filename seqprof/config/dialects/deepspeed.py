@@ -113,6 +113,7 @@ def build(cfg: LoadedConfig, variant: str | None = None) -> DialectResult:
     if isinstance(stage, int) and not isinstance(stage, bool) and stage < 3 and \
             isinstance(device, str) and device.lower() in ("cpu", "nvme"):
         b.derived("param_offload_below_stage_3", stage, "zero_optimization.offload_param")
+        b.derived("param_offload_device", device, "zero_optimization.offload_param.device")
     default_lr = _optimizer_default_lr(cfg)
     if default_lr is not None:
         b.derived("optimizer_default_lr", default_lr, "optimizer")

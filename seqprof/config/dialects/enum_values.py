@@ -86,3 +86,61 @@ def _with_llamafactory_range(pins: Pins, history: KeyHistory) -> Pins:
         return pins
     joined = pins.with_pin(Pin("transformers", spec, f"what llamafactory {release} requires"))
     return joined if history.allowed("transformers", joined) else pins
+
+
+AXOLOTL_OWN = "optimizer"  # key_history.json axolotl "values": the optimizers each release builds itself
+OPTIMIZER_TYPED_STR_FROM = "0.19.0"  # before it the schema typed optimizer OptimizerNames | axolotl's own names
+
+
+def axolotl_optimizer_refused(cfg: LoadedConfig, releases: list[str], history: KeyHistory,
+                              pins: Pins) -> list[ConfigDiagnostic]:
+    """An `enum_value_refused` diagnostic when an axolotl `optimizer:` is, in every axolotl release of *releases*,
+    neither an optimizer that release builds itself nor an OptimizerNames member of the transformers release it
+    requires (axolotl pins transformers exactly). axolotl up to 0.18 types the field OptimizerNames | its own names,
+    so pydantic refuses the config; 0.19 takes any string and hands it to TrainingArguments' optim, whose
+    __post_init__ raises ValueError. Not judged: a templated value, a key a launch line or the project sets."""
+    value = cfg.data.get(AXOLOTL_OWN)
+    if not releases or not isinstance(value, str) or not value.isidentifier():
+        return []
+    from seqprof.config.launches import set_outside_the_file
+
+    if set_outside_the_file(cfg.path, (AXOLOTL_OWN,)):
+        return []
+    own = history.having("axolotl", value, [AXOLOTL_OWN], table="values")
+    transformers_having = history.having("transformers", value, ["optim"], table="values")
+    for release in releases:
+        if release in own or _required_transformers(history, release) & transformers_having:
+            return []
+    order = history.versions("axolotl")
+    release = max(releases, key=order.index)
+    required = _required_transformers(history, release)
+    newest_ta = max(required, key=history.versions("transformers").index) if required else None
+    spec = history.requires("axolotl", release, "transformers") or "(any)"
+    guess = SUCCESSORS.get(value)
+    refuser = ("TrainingArguments.__post_init__ raises ValueError (\"'" + value + "' is not a valid "
+               "OptimizerNames\") when the trainer is built") \
+        if order.index(release) >= order.index(OPTIMIZER_TYPED_STR_FROM) else \
+        "its schema (OptimizerNames | axolotl's own names) refuses the config before training"
+    said = f"{pins.describe('axolotl')} installs {minor(release)}" if pins.of("axolotl") else \
+        f"no axolotl pin found, {minor(release)} assumed"
+    ta = f"transformers {minor(newest_ta)}" if newest_ta else "transformers"
+    gone = [v for v in history.versions("transformers") if v in transformers_having]
+    since = f"; transformers releases up to {minor(gone[-1])} had it" if gone and newest_ta and \
+        history.versions("transformers").index(gone[-1]) < history.versions("transformers").index(newest_ta) else ""
+    built = [v for v in order if v in own]
+    since += f"; axolotl releases up to {minor(built[-1])} built it" if built else ""
+    return [ConfigDiagnostic(
+        kind="enum_value_refused", key=AXOLOTL_OWN, file=cfg.path, line=cfg.line(AXOLOTL_OWN) or 1,
+        suggestion=f"{AXOLOTL_OWN}: {guess}" if guess else f"pick an optimizer axolotl {minor(release)} takes",
+        message=f"{AXOLOTL_OWN}: {value} is neither an optimizer axolotl {minor(release)} builds itself nor an "
+                f"OptimizerNames member of {ta}, the release it requires (transformers{spec}; {said}){since}, "
+                f"and {refuser}")]
+
+
+def _required_transformers(history: KeyHistory, release: str) -> set[str]:
+    """The transformers releases (of the generated list) axolotl *release* allows by its requirement."""
+    spec = history.requires("axolotl", release, "transformers")
+    if not spec:
+        return set(history.versions("transformers"))
+    return set(history.allowed("transformers", Pins().with_pin(Pin("transformers", spec, "axolotl's requirement")))
+               or ())

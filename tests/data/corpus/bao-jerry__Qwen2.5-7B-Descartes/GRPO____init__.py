@@ -1,0 +1,1 @@
+"""GRPO training configuration and external reward judge."""

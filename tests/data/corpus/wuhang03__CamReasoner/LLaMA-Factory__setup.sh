@@ -1,0 +1,2 @@
+conda install -c nvidia cuda-toolkit=11.8 -y
+pip install -e ".[torch,metrics]" --no-build-isolation
