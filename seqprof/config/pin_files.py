@@ -193,9 +193,20 @@ _IMAGE_NIGHTLY = re.compile(r"^main-(\d{4})(\d{2})(\d{2})(?:-|$)")
 
 
 def launcher_pins(path: Path) -> list[Pin]:
-    """The pins of a Python launcher: the framework image it runs the configs in (image_pins), and the environment
-    a Metaflow flow builds for its steps (flow_environment_pins)."""
-    return image_pins(path) + flow_environment_pins(path)
+    """The pins of a Python launcher: the framework image it runs the configs in (image_pins), the environment
+    a Metaflow flow builds for its steps (flow_environment_pins), and the install lines its comments give."""
+    return image_pins(path) + flow_environment_pins(path) + commented_install_lines(path)
+
+
+_COMMENTED_PIP = re.compile(r"^\s*#+\s*((?:python3?\s+-m\s+)?pip3?\s+install\s.*)$")
+
+
+def commented_install_lines(path: Path) -> list[Pin]:
+    """The `# pip install ...` comment lines of a Python script, the environment its author names for it
+    (zdfb/toy-r1-zero's train_R1_zero.py: `# pip install git+https://github.com/huggingface/trl.git@e95f9fb...`
+    over the TrlParser that reads train_R1_zero.yaml)."""
+    lines = [m.group(1) if m else "" for m in map(_COMMENTED_PIP.match, _text(path).splitlines())]
+    return _install_lines(lines, path.name) if any(lines) else []
 
 
 _FLOW_ENVIRONMENTS = {"pypi_base": "packages", "pypi": "packages", "conda_base": "libraries", "conda": "libraries"}

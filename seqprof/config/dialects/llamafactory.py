@@ -530,6 +530,18 @@ QUANTIZATION_RENAMED_IN = "0.9.3"
 ON_THE_FLY_METHODS = {False: ("bitsandbytes", "hqq", "eetq"), True: ("bnb", "hqq", "eetq")}  # key: >= 0.9.3
 
 
+# a checkpoint quantized after training, by its name (Qwen/Qwen2-7B-Instruct-AWQ, ...-GPTQ-Int4, unsloth's
+# ...-bnb-4bit): its config.json carries a quantization_config, which quantization.py's first branch loads as it is
+# ("`quantization_bit` will not affect on the PTQ-quantized models"), whatever quantization_method says
+QUANTIZED_CHECKPOINT = re.compile(r"(?i)(?:^|[-_./])(?:awq|gptq|bnb|int4|int8|fp8|4bit|8bit|aqlm|exl2|hqq|eetq)"
+                                  r"(?:$|[-_./])")
+
+
+def _quantized_checkpoint(model: object) -> bool:
+    """Whether a model name says its checkpoint is already quantized (QUANTIZED_CHECKPOINT)."""
+    return isinstance(model, str) and QUANTIZED_CHECKPOINT.search(model) is not None
+
+
 def _unusable_quantization_method(cfg: LoadedConfig, pins: Pins) -> ConfigDiagnostic | None:
     """quantization_bit with a quantization_method the release that runs has no branch for (`bitsandbytes` from
     0.9.3 on, `bnb` before it): nothing refuses it, and the 4/8-bit load is silently dropped. Unpinned, the release
@@ -539,7 +551,7 @@ def _unusable_quantization_method(cfg: LoadedConfig, pins: Pins) -> ConfigDiagno
     from seqprof.config.versions import pins_beside
 
     method = cfg.get("quantization_method")
-    if not isinstance(method, str):
+    if not isinstance(method, str) or _quantized_checkpoint(cfg.get("model_name_or_path")):
         return None
     history = KeyHistory.load()
     allowed = history.allowed("llamafactory", pins)
