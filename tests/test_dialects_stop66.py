@@ -59,3 +59,36 @@ def test_accelerate_param_offload_below_stage_3(tmp_path):
     tree = _fresh(tmp_path, CHATLM)
     _edit(tree / name, "zero_stage: 2", "zero_stage: 3")
     assert not _findings(tree / name, "deepspeed_config.offload_param_device", "SP456")
+
+
+TOY_R1 = "zdfb__toy-r1-zero"
+LF_PRACTICAL = "LiRunGuo__llama-factory-practical"
+
+
+def test_a_scripts_commented_pip_install_pins_what_it_runs_with(tmp_path):
+    """toy-r1-zero's train_R1_zero.py, the TrlParser that reads train_R1_zero.yaml, says in its header comments to
+    `pip install git+https://github.com/huggingface/trl.git@e95f9fb...` (0.15.0.dev0, whose ModelConfig has
+    torch_dtype): a commit seqprof cannot place among releases, so the removal in trl 0.27 is no claim here."""
+    name = f"{TOY_R1}/train_R1_zero.yaml"
+    tree = _fresh(tmp_path, TOY_R1)
+    assert not _findings(tree / name, "torch_dtype", "SP403")
+    notes = [f for f in lint_paths([tree / name], LintOptions()).files[0].findings if f.key == "torch_dtype"]
+    assert [f.code for f in notes] == ["SP407"] and "train_R1_zero.py:16" in notes[0].message
+
+    tree = _fresh(tmp_path, TOY_R1)
+    script = (tree / name).with_name("train_R1_zero.py")
+    _edit(script, "# pip install git+https://github.com/huggingface/trl.git@", "# see ")
+    # the `# pip install unsloth` beside it still holds: unsloth 2026.10.9 requires trl<=1.15.0, which lacks it
+    assert [f.severity for f in _findings(tree / name, "torch_dtype", "SP408")] == ["error"]
+
+
+def test_quantization_method_of_an_already_quantized_checkpoint_is_not_judged(tmp_path):
+    """LLaMA-Factory's quantization.py loads a checkpoint that carries a quantization_config (Qwen2-7B-Instruct-AWQ)
+    by that config before any on-the-fly branch, so a stale `quantization_method: bitsandbytes` changes nothing;
+    on the unquantized model it is the silent 16-bit load SP406 names."""
+    name = f"{LF_PRACTICAL}/examples__train_lora_qwen_windows.yaml"
+    assert not _findings(_fresh(tmp_path, LF_PRACTICAL) / name, "quantization_method", "SP406")
+
+    tree = _fresh(tmp_path, LF_PRACTICAL)
+    _edit(tree / name, "Qwen/Qwen2-7B-Instruct-AWQ", "Qwen/Qwen2-7B-Instruct")
+    assert [f.severity for f in _findings(tree / name, "quantization_method", "SP406")] == ["error"]
