@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from seqprof.config.project_fields import (PROJECT_MARKERS, called_name, imported_names, kept_names, parsed_module,
+from seqprof.config.project_fields import (called_name, imported_names, kept_names, parsed_module,
                                          project_reads_by_file, project_root, python_files, source_text,
                                          star_imported_names)
 
@@ -67,8 +67,7 @@ def project_forwards(config_path: str | Path, keys: list[str]) -> dict[str, Forw
         return {}
     wanted = frozenset(keys)
     readers = sorted((found for found in project_reads_by_file(path, wanted, attributes=True)
-                      if len(found[1]) >= 2 and not reads_another_config(path, found[0])
-                      and not in_a_sibling_project(path, found[0])),
+                      if len(found[1]) >= 2 and not reads_another_config(path, found[0])),
                      key=lambda found: -len(found[1]))
     if not readers:
         return {}
@@ -161,30 +160,6 @@ def reads_another_config(config_path: Path, script: str) -> bool:
     from seqprof.config.launches import launched_scripts
 
     return script not in launched_scripts(config_path)
-
-
-SUBPROJECT_MARKERS = ("README.md", *PROJECT_MARKERS)
-
-
-def in_a_sibling_project(config_path: Path, script: str) -> bool:
-    """Whether *script* (relative to the project root) lies in another project of a monorepo than the config: below
-    the folder the two share, which is not the root, the script's branch has a README or pin file of its own.
-    ROCm/rocm-blogs' finetuning-trl-dpo/src/dpo_config_full.yaml is run by alignment-handbook, not by the
-    starcoder-fine-tune blog's finetune.py beside it, though that reads output_dir and learning_rate too."""
-    root = project_root(config_path)
-    script_folder = (root / script).parent
-    try:
-        mine = config_path.resolve().parent.relative_to(root).parts
-        theirs = script_folder.relative_to(root).parts
-    except ValueError:
-        return False
-    shared = 0
-    while shared < min(len(mine), len(theirs)) and mine[shared] == theirs[shared]:
-        shared += 1
-    if shared == 0:
-        return False
-    return any(any((root.joinpath(*theirs[:depth]) / name).is_file() for name in SUBPROJECT_MARKERS)
-               for depth in range(shared + 1, len(theirs) + 1))
 
 
 def _first_per_key(forwards: tuple[Forward, ...], trainer: str | None = None) -> dict[str, Forward]:

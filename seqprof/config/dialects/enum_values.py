@@ -98,7 +98,8 @@ def axolotl_optimizer_refused(cfg: LoadedConfig, releases: list[str], history: K
     neither an optimizer that release builds itself nor an OptimizerNames member of the transformers release it
     requires (axolotl pins transformers exactly). axolotl up to 0.18 types the field OptimizerNames | its own names,
     so pydantic refuses the config; 0.19 takes any string and hands it to TrainingArguments' optim, whose
-    __post_init__ raises ValueError. Not judged: a templated value, a key a launch line or the project sets."""
+    __post_init__ raises ValueError. Not judged: a templated value, a key a launch line or the project sets, and a
+    name the transformers the project pins itself has."""
     value = cfg.data.get(AXOLOTL_OWN)
     if not releases or not isinstance(value, str) or not value.isidentifier():
         return []
@@ -111,6 +112,8 @@ def axolotl_optimizer_refused(cfg: LoadedConfig, releases: list[str], history: K
     for release in releases:
         if release in own or _required_transformers(history, release) & transformers_having:
             return []
+    if set(history.allowed("transformers", pins) or ()) & transformers_having:
+        return []  # the project's own transformers pin has it (hgissbkh's transformers==4.38.2 beside no axolotl pin)
     order = history.versions("axolotl")
     release = max(releases, key=order.index)
     required = _required_transformers(history, release)
