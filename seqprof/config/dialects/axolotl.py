@@ -290,16 +290,15 @@ def _values_the_schema_refuses(cfg: LoadedConfig, pins: Pins, history: KeyHistor
     """A `chat_template:` or `rl:` string that no axolotl release the pins allow has among the members of the Enum
     the field is typed by (keys/key_history.json "values"): pydantic refuses the config before training
     (`chat_template: qwen2_5` for ChatTemplate.qwen_25). A commit pin, a fork, or pins before the history say
-    nothing; chat_template's `tokenizer_default_fallback_*` strings are taken by pattern."""
-    from seqprof.config.project_fields import framework_fork
-
+    nothing; chat_template's `tokenizer_default_fallback_*` strings are taken by pattern. `optimizer:` is judged
+    against the release's own names and the transformers it pins (enum_values.axolotl_optimizer_refused)."""
     allowed = _judged_releases(pins, history)
     if not allowed or framework_fork(cfg.path) is not None:
         return []
     order = history.versions("axolotl")
-    out = []
+    out = axolotl_optimizer_refused(cfg, allowed, history, pins)  # optimizer: axolotl's own names or transformers'
     for key, spans in history.data["axolotl"].get("values", {}).items():
-        if key in (DATASET_TYPE, AXOLOTL_OWN):  # _dataset_types_unhandled; enum_values.axolotl_optimizer_refused
+        if key in (DATASET_TYPE, AXOLOTL_OWN):  # _dataset_types_unhandled; the optimizer above
             continue
         value = cfg.data.get(key)
         if not isinstance(value, str) or key == "chat_template" and value.startswith("tokenizer_default_fallback_"):
@@ -329,8 +328,6 @@ def _dataset_chat_templates_unknown(cfg: LoadedConfig, pins: Pins, history: KeyH
     "Template '...' not found" (utils/chat_templates). Most often the Jinja text itself (kurniarahmattt/
     fine-tune-pentagi), which goes in chat_template_jinja beside `chat_template: jinja`. An `rl:` config, a fork,
     a commit pin and the `tokenizer_default_fallback_*` names are not judged."""
-    from seqprof.config.project_fields import framework_fork
-
     if cfg.data.get("rl") or framework_fork(cfg.path) is not None:
         return []
     allowed = _judged_releases(pins, history)
@@ -431,7 +428,7 @@ def _dataset_types_unhandled(cfg: LoadedConfig, pins: Pins, history: KeyHistory)
     (user-defined), sharegpt (SP431), an `rl:` config (its own loaders), a fork, a commit pin, and a type the
     project ships a module of that name for (MangyMango's customgemma2.py, copied into prompt_strategies/): not
     judged."""
-    from seqprof.config.project_fields import framework_fork, project_root, python_files
+    from seqprof.config.project_fields import project_root, python_files
 
     if cfg.data.get("rl") or framework_fork(cfg.path) is not None:
         return []
@@ -640,8 +637,6 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
     b.stated("datasets", "pretraining_dataset", _datasets)
     b.diagnostics.extend(_values_the_schema_refuses(cfg, pins, history))
     b.diagnostics.extend(_dataset_types_unhandled(cfg, pins, history))
-    if framework_fork(cfg.path) is None:
-        b.diagnostics.extend(axolotl_optimizer_refused(cfg, _judged_releases(pins, history) or [], history, pins))
     b.diagnostics.extend(_dataset_chat_templates_unknown(cfg, pins, history))
     b.diagnostics.extend(_legacy_message_fields(cfg, pins, history))
     b.stated("val_set_size", "val_set_size", as_number)
@@ -876,8 +871,6 @@ def _schema_release(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> tuple
     """The axolotl release whose pydantic models judge a section's or a dataset entry's keys (the newest the pins
     allow; the newest known when nothing pins axolotl or the main branch runs), and how the message says so; None
     for a fork or a commit seqprof cannot place."""
-    from seqprof.config.project_fields import framework_fork
-
     if framework_fork(cfg.path) is not None:
         return None
     if _judged_releases(pins, history) is None:  # a commit seqprof cannot place
@@ -894,8 +887,6 @@ def _section_keys(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[Co
     written inside another). A key the top level reads is told to move there. A fork says nothing; a commit pin (an
     image's main build seqprof cannot date) only of a key no release's model ever had; a release without the model
     (trl: before 0.8) nothing."""
-    from seqprof.config.project_fields import framework_fork
-
     release = _schema_release(cfg, pins, history)
     order = history.versions("axolotl")
     commit = release is None and framework_fork(cfg.path) is None and _judged_releases(pins, history) is None

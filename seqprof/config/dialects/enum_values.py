@@ -114,10 +114,10 @@ def axolotl_optimizer_refused(cfg: LoadedConfig, releases: list[str], history: K
             return []
     if set(history.allowed("transformers", pins) or ()) & transformers_having:
         return []  # the project's own transformers pin has it (hgissbkh's transformers==4.38.2 beside no axolotl pin)
-    order = history.versions("axolotl")
+    order, ta_order = history.versions("axolotl"), history.versions("transformers")
     release = max(releases, key=order.index)
     required = _required_transformers(history, release)
-    newest_ta = max(required, key=history.versions("transformers").index) if required else None
+    newest_ta = max(required, key=ta_order.index) if required else None
     spec = history.requires("axolotl", release, "transformers") or "(any)"
     guess = SUCCESSORS.get(value)
     refuser = ("TrainingArguments.__post_init__ raises ValueError (\"'" + value + "' is not a valid "
@@ -127,9 +127,9 @@ def axolotl_optimizer_refused(cfg: LoadedConfig, releases: list[str], history: K
     said = f"{pins.describe('axolotl')} installs {minor(release)}" if pins.of("axolotl") else \
         f"no axolotl pin found, {minor(release)} assumed"
     ta = f"transformers {minor(newest_ta)}" if newest_ta else "transformers"
-    gone = [v for v in history.versions("transformers") if v in transformers_having]
+    gone = [v for v in ta_order if v in transformers_having]
     since = f"; transformers releases up to {minor(gone[-1])} had it" if gone and newest_ta and \
-        history.versions("transformers").index(gone[-1]) < history.versions("transformers").index(newest_ta) else ""
+        ta_order.index(gone[-1]) < ta_order.index(newest_ta) else ""
     built = [v for v in order if v in own]
     since += f"; axolotl releases up to {minor(built[-1])} built it" if built else ""
     return [ConfigDiagnostic(
