@@ -187,6 +187,12 @@ def training_arguments_fields(whl: Path) -> set[str]:
 TRANSFORMERS_ENUM_FIELDS = {"optim": "OptimizerNames", "lr_scheduler_type": "SchedulerType"}
 
 
+def enum_members(node: ast.ClassDef) -> set[str]:
+    """The string values of a str Enum class body (`adamw_hf = "adamw_hf"`)."""
+    return {stmt.value.value for stmt in node.body if isinstance(stmt, ast.Assign)
+            and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)}
+
+
 def transformers_enum_values(whl: Path) -> dict[str, set[str]]:
     """field -> the string members of the Enum TRANSFORMERS_ENUM_FIELDS types it by, in one transformers wheel
     (wherever the class lives: training_args.py, trainer_utils.py)."""
@@ -201,8 +207,7 @@ def transformers_enum_values(whl: Path) -> dict[str, set[str]]:
                 continue
             for node in ast.parse(source).body:
                 if isinstance(node, ast.ClassDef) and node.name in wanted:
-                    out[wanted[node.name]] = {s.value.value for s in node.body if isinstance(s, ast.Assign)
-                                              and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str)}
+                    out[wanted[node.name]] = enum_members(node)
     missing = set(TRANSFORMERS_ENUM_FIELDS) - set(out)
     if missing:
         raise SystemExit(f"{whl.name}: no Enum for {sorted(missing)}")
@@ -335,19 +340,23 @@ def axolotl_section_fields(archive: Path) -> dict[str, set[str]]:
 AXOLOTL_ENUM_FIELDS = {"chat_template": "ChatTemplate", "rl": "RLType"}
 
 
-def axolotl_enum_values(archive: Path) -> dict[str, set[str]]:
-    """field -> the values its Enum class allows in one axolotl release (the class's string members)."""
+def axolotl_schema_files(archive: Path) -> dict[str, bytes]:
+    """The files of one axolotl release under either schema folder (AXOLOTL_SCHEMA_DIRS)."""
     files: dict[str, bytes] = {}
     for prefix in AXOLOTL_SCHEMA_DIRS:
         files.update(package_files(archive, prefix))
+    return files
+
+
+def axolotl_enum_values(archive: Path) -> dict[str, set[str]]:
+    """field -> the values its Enum class allows in one axolotl release (the class's string members)."""
+    files = axolotl_schema_files(archive)
     members: dict[str, set[str]] = {}
     for name, text in sorted(files.items()):
         if name.endswith(".py"):
             for node in ast.parse(text).body:
                 if isinstance(node, ast.ClassDef) and node.name in AXOLOTL_ENUM_FIELDS.values():
-                    members.setdefault(node.name, set()).update(
-                        stmt.value.value for stmt in node.body if isinstance(stmt, ast.Assign)
-                        and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str))
+                    members.setdefault(node.name, set()).update(enum_members(node))
     return {field: members[enum] for field, enum in AXOLOTL_ENUM_FIELDS.items() if enum in members}
 
 
@@ -359,19 +368,16 @@ AXOLOTL_OWN_OPTIMIZERS = "optimizer"
 def axolotl_own_optimizers(archive: Path) -> set[str]:
     """The `optimizer:` names one axolotl release takes besides transformers' OptimizerNames: the strings of the
     Literal in the field's annotation (0.5-0.7) or the members of CustomSupportedOptimizers (from 0.8)."""
-    files: dict[str, bytes] = {}
-    for prefix in AXOLOTL_SCHEMA_DIRS:
-        files.update(package_files(archive, prefix))
+    files = axolotl_schema_files(archive)
     names: set[str] = set()
-    enums: dict[str, set[str]] = {}
+    custom: set[str] = set()  # CustomSupportedOptimizers' members
+    typed_by_custom = False  # whether the field's annotation names that Enum
     for name, text in sorted(files.items()):
         if not name.endswith(".py"):
             continue
-        tree = ast.parse(text)
-        for node in ast.walk(tree):
+        for node in ast.walk(ast.parse(text)):
             if isinstance(node, ast.ClassDef) and node.name == "CustomSupportedOptimizers":
-                enums[node.name] = {stmt.value.value for stmt in node.body if isinstance(stmt, ast.Assign)
-                                    and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)}
+                custom = enum_members(node)
             if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) \
                     and node.target.id == "optimizer":
                 for part in ast.walk(node.annotation):
@@ -379,10 +385,9 @@ def axolotl_own_optimizers(archive: Path) -> set[str]:
                             and part.value.id == "Literal":
                         names |= {c.value for c in ast.walk(part.slice) if isinstance(c, ast.Constant)
                                   and isinstance(c.value, str)}
-                    if isinstance(part, ast.Name) and part.id == "CustomSupportedOptimizers":
-                        names.add("\0enum")
-    if "\0enum" in names:
-        names = (names - {"\0enum"}) | enums.get("CustomSupportedOptimizers", set())
+                    typed_by_custom |= isinstance(part, ast.Name) and part.id == "CustomSupportedOptimizers"
+    if typed_by_custom:
+        names |= custom
     if not names:
         raise SystemExit(f"{archive.name}: no optimizer field with its own names")
     return names
