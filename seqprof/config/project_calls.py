@@ -51,6 +51,7 @@ class Forward:
     line: int
     spread: str | None = None  # the section whose mapping the class gets spread (`**cfg["training_args"]`)
     section: str | None = None  # the config section the value is read from (`t = cfg["train"]` ... `t["k"]`)
+    own: frozenset[str] = frozenset()  # the names a project subclass of the class takes itself (`alpha_ce`)
 
     def where(self) -> str:
         return f"{self.file}:{self.line}"
@@ -187,18 +188,22 @@ def _forwards_in(file: str, root: str, keys: frozenset[str]) -> tuple[Forward, .
     imported = {**star_imported_names(tree, Path(file)), **imported_names(tree)}
     rel = Path(file).relative_to(root).as_posix()
     every = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    subclasses = framework_subclasses(tree, imported)
     calls = [(node, target) for node in every
-             for target in [framework_argument_class(node.func, imported)] if target is not None]
+             for target in [framework_argument_class(node.func, imported) or _subclass_target(node.func, subclasses)]
+             if target is not None]
     trainers = [(node, target) for node in every
                 for target in [framework_argument_class(node.func, imported, TRAINER_CLASSES)] if target is not None]
     out: list[Forward] = []
     sections = _section_names(tree, keys) if any(kw.arg is None for call, _ in calls for kw in call.keywords) else {}
     for call, (package, cls) in calls:
+        own = subclasses[call.func.id][1] if isinstance(call.func, ast.Name) and call.func.id in subclasses \
+            else frozenset()
         for kw in call.keywords:  # `warmup_ratio=cfg["warmup_ratio"]`, or `**cfg["training_args"]`: a section
-            reads = _reads(kw.value, keys) if kw.arg else \
+            reads = [] if kw.arg in own else _reads(kw.value, keys) if kw.arg else \
                 [k for k in [_key_read(kw.value) or _spread_name(kw.value, sections)] if k in keys]
             out += [Forward(key, kw.arg or SECTION, package, cls, rel, kw.value.lineno,
-                            section=_section_read(kw.value, key, tree)) for key in reads]
+                            section=_section_read(kw.value, key, tree), own=own) for key in reads]
     out += _spread_forwards(tree, calls, rel, keys, filtered=True)
     # a trainer's keywords last: where a key also goes to a config class, that class judges it (_first_per_key)
     out += [Forward(key, kw.arg, package, cls, rel, kw.value.lineno, section=_section_read(kw.value, key, tree))
@@ -293,6 +298,48 @@ def framework_argument_class(func: ast.expr, imported: dict[str, str],
     package, _, name = dotted.rpartition(".")
     found = ("trl", name) if name in trainers else None if trainers else ARGUMENT_CLASSES.get(name)
     return found if found and package.split(".")[0] == found[0] else None
+
+
+Subclasses = dict[str, tuple[tuple[str, str], frozenset[str]]]  # class -> ((package, class), names it takes)
+
+
+def framework_subclasses(tree: ast.Module, imported: dict[str, str]) -> Subclasses:
+    """Class name -> ((package, class) it extends, the names it takes itself), for the module's own subclasses of
+    transformers' or TRL's argument classes that hand every other keyword on: Gladiator07/WSDM-Cup-2025-Kaggle's
+    `DistillationTrainingArguments(TrainingArguments)` takes alpha_ce and temperature in its `__init__` and passes
+    `**kwargs` to TrainingArguments, so `DistillationTrainingArguments(**cfg.trainer_args)` feeds TrainingArguments
+    the rest. A subclass whose `__init__` takes no `**kwargs` hands nothing on by name and is left out."""
+    classes = [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+    out: Subclasses = {}
+    for _ in range(3):  # a subclass of a subclass defined above or below it
+        for node in classes:
+            if node.name in out:
+                continue
+            for base in node.bases:
+                target = framework_argument_class(base, imported)
+                parent = (target, frozenset()) if target else out.get(base.id) if isinstance(base, ast.Name) else None
+                own = _own_arguments(node)
+                if parent is not None and own is not None:
+                    out[node.name] = (parent[0], parent[1] | own)
+                    break
+    return out
+
+
+def _own_arguments(node: ast.ClassDef) -> frozenset[str] | None:
+    """The fields a class body annotates and the named parameters of its `__init__`; None when that `__init__`
+    takes no `**kwargs` to hand on."""
+    fields = {item.target.id for item in node.body
+              if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)}
+    init = next((item for item in node.body if isinstance(item, ast.FunctionDef) and item.name == "__init__"), None)
+    if init is None:
+        return frozenset(fields)
+    if init.args.kwarg is None:
+        return None
+    return frozenset(fields | {a.arg for a in init.args.posonlyargs + init.args.args[1:] + init.args.kwonlyargs})
+
+
+def _subclass_target(func: ast.expr, subclasses: Subclasses) -> tuple[str, str] | None:
+    return subclasses[func.id][0] if isinstance(func, ast.Name) and func.id in subclasses else None
 
 
 _SPREAD_CALL = re.compile(rf"\b(?:{'|'.join(ARGUMENT_CLASSES)})\(\s*\*\*")

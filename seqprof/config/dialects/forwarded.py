@@ -114,7 +114,7 @@ def _each_key(forwards, data, path: str) -> list[Forward]:
         elif isinstance(section, Mapping):
             taken = _taken_out(path, forward.file, [name for name in section if isinstance(name, str)])
             out += [replace(forward, key=f"{forward.key}.{name}", keyword=name, spread=forward.key) for name in section
-                    if isinstance(name, str) and name not in taken]
+                    if isinstance(name, str) and name not in taken and name not in forward.own]
     return out
 
 
