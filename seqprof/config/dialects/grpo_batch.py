@@ -11,6 +11,7 @@ per_device_train_batch_size * num_processes != 0`, which is that same per-device
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from seqprof.config.key_history import KeyHistory, run_release_said
@@ -47,7 +48,7 @@ def generation_batch_refused(cfg: LoadedConfig, pins: Pins, history: KeyHistory)
                          "prompt to compare their rewards, and GRPOConfig refuses fewer before the run starts "
                          f"(\"GRPO requires at least 2 generations per prompt\"; {release})")]
     if generation is None:
-        return []
+        return _groups_split_by_processes(cfg, value, said, installed, release)
     if "steps_per_generation" in stated:
         return [_refused(cfg, "generation_batch_size", "generation_batch_size and steps_per_generation are both set: "
                          "GRPOConfig derives each from the other and refuses the pair before the run starts "
@@ -65,6 +66,48 @@ def generation_batch_refused(cfg: LoadedConfig, pins: Pins, history: KeyHistory)
     return []
 
 
+GROUP_CHECKS_FROM = "0.15.0"  # GRPOTrainer.__init__ checks the global batch against num_generations
+ACCUMULATED_FROM = "0.17.0"  # ... times gradient_accumulation_steps; from 0.18 GRPOConfig's generation batch
+
+
+def _groups_split_by_processes(cfg: LoadedConfig, value: dict, said: dict, installed: str,
+                               release: str) -> list[ConfigDiagnostic]:
+    """The batch TRL builds from per_device_train_batch_size x the processes the project's launch lines start (x
+    steps_per_generation, else gradient_accumulation_steps, from 0.17) when it cuts whole groups of num_generations
+    completions from none: GRPOTrainer (0.15 to 0.17) or GRPOConfig (0.18 on) refuses it before the run starts.
+    Not judged where a launch line or the project's code sets one of the batch keys itself."""
+    from packaging.version import Version
+
+    from seqprof.config.launch_processes import launched_processes
+    from seqprof.config.launches import launch_overrides
+
+    steps = value.get("steps_per_generation", cfg.data.get("gradient_accumulation_steps", 1))
+    if not _whole(steps) or Version(installed) < Version(GROUP_CHECKS_FROM):
+        return []
+    if set(launch_overrides(cfg.path)) & {*BATCH_KEYS, "gradient_accumulation_steps"} or \
+            _project_sets_keys(cfg.path, ("gradient_accumulation_steps",)):
+        return []
+    processes = launched_processes(cfg.path)
+    if processes is None:
+        return []
+    accumulated = Version(installed) >= Version(ACCUMULATED_FROM)
+    per_device, groups = value["per_device_train_batch_size"], value["num_generations"]
+    batch = per_device * processes.count * (steps if accumulated else 1)
+    if batch % groups == 0:
+        return []
+    step_key = "steps_per_generation" if "steps_per_generation" in value else "gradient_accumulation_steps"
+    step_said = f"{step_key}: {steps}" if step_key in cfg.data else f"{step_key} {steps} (the default)"
+    factors = [said["per_device_train_batch_size"], f"{processes.count} processes", *([step_said] * accumulated)]
+    which = "the generation batch GRPOConfig derives" if Version(installed) >= Version(CHECKED_FROM) else \
+        "the global train batch GRPOTrainer checks"
+    fits = [n for n in range(2, batch + 1) if batch % n == 0]
+    found = _refused(cfg, "num_generations", f"{said['num_generations']} does not divide {which}, "
+                     f"{' x '.join(factors)} = {batch} (the processes {processes.describe()}): that batch holds no "
+                     f"whole groups of {groups} completions per prompt, and TRL refuses it before the run starts "
+                     f"(\"must be divisible by ... num_generations\"; {release})")
+    return [replace(found, suggestion=", ".join(map(str, fits)) if fits else None)]
+
+
 def _whole(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
@@ -72,9 +115,13 @@ def _whole(value: Any) -> bool:
 def _project_sets_batch(config_path: str) -> bool:
     """The project declares one of the batch fields itself or sets one in code, which the file alone does not
     show (a script that passes `generation_batch_size=` from its own arguments)."""
+    return _project_sets_keys(config_path, BATCH_KEYS)
+
+
+def _project_sets_keys(config_path: str, keys: tuple[str, ...]) -> bool:
     from seqprof.config.project_fields import project_declares_or_sets
 
-    return project_declares_or_sets(config_path, BATCH_KEYS)
+    return project_declares_or_sets(config_path, keys)
 
 
 def _refused(cfg: LoadedConfig, key: str, message: str) -> ConfigDiagnostic:
