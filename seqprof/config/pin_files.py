@@ -319,8 +319,30 @@ def read_install_script(path: Path) -> list[Pin]:
     requirements they name and the local checkouts they install editable (`pip install -e ../torchtune`), and the
     conda environment file it installs (`conda env update -f ./scripts/set/environment.yml`)."""
     lines = _text(path).splitlines()
-    return _install_lines(lines, path.name) + _installed_environment_files(lines, path) + \
-        _installed_requirement_files(lines, path)
+    named = _environment_names(_with_variables(lines))
+    return [replace(pin, environment=named.get(_line_number(pin.source))) for pin in _install_lines(lines, path.name)] \
+        + _installed_environment_files(lines, path) + _installed_requirement_files(lines, path)
+
+
+_SHELL_VARIABLE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)=[\"']?([\w.-]+)[\"']?\s*(?:#.*)?$")
+
+
+def _with_variables(lines: list[str]) -> list[str]:
+    """*lines* with the script's plain `NAME=value` variables written out (`ENV_NAME="inpo"` ... `conda create -n
+    $ENV_NAME`), so the environment it names can be read."""
+    values: dict[str, str] = {}
+    out = []
+    for line in lines:
+        assigned = _SHELL_VARIABLE.match(line)
+        if assigned:
+            values[assigned.group(1)] = assigned.group(2)
+        out.append(re.sub(r"\$\{?([A-Za-z_]\w*)\}?", lambda m: values.get(m.group(1), m.group(0)), line))
+    return out
+
+
+def _line_number(source: str) -> int:
+    found = re.search(r":(\d+)", source)
+    return int(found.group(1)) if found else 0
 
 
 # `conda env create -f environment.yml`, `conda env update --file ./scripts/set/environment.yml`
@@ -434,8 +456,7 @@ def read_readme(path: Path) -> list[Pin]:
         inside = inside != fence
     installed = [pin for pin in _install_lines(kept, path.name) if not pin.own]
     named = _environment_names(kept)
-    installed = [replace(pin, environment=named.get(int(re.search(r":(\d+)", pin.source).group(1))))
-                 for pin in installed]
+    installed = [replace(pin, environment=named.get(_line_number(pin.source))) for pin in installed]
     # the framework image its code blocks run (jcparrad's `docker run ... winglian/axolotl:main-py3.10-cu118-2.0.1`)
     commands = [code or (text if _DOCKER_LINE.match(text) else "") for code, text in zip(kept, prose)]
     images = _images_named("\n".join(commands), path.name)  # a `docker run` line outside a code block too
@@ -443,8 +464,8 @@ def read_readme(path: Path) -> list[Pin]:
 
 
 # a named environment made or entered: `conda create -n sim python=3.10`, `conda activate inpo`, `python -m venv .rl`
-ENVIRONMENT_NAMED = re.compile(r"\b(?:conda\s+create\s+(?:\S+\s+)*?(?:-n|--name)\s+|(?:conda|source)\s+activate\s+|"
-                               r"-m\s+venv\s+|uv\s+venv\s+)([\w.-]+)")
+ENVIRONMENT_NAMED = re.compile(r"\b(?:conda\s+(?:create|run)\s+(?:\S+\s+)*?(?:-n|--name)\s+|"
+                               r"(?:conda|source)\s+activate\s+|-m\s+venv\s+|uv\s+venv\s+)([\w.-]+)")
 
 
 def _environment_names(lines: list[str]) -> dict[int, str]:
@@ -839,6 +860,7 @@ def read_environment(path: Path) -> list[Pin]:
         return _explicit_conda(text, path.name)
     data = yaml.safe_load(text) or {}
     out = []
+    named = data.get("name") if isinstance(data.get("name"), str) else None  # `name: sim`: the env it creates
     for dep in data.get("dependencies") or []:
         if isinstance(dep, Mapping):
             for line in dep.get("pip") or []:
@@ -858,7 +880,7 @@ def read_environment(path: Path) -> list[Pin]:
         elif re.fullmatch(r"==[^=]+=[^=]+", spec):  # `python==3.8.13=h12debd9_0`
             spec = spec.rsplit("=", 1)[0]
         out.append(Pin(normalize(m.group(1)), spec, f"{path.name}:{_line_of(text, m.group(1))}"))
-    return out
+    return [replace(pin, environment=named) for pin in out]
 
 
 def _extras_strings(tree: ast.AST) -> set[int]:

@@ -48,6 +48,8 @@ def find_pins(config_path: str | Path) -> Pins:
     for folder in folders:  # outside a repository, a folder above the config's holds other projects' launchers
         found.extend(_pins_of_folder(folder, notes, launchers=repository or folder == folders[0]))
     root = folders[-1]
+    if repository:
+        found = _in_the_entered_environment(found, root)
     pins: dict[str, list[Pin]] = {}
     for pin in found:
         if pin.package in PACKAGES:
@@ -193,6 +195,48 @@ def _with_checkout(pins: dict[str, list[Pin]], package: str, pin: Pin, folders: 
             pins.setdefault(p.package, []).append(replace(p, source=f"{where}/{p.source}"))
 
 
+def _in_the_entered_environment(found: list[Pin], root: Path) -> list[Pin]:
+    """*found* without the pins of named environments the launchers never enter, where the pin files set up several
+    and the launchers enter one of them (pins_beside narrows it further, to the environment the config's own
+    command lines run in)."""
+    named = {p.environment for p in found if p.package in PACKAGES} - {None}
+    used = named & _activated_environments(root) if len(named) > 1 else set()
+    return [p for p in found if p.environment is None or p.environment in used] if len(used) == 1 else found
+
+
+def _in_the_environment_running(pins: Pins, config: Path) -> Pins:
+    """*pins* without those of named environments the config's command lines do not run in, where the pin files
+    set up several: XuHuang441/SimPO's env_install.sh builds `inpo` (transformers 4.53.1, for vLLM decoding), its
+    environment.yml `sim` (transformers 4.44.2, trl 0.9.6), and the lines that train on its configs run in `sim`
+    (`conda activate .../envs/sim` above them, or `.../envs/sim/bin/accelerate launch`)."""
+    named = {p.environment for found in pins.pins.values() for p in found} - {None}
+    folders = list(project_folders(config.parent))
+    if len(named) < 2 or not (folders[-1] / ".git").exists():
+        return pins
+    used = named & _environments_running(config, folders[-1])
+    if len(used) != 1:
+        return pins
+    kept = {package: tuple(p for p in found if p.environment is None or p.environment in used)
+            for package, found in pins.pins.items()}
+    return replace(pins, pins={package: found for package, found in kept.items() if found})
+
+
+def _environments_running(config: Path, root: Path) -> set[str]:
+    """The environments the command lines naming *config* run in: one the line itself enters (`.../envs/sim/bin/
+    accelerate`), else the last one its script activates above it."""
+    from seqprof.config.launches import command_lines
+
+    out: set[str] = set()
+    for file, number, line in command_lines(root, config)[0]:
+        inline = {a or b or c for a, b, c in ACTIVATED.findall(line)}
+        if inline:
+            out |= inline
+            continue
+        above = [text for text in _uncommented_lines(root / file)[:number - 1] if ACTIVATED.search(text)]
+        out |= {a or b or c for a, b, c in ACTIVATED.findall(above[-1])} if above else set()
+    return out
+
+
 def _readme_pins(folders: Sequence[Path], notes: list[str]) -> list[Pin]:
     """One pin per package the READMEs of *folders* install, the nearest README first; a package they give two
     different versions (one for inference, another for training) is left out. An install line with no version
@@ -226,9 +270,10 @@ def _readme_pins(folders: Sequence[Path], notes: list[str]) -> list[Pin]:
             if found and len({(p.specifier, p.vcs, p.head) for p in found}) == 1]
 
 
-# a launcher entering an environment: `conda activate sim`, `source activate sim`, `.../miniconda3/envs/sim/bin/accelerate`,
+# a launcher entering an environment: `conda activate sim` (or `conda activate /home/u/.conda/envs/sim`),
+# `source activate sim`, `.../miniconda3/envs/sim/bin/accelerate`,
 # a virtual environment's `source openr1/bin/activate`
-ACTIVATED = re.compile(r"(?:^|[\s;&|])(?:(?:conda|source)\s+activate\s+([\w.-]+)|\S*/envs/([\w.-]+)/bin/|"
+ACTIVATED = re.compile(r"(?:^|[\s;&|])(?:(?:conda|source)\s+activate\s+(?:\S*/envs/)?([\w.-]+)|\S*/envs/([\w.-]+)/bin/|"
                        r"(?:source|\.)\s+(?:\S*/)?([\w.-]+)/bin/activate\b)", re.M)
 LAUNCHER_SUFFIXES = (".sh", ".slurm", ".sbatch", ".bash")
 
@@ -259,11 +304,16 @@ def _shell_files(root: Path, depth: int) -> list[Path]:
 
 
 def _uncommented(path: Path) -> str:
+    return "\n".join(line for line in _uncommented_lines(path) if line)
+
+
+def _uncommented_lines(path: Path) -> list[str]:
+    """*path*'s lines, a comment line left blank (so that the numbers hold)."""
     try:
-        return "\n".join(line for line in path.read_text(errors="replace").splitlines()
-                         if not line.lstrip().startswith("#"))
+        return ["" if line.lstrip().startswith("#") else line
+                for line in path.read_text(errors="replace").splitlines()]
     except OSError:
-        return ""
+        return []
 
 
 # `uv pip install -e "llm2025compet/training/open-r1[dev]"`: a package of the repository installed editable
@@ -531,7 +581,7 @@ def pins_beside(config_path: str) -> Pins:
     path = Path(config_path)
     if not path.is_file():
         return Pins()
-    pins = _pins_in(str(path.resolve().parent))
+    pins = _in_the_environment_running(_pins_in(str(path.resolve().parent)), path.resolve())
     if "axolotl" not in pins.pins:
         held = _images_holding(path.resolve())
         if held:
