@@ -363,6 +363,9 @@ def project_pops(config_path: str | Path, keys: Iterable[str]) -> dict[str, str]
 
 
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # a key code can name: `cfg["gpu"]`, a field
+# an attribute annotated where it is declared (`self.adafactor: bool = False`), not read; a colon that ends the line
+# closes a condition that reads it (allenai/hyperdecoders' t5_trainer.py: `if self.args.adafactor:`)
+ANNOTATION = r"[ \t]*:[ \t]*[^\s#]"
 
 
 @lru_cache(maxsize=256)
@@ -378,7 +381,7 @@ def _reads_under(root: str, keys: frozenset[str], attributes: bool,
              rf"{quoted}\s+(?:not\s+)?in\s",
              rf"getattr\(\s*[\w.\[\]]+\s*,\s*{quoted}",
              # an OmegaConf / DictDefault config, or a Hydra group of one (`cfg.training.warmup_ratio`)
-             rf"\b(?:cfg|conf|config){section}\.({names})\b(?!\s*(?:[:(]|=[^=]))",
+             rf"\b(?:cfg|conf|config){section}\.({names})\b(?!\s*(?:\(|=[^=])|{ANNOTATION})",
              # an argparse option of the project's own, which its code fills from the YAML (TEN-Sum's
              # `add_argument('--max_prompt_length')`, then `setattr(args, key, value)` per key); `--max-prompt-length`
              # is the same option (argparse's dest)
@@ -386,7 +389,7 @@ def _reads_under(root: str, keys: frozenset[str], attributes: bool,
              # a key constant the loader pops by name (wwwbq/LLMfactory's BASE_KEY = '_base_', then
              # cfg_dict.pop(BASE_KEY): mmengine-style inheritance of a base file)
              rf"(?<![^\n])[ \t]*[A-Z][A-Z0-9_]*KEY\s*=\s*{quoted}[ \t]*(?:#[^\n]*)?(?=\n|$)"]
-    forms += [rf"\.({names})\b(?!\s*[:(])"] if attributes else []
+    forms += [rf"\.({names})\b(?!\s*\(|{ANNOTATION})"] if attributes else []
     pattern = re.compile("|".join(forms))
     out = []
     for file in python_files(Path(root)):
