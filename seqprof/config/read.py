@@ -187,6 +187,9 @@ def _choose_dialect(cfg: LoadedConfig, dialect: str | None,
             # HfArgumentParser((Arguments, DPOConfig)).parse_json_file: TRL's config class takes the keys
             # (MangoFF/ACT's dpo.json), whatever plain TrainingArguments keys the file mostly holds
             name, source = "trl", f"parsed into TRL's config classes at {calls.where}"
+    copy = not dialect and not launch and name in ("hf", "trl") and _parsed_by_llamafactory_copy(cfg.path, cfg.data)
+    if copy:
+        name, source = "llamafactory", copy
     own_parser = not dialect and not launch and name == "trl" and not versions and _own_parser(cfg.path, cfg.data)
     if not dialect and not launch and name.startswith("llamafactory") and not _is_the_framework(cfg.path, name):
         from seqprof.config.parser_classes import parsed_into
@@ -234,6 +237,20 @@ def _llamafactory_copy(calls: tuple[str, ...]) -> bool:
     LLaMA-Factory (wwwbq/LLMfactory's src/LLMfactory/hparams/parser.py) reads the file as LLaMA-Factory does, unlike
     a project that only borrows its layout (jianzhnie/LLamaTuner's llamatuner/configs/parser.py)."""
     return any("/hparams/" in f"/{place}" for place in calls)
+
+
+def _parsed_by_llamafactory_copy(path: str, data: Mapping) -> str:
+    """Why the file is LLaMA-Factory's ('' when it is not): every script that parses it is the hparams/parser.py of
+    the project's own copy of LLaMA-Factory (Quinn777/AtomThink's run_eval.py hands its inference configs to the
+    vendored src/llamafactory/hparams/parser.py get_infer_args), whatever TRL-looking keys (dataset_name,
+    temperature) it holds."""
+    from seqprof.config.dialects.llamafactory import carries_llamafactory
+    from seqprof.config.project_scripts import parser_scripts
+
+    files = tuple(s.file for s in parser_scripts(path, [k for k in data if isinstance(k, str)]))
+    if files and all("/hparams/" in f"/{f}" for f in files) and carries_llamafactory(path):
+        return f"parsed by the project's own copy of LLaMA-Factory ({', '.join(files)})"
+    return ""
 
 
 def _sections_are_declared_fields(cfg: LoadedConfig) -> str:

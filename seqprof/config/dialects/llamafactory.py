@@ -328,6 +328,14 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
         b.derived("load_in_4bit", True, "quantization_bit")
     elif bits == 8:
         b.derived("load_in_8bit", True, "quantization_bit")
+    if b.raw("quantization_bit") is not None:  # SP420: the project's own copy of the parser may let it through
+        from seqprof.config.dialects.llamafactory_fork import fork_lets_through
+
+        let_through = fork_lets_through(_own_parser(cfg.path), cfg.path, QUANTIZED_TRAINING_REFUSED, cfg.data,
+                                        {"finetuning_type": "lora"})
+        if let_through is not None:
+            b.derived("quantized_training_allowed", True, f"the project's own copy of LLaMA-Factory's parser "
+                                                          f"({let_through}) does not refuse it")
     refusal = None if board else _evaluation_without_data(cfg, pins)
     if refusal is not None:
         b.derived("evaluation_without_data", refusal[1], refusal[0])
@@ -342,7 +350,7 @@ def build(cfg: LoadedConfig, variant: str | None = None, pins: Pins | None = Non
         b.diagnostics.extend(_checked_keys(cfg, pins))
         return b.result()
     stage = str(b.raw("stage", "sft")).lower()
-    if b.present("stage") and stage not in STAGES and not _carries_llamafactory(cfg.path):
+    if b.present("stage") and stage not in STAGES and not carries_llamafactory(cfg.path):
         b.diagnostics.append(ConfigDiagnostic(
             kind="invalid_value", key="stage", file=cfg.path, line=cfg.line("stage") or 1,
             message=f"'stage: {b.raw('stage')}' is no LLaMA-Factory stage: hparams/finetuning_args.py declares "
@@ -485,11 +493,17 @@ def _evaluation_without_data(cfg: LoadedConfig, pins: Pins) -> tuple[str, str] |
 
 def _own_parser_text(config_path: str) -> str | None:
     """The text of the hparams/parser.py of the LLaMA-Factory copy the config's repository carries, if it does."""
-    if not _carries_llamafactory(config_path):
+    parser = _own_parser(config_path)
+    return source_text(parser) if parser is not None else None
+
+
+def _own_parser(config_path: str) -> Path | None:
+    """The hparams/parser.py of the LLaMA-Factory copy the config's repository carries (a fork of the repository,
+    or a copy vendored into it), if it does."""
+    if not carries_llamafactory(config_path):
         return None
-    texts = [source_text(f) for f in python_files(project_root(config_path))
-             if f.name == "parser.py" and f.parent.name == "hparams"]
-    return next((t for t in texts if "def get_train_args" in t), None)
+    return next((f for f in python_files(project_root(config_path)) if f.name == "parser.py"
+                 and f.parent.name == "hparams" and "def get_train_args" in source_text(f)), None)
 
 
 OMEGACONF_LOAD_FROM = "0.9.4"  # hparams/parser.py read_args: yaml.safe_load before it, OmegaConf.load from it
@@ -521,6 +535,9 @@ def _loaded_with_omegaconf(cfg: LoadedConfig, pins: Pins) -> tuple[bool | None, 
         return None, (f"{checkout.source}: a commit seqprof cannot place, and releases before {OMEGACONF_LOAD_FROM} "
                       "read the file with yaml.safe_load, later ones with OmegaConf.load")
     return True, f"llamafactory {OMEGACONF_LOAD_FROM} and newer read it with OmegaConf.load (hparams/parser.py)"
+
+
+QUANTIZED_TRAINING_REFUSED = "Quantization is only compatible with the LoRA"  # parser.py's error (SP420)
 
 
 # on-the-fly quantization_method values model/model_utils/quantization.py branches on; any other value matches no
@@ -579,7 +596,7 @@ def _unusable_quantization_method(cfg: LoadedConfig, pins: Pins) -> ConfigDiagno
         suggestion=f"quantization_method: {renamed}" if renamed else None)
 
 
-def _carries_llamafactory(config_path: str) -> bool:
+def carries_llamafactory(config_path: str) -> bool:
     """The checkout carries its own copy of LLaMA-Factory, whose tuner may dispatch stages of its own (AzureStarz's
     fork runs `stage: lb`, its LangBridge stage, from train/tuner.py; HfArgumentParser.parse_dict does not check
     the Literal)."""
@@ -639,4 +656,4 @@ def _checked_keys(cfg: LoadedConfig, pins: Pins) -> list:
                              own_argument=own.__contains__)
     # the copy's own code may take a key out before parsing the rest (nilsblank's tuner.py: args.pop("evaluators"));
     # a wrapper script may pop a section of its own before handing the rest on (NVIDIA's llm_qat llama_factory.py)
-    return read_by_project_code(found, cfg.path, LABEL, taken_out=not _carries_llamafactory(cfg.path))
+    return read_by_project_code(found, cfg.path, LABEL, taken_out=not carries_llamafactory(cfg.path))

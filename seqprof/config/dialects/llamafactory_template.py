@@ -105,12 +105,12 @@ def _own_copy(config_path: str, pins: Pins) -> bool:
     """The project runs a LLaMA-Factory whose templates neither releases nor main say: it is a fork or carries a copy
     (named llamafactory, or a LLaMA-Factory folder the config sits in), or installs one from a checkout or a fork's
     git URL (a git install of hiyouga/LLaMA-Factory is main)."""
-    from seqprof.config.dialects.llamafactory import _carries_llamafactory
+    from seqprof.config.dialects.llamafactory import carries_llamafactory
     from seqprof.config.project_fields import framework_fork, project_root, vendored_checkout
 
     vcs = pins.vcs("llamafactory")
     if vcs is not None and vcs.fork or framework_fork(config_path) is not None or \
-            _carries_llamafactory(config_path):
+            carries_llamafactory(config_path):
         return True
     path = Path(config_path).resolve()
     root = project_root(config_path)
