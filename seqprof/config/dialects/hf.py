@@ -58,6 +58,7 @@ from seqprof.config.dialects.trainer_deepspeed import Stated, refused_values, re
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_fields import project_fields, read_by_project, renamed_by_project
+from seqprof.config.project_saves import callback_saves
 from seqprof.config.text_numbers import numbers_read_as_text
 from seqprof.config.values import value_problem
 from seqprof.config.key_history import KeyHistory, assumed, describe_versions, minor, with_companions
@@ -375,6 +376,9 @@ def apply_training_arguments(b: Builder, *, source: str = TA_SOURCE) -> None:
         b.derived("save_strategy", "evaluation", "load_best_model_at_end")
     b.stated("save_strategy", "save_strategy", lambda v: str(v).lower() if isinstance(v, str) else v)
     b.stated("save_steps", "save_steps", as_number)
+    saver = callback_saves(b.cfg.path)
+    if saver is not None:  # SP301: the project saves by itself, whatever save_strategy says
+        b.derived("saved_by_project", saver, "save_strategy")
     deepspeed = link_deepspeed(b, "deepspeed")
     if deepspeed is not None:
         run = Stated.from_config(b.cfg)
