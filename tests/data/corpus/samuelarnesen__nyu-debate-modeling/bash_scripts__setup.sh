@@ -1,0 +1,3 @@
+#!/bin/bash
+
+python -m spacy download en_core_web_sm
