@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from seqprof.config.launches import _MODULE, _PRINTED, _SCRIPT, _short, command_lines
+from seqprof.config.launches import PRINTED, script_lines, shortened
 from seqprof.config.project_fields import project_root
 
 
@@ -109,10 +109,9 @@ def _launched_processes(config_path: str) -> LaunchedProcesses | None:
     if not path.is_file():
         return None
     root = project_root(path)
-    runs = [(file, number, line) for file, number, line in command_lines(root, path)[0]
-            if (_SCRIPT.search(line) or _MODULE.search(line)) and not _PRINTED.match(line)]
+    runs = [(file, number, line) for file, number, line in script_lines(path) if not PRINTED.match(line)]
     counts = {_line_processes(line, root, (root / file).parent) for file, _, line in runs}
     if not runs or len(counts) != 1 or None in counts:
         return None
     file, number, line = runs[0]
-    return LaunchedProcesses(counts.pop(), _short(line), f"{file}:{number}")
+    return LaunchedProcesses(counts.pop(), shortened(line), f"{file}:{number}")

@@ -61,7 +61,7 @@ def framework_launches(config_path: str) -> tuple[Launch, ...]:
     found: list[Launch] = []
     lines, namesakes = command_lines(root, path)
     for file, number, line in lines:
-        if _PRINTED.match(line) and not re.search(r"&&|;|\|\|", line):  # `echo "next: python3 -m trl sft
+        if PRINTED.match(line) and not re.search(r"&&|;|\|\|", line):  # `echo "next: python3 -m trl sft
             continue  # --config training.yaml"` runs nothing (antojoseph/solidity-vuln-detect's setup_remote.sh)
         for dialect, pattern in FRAMEWORK_COMMANDS:
             for match in pattern.finditer(line):
@@ -69,13 +69,13 @@ def framework_launches(config_path: str) -> tuple[Launch, ...]:
                 if not _names(given, path, bare=namesakes <= 1, root=root):
                     continue  # the command runs another file of the line (axolotl's config, not its deepspeed json)
                 trainer = match.groupdict().get("trainer")
-                found.append(Launch(dialect, trainer.replace("-", "_") if trainer else None, _short(line),
+                found.append(Launch(dialect, trainer.replace("-", "_") if trainer else None, shortened(line),
                                     f"{file}:{number}"))
                 break
     return tuple(found)
 
 
-_PRINTED = re.compile(r"^\s*(?:echo|printf)\b")  # a shell line that prints a command a user may run, not runs it
+PRINTED = re.compile(r"^\s*(?:echo|printf)\b")  # a shell line that prints a command a user may run, not runs it
 
 
 def command_lines(root: Path, config: Path) -> tuple[list[tuple[str, int, str]], int]:
@@ -187,10 +187,7 @@ def command_line_values(config_path: str | Path, keys: Iterable[str]) -> dict[st
     overrides the file (dvlab-research/Step-DPO's launchers run configs/config_full.yaml, which says
     save_strategy: no, with --save_strategy='steps'). Empty when no command line runs a script on it."""
     path = Path(config_path).resolve()
-    if not path.is_file():
-        return {}
-    lines = [(file, number, line) for file, number, line in command_lines(project_root(path), path)[0]
-             if _SCRIPT.search(line) or _MODULE.search(line)]
+    lines = script_lines(path)
     if not lines:
         return {}
     out: dict[str, tuple[str, str]] = {}
@@ -202,6 +199,16 @@ def command_line_values(config_path: str | Path, keys: Iterable[str]) -> dict[st
             file, number, _ = lines[0]  # every line passes the option
             out[key] = (values.pop(), f"{file}:{_option_line(project_root(path) / file, number, f'--{key}')}")
     return out
+
+
+def script_lines(config_path: str | Path) -> list[tuple[str, int, str]]:
+    """(file, line, text) of each command line of the project that names the config and runs a Python script or
+    module on it (`python src/sft.py --config x.yaml`, `accelerate launch -m pkg.train x.yaml`)."""
+    path = Path(config_path).resolve()
+    if not path.is_file():
+        return []
+    return [(file, number, line) for file, number, line in command_lines(project_root(path), path)[0]
+            if _SCRIPT.search(line) or _MODULE.search(line)]
 
 
 def _option_line(script: Path, first: int, option: str) -> int:
@@ -369,6 +376,7 @@ def _same_file(prefix: str, config: Path, bare: bool = True, root: Path | None =
         tuple(folders[-len(inside):]) == inside
 
 
-def _short(line: str, width: int = 100) -> str:
+def shortened(line: str, width: int = 100) -> str:
+    """A command line on one line, cut to *width* characters."""
     line = re.sub(r"\s+", " ", line)
     return line if len(line) <= width else line[:width - 1] + "…"

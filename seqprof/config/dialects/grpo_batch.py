@@ -6,7 +6,10 @@ generation_batch_size and steps_per_generation are both set, when generation_bat
 global batch (per_device_train_batch_size x processes), or when it is no multiple of num_generations, and when
 num_generations is below 2. The world size is not in the file; a generation batch that per_device_train_batch_size
 alone does not divide is refused on any number of processes. (0.18 writes the check `generation_batch_size %
-per_device_train_batch_size * num_processes != 0`, which is that same per-device test.)
+per_device_train_batch_size * num_processes != 0`, which is that same per-device test.) Where generation_batch_size
+is left to TRL, the batch it derives (per_device_train_batch_size x processes x steps_per_generation, which defaults
+to gradient_accumulation_steps; GRPOTrainer of 0.15 to 0.17 checked per-device x processes, 0.17 times the
+accumulation) is judged with the process count the project's launch lines start (seqprof.config.launch_processes).
 """
 
 from __future__ import annotations
@@ -20,12 +23,15 @@ from seqprof.config.pins import Pins
 from seqprof.config.plan import ConfigDiagnostic
 
 CHECKED_FROM = "0.18.0"  # generation_batch_size and steps_per_generation arrive, with the checks above
+GROUP_CHECKS_FROM = "0.15.0"  # GRPOTrainer.__init__ checks the global batch against num_generations
+ACCUMULATED_FROM = "0.17.0"  # ... times gradient_accumulation_steps; from 0.18 GRPOConfig's generation batch
 DEFAULTS = {"per_device_train_batch_size": 8, "num_generations": 8}  # TrainingArguments' and GRPOConfig's
 BATCH_KEYS = ("generation_batch_size", "steps_per_generation", "per_device_train_batch_size", "num_generations")
 
 
 def generation_batch_refused(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
-    """What GRPOConfig of the release the pins install refuses in the file's generation batch.
+    """What GRPOConfig (GRPOTrainer before 0.18) of the release the pins install refuses in the file's generation
+    batch.
 
     Judged on the keys the file states, with TRL's defaults for the others, and not where the project's code
     declares or sets one of them itself."""
@@ -33,7 +39,7 @@ def generation_batch_refused(cfg: LoadedConfig, pins: Pins, history: KeyHistory)
 
     data = cfg.data
     installed = history.run_release("trl", pins)
-    if installed is None or Version(installed) < Version(CHECKED_FROM):
+    if installed is None or Version(installed) < Version(GROUP_CHECKS_FROM):
         return []
     stated = {k: data[k] for k in BATCH_KEYS if k in data}
     if not stated or not all(_whole(v) for v in stated.values()) or _project_sets_batch(cfg.path):
@@ -43,6 +49,8 @@ def generation_batch_refused(cfg: LoadedConfig, pins: Pins, history: KeyHistory)
     generation, per_device, groups = (value.get("generation_batch_size"), value["per_device_train_batch_size"],
                                       value["num_generations"])
     said = {k: f"{k}: {v}" if k in stated else f"{k} {v} (the default)" for k, v in value.items()}
+    if Version(installed) < Version(CHECKED_FROM):  # no generation_batch_size yet: GRPOTrainer's own check
+        return _groups_split_by_processes(cfg, value, said, installed, release) if groups >= 2 else []
     if groups < 2:
         return [_refused(cfg, "num_generations", f"num_generations: {groups}: GRPO needs at least 2 completions per "
                          "prompt to compare their rewards, and GRPOConfig refuses fewer before the run starts "
@@ -66,10 +74,6 @@ def generation_batch_refused(cfg: LoadedConfig, pins: Pins, history: KeyHistory)
     return []
 
 
-GROUP_CHECKS_FROM = "0.15.0"  # GRPOTrainer.__init__ checks the global batch against num_generations
-ACCUMULATED_FROM = "0.17.0"  # ... times gradient_accumulation_steps; from 0.18 GRPOConfig's generation batch
-
-
 def _groups_split_by_processes(cfg: LoadedConfig, value: dict, said: dict, installed: str,
                                release: str) -> list[ConfigDiagnostic]:
     """The batch TRL builds from per_device_train_batch_size x the processes the project's launch lines start (x
@@ -82,7 +86,7 @@ def _groups_split_by_processes(cfg: LoadedConfig, value: dict, said: dict, insta
     from seqprof.config.launches import launch_overrides
 
     steps = value.get("steps_per_generation", cfg.data.get("gradient_accumulation_steps", 1))
-    if not _whole(steps) or Version(installed) < Version(GROUP_CHECKS_FROM):
+    if not _whole(steps):
         return []
     if set(launch_overrides(cfg.path)) & {*BATCH_KEYS, "gradient_accumulation_steps"} or \
             _project_sets_keys(cfg.path, ("gradient_accumulation_steps",)):
@@ -98,13 +102,16 @@ def _groups_split_by_processes(cfg: LoadedConfig, value: dict, said: dict, insta
     step_key = "steps_per_generation" if "steps_per_generation" in value else "gradient_accumulation_steps"
     step_said = f"{step_key}: {steps}" if step_key in cfg.data else f"{step_key} {steps} (the default)"
     factors = [said["per_device_train_batch_size"], f"{processes.count} processes", *([step_said] * accumulated)]
-    which = "the generation batch GRPOConfig derives" if Version(installed) >= Version(CHECKED_FROM) else \
-        "the global train batch GRPOTrainer checks"
+    derived = Version(installed) >= Version(CHECKED_FROM)
+    which = "the generation batch GRPOConfig derives" if derived else "the train batch GRPOTrainer checks"
+    said_by_trl = f"generation_batch_size ({batch}) must be divisible by num_generations ({groups})" if derived else \
+        f"The {'effective' if accumulated else 'global'} train batch size ({processes.count} x {per_device}" + \
+        (f" x {steps}" if accumulated else "") + ") must be evenly divisible by the number of generations per prompt"
     fits = [n for n in range(2, batch + 1) if batch % n == 0]
     found = _refused(cfg, "num_generations", f"{said['num_generations']} does not divide {which}, "
                      f"{' x '.join(factors)} = {batch} (the processes {processes.describe()}): that batch holds no "
                      f"whole groups of {groups} completions per prompt, and TRL refuses it before the run starts "
-                     f"(\"must be divisible by ... num_generations\"; {release})")
+                     f"(\"{said_by_trl}\"; {release})")
     return [replace(found, suggestion=", ".join(map(str, fits)) if fits else None)]
 
 
