@@ -144,6 +144,8 @@ def read_as_a_dict(config_path: str, data: Mapping[str, Any]) -> dict[str, str]:
     if best is None or len(best[1]) * 2 <= len(keys) and not (
             len(best[1]) * 3 >= len(keys) and _builds_a_command_line(config_path, best[0])):
         return {}
+    if WHOLE_CONFIG_SPREAD.search(source_text(project_root(config_path) / best[0])):
+        return {}  # it also spreads the whole config into a framework class, which then reads every key
     return {key: f"{best[0]}:{line}" for key, line in best[1]}
 
 
