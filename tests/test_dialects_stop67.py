@@ -149,3 +149,22 @@ def test_a_file_parsed_by_the_projects_own_copy_of_llamafactory(tmp_path):
     tree = _fresh(tmp_path, ATOM)  # a parser of the project's own, not LLaMA-Factory's module
     (tree / f"{ATOM}/src__llamafactory__hparams__finetuning_args.py").unlink()
     assert _lint(tree / name).dialect == "hf"
+
+
+PEFT_FACTORY = "Wicwik__PEFT-Factory"
+
+
+def test_a_llamafactory_copy_whose_parser_adds_a_class_picked_at_run_time(tmp_path):
+    """PEFT-Factory's parser.py builds `HfArgumentParser(_TRAIN_ARGS + [peft_args_class])`, the class chosen by
+    finetuning_type from peft's configs (IA3Config for ia3): task_type and feedforward_modules are that class's,
+    not typos, though none of the copy's own classes declares them."""
+    name = f"{PEFT_FACTORY}/examples__peft__ia3__llama-3-8b-instruct__train.yaml"
+    tree = _fresh(tmp_path, PEFT_FACTORY)
+    assert not _findings(tree / name, "task_type", "SP401")
+    notes = _findings(tree / name, "task_type", "SP407")
+    assert notes and "parser.py:209" in notes[0].message
+
+    tree = _fresh(tmp_path, PEFT_FACTORY)  # the fork's fixed list alone
+    _edit(tree / f"{PEFT_FACTORY}/src__llamafactory__hparams__parser.py",
+          "HfArgumentParser(_TRAIN_ARGS + [peft_args_class])", "HfArgumentParser(_TRAIN_ARGS)")
+    assert [f.severity for f in _findings(tree / name, "task_type", "SP401")] == ["warning"]

@@ -632,6 +632,24 @@ def _fork_stage_trainer(config_path: str, stage: str) -> str | None:
     return None
 
 
+def _read_by_a_class_picked_at_run_time(found: list, config_path: str) -> list:
+    """Unknown keys that are no near miss of a known one, where the project's own copy of LLaMA-Factory's parser
+    adds a class it picks at run time: SP407 notes naming the call (that class, not seqprof, knows its fields)."""
+    from dataclasses import replace
+
+    from seqprof.config.dialects.llamafactory_fork import classes_picked_at_run_time
+
+    if not any(d.kind == "unknown_key" and not d.suggestion for d in found):
+        return found
+    where = classes_picked_at_run_time(_own_parser(config_path), config_path)
+    if where is None:
+        return found
+    return [replace(d, kind="unread_key", message=f"'{d.key}' is declared by none of the classes of the project's "
+                                                  f"own copy of LLaMA-Factory, but its parser adds a class it picks at "
+                                                  f"run time ({where}): that class may read it")
+            if d.kind == "unknown_key" and not d.suggestion else d for d in found]
+
+
 # mmengine-style inheritance a fork's own loader resolves (wwwbq/LLMfactory's extras/config.py): the named base
 # file supplies the keys this one leaves out
 BASE_FILE_KEY = "_base_"
@@ -649,6 +667,7 @@ def _checked_keys(cfg: LoadedConfig, pins: Pins) -> list:
     found = [d for d in found if d.kind not in ("deprecated_key", "renamed_key") or d.key in own
              or judge(d.key) is not None]  # fine
     found = read_by_own_copy(found, cfg.path, NAME, LABEL, own_argument=own.__contains__)
+    found = _read_by_a_class_picked_at_run_time(found, cfg.path)
     installed = pins.vcs("llamafactory")
     if installed is not None and installed.fork and framework_fork(cfg.path) is None:
         # the fork's own arguments, which seqprof cannot see (Qihoo360/360-LLaMA-Factory, orange0629's README's)

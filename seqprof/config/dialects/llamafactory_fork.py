@@ -100,3 +100,35 @@ def _literal(node: ast.expr):
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)) and all(isinstance(e, ast.Constant) for e in node.elts):
         return tuple(e.value for e in node.elts)
     return UNKNOWN
+
+
+def classes_picked_at_run_time(parser: Path | None, config_path: str | Path) -> str | None:
+    """'file:line' of an HfArgumentParser call in the copy's *parser* whose classes are picked at run time
+    (Wicwik/PEFT-Factory's `HfArgumentParser(_TRAIN_ARGS + [peft_args_class])`, the class chosen by finetuning_type
+    from peft's and adapters' configs): a key none of the copy's own classes declares may be that class's. None
+    where every parser call takes a class, or a module-level list of classes, as written."""
+    from seqprof.config.project_fields import parsed_module, project_root
+
+    tree = parsed_module(parser) if parser is not None else None
+    if tree is None:
+        return None
+    written = {target.id: node.value for node in tree.body if isinstance(node, ast.Assign)
+               for target in node.targets if isinstance(target, ast.Name)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == \
+                "HfArgumentParser" and node.args and not _as_written(node.args[0], written):
+            root = project_root(config_path)
+            where = parser.relative_to(root).as_posix() if parser.is_relative_to(root) else parser.as_posix()
+            return f"{where}:{node.lineno}"
+    return None
+
+
+def _as_written(node: ast.expr, written: dict) -> bool:
+    """A class (a name the module does not bind to anything else), or a list or tuple of classes, maybe through a
+    module-level name (`_TRAIN_ARGS = [ModelArguments, ...]`)."""
+    if isinstance(node, ast.Name) and node.id in written:
+        node = written[node.id]
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return all(isinstance(e, (ast.Name, ast.Attribute)) and not (isinstance(e, ast.Name) and e.id in written)
+                   for e in node.elts)
+    return isinstance(node, (ast.Name, ast.Attribute))
