@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from seqprof.config.project_fields import (called_name, imported_names, kept_names, parsed_module,
-                                         project_reads_by_file, project_root, python_files, source_text,
-                                         star_imported_names)
+from seqprof.config.project_fields import (called_name, imported_names, init_method, kept_names, named_parameters,
+                                         parsed_module, project_reads_by_file, project_root, python_files,
+                                         source_text, star_imported_names)
 
 # the argument classes a script builds by hand: (package, class whose key history judges the keyword)
 ARGUMENT_CLASSES = {
@@ -315,11 +315,11 @@ def framework_subclasses(tree: ast.Module, imported: dict[str, str]) -> Subclass
         for node in classes:
             if node.name in out:
                 continue
-            for base in node.bases:
+            own = _own_arguments(node)
+            for base in node.bases if own is not None else ():
                 target = framework_argument_class(base, imported)
                 parent = (target, frozenset()) if target else out.get(base.id) if isinstance(base, ast.Name) else None
-                own = _own_arguments(node)
-                if parent is not None and own is not None:
+                if parent is not None:
                     out[node.name] = (parent[0], parent[1] | own)
                     break
     return out
@@ -330,12 +330,12 @@ def _own_arguments(node: ast.ClassDef) -> frozenset[str] | None:
     takes no `**kwargs` to hand on."""
     fields = {item.target.id for item in node.body
               if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)}
-    init = next((item for item in node.body if isinstance(item, ast.FunctionDef) and item.name == "__init__"), None)
+    init = init_method(node)
     if init is None:
         return frozenset(fields)
     if init.args.kwarg is None:
         return None
-    return frozenset(fields | {a.arg for a in init.args.posonlyargs + init.args.args[1:] + init.args.kwonlyargs})
+    return frozenset(fields | {a.arg for a in named_parameters(init)})
 
 
 def _subclass_target(func: ast.expr, subclasses: Subclasses) -> tuple[str, str] | None:

@@ -232,14 +232,24 @@ def _init_parameters(node: ast.ClassDef, rel: str, bases: tuple[str, ...]) -> li
     """The named parameters of a hand-written `__init__` on a TrainingArguments subclass that is no dataclass:
     basalam/product-catalog-generator's SFTTrainArguments(**config) takes project_name, padding_side and
     max_seq_length itself and hands TrainingArguments only the rest (filtered by its signature)."""
-    init = next((item for item in node.body if isinstance(item, ast.FunctionDef) and item.name == "__init__"), None)
+    init = init_method(node)
     if init is None:
         return []
     positional = init.args.posonlyargs + init.args.args
     defaults = dict(zip([a.arg for a in positional][len(positional) - len(init.args.defaults):], init.args.defaults))
     defaults.update({a.arg: d for a, d in zip(init.args.kwonlyargs, init.args.kw_defaults) if d is not None})
     return [ProjectField(a.arg, node.name, rel, a.lineno, bases, _literal_default(defaults.get(a.arg)))
-            for a in positional[1:] + init.args.kwonlyargs]
+            for a in named_parameters(init)]
+
+
+def init_method(node: ast.ClassDef) -> ast.FunctionDef | None:
+    """The `__init__` a class body writes, if it writes one."""
+    return next((item for item in node.body if isinstance(item, ast.FunctionDef) and item.name == "__init__"), None)
+
+
+def named_parameters(function: ast.FunctionDef) -> list[ast.arg]:
+    """A method's parameters a caller can name, `self` left out."""
+    return (function.args.posonlyargs + function.args.args)[1:] + function.args.kwonlyargs
 
 
 def _literal_default(value: ast.expr | None) -> object:

@@ -236,7 +236,12 @@ def _llamafactory_copy(calls: tuple[str, ...]) -> bool:
     """A parser call in an `hparams/` folder, LLaMA-Factory's own module for its argument classes: a renamed copy of
     LLaMA-Factory (wwwbq/LLMfactory's src/LLMfactory/hparams/parser.py) reads the file as LLaMA-Factory does, unlike
     a project that only borrows its layout (jianzhnie/LLamaTuner's llamatuner/configs/parser.py)."""
-    return any("/hparams/" in f"/{place}" for place in calls)
+    return any(_in_hparams(place) for place in calls)
+
+
+def _in_hparams(place: str) -> bool:
+    """A file (or 'file:line') in an `hparams/` folder."""
+    return "/hparams/" in f"/{place}"
 
 
 def _parsed_by_llamafactory_copy(path: str, data: Mapping) -> str:
@@ -248,7 +253,7 @@ def _parsed_by_llamafactory_copy(path: str, data: Mapping) -> str:
     from seqprof.config.project_scripts import parser_scripts
 
     files = tuple(s.file for s in parser_scripts(path, [k for k in data if isinstance(k, str)]))
-    if files and all("/hparams/" in f"/{f}" for f in files) and carries_llamafactory(path):
+    if files and all(_in_hparams(f) for f in files) and carries_llamafactory(path):
         return f"parsed by the project's own copy of LLaMA-Factory ({', '.join(files)})"
     return ""
 

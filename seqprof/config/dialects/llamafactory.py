@@ -500,10 +500,13 @@ def _own_parser_text(config_path: str) -> str | None:
 def _own_parser(config_path: str) -> Path | None:
     """The hparams/parser.py of the LLaMA-Factory copy the config's repository carries (a fork of the repository,
     or a copy vendored into it), if it does."""
-    if not carries_llamafactory(config_path):
-        return None
-    return next((f for f in python_files(project_root(config_path)) if f.name == "parser.py"
-                 and f.parent.name == "hparams" and "def get_train_args" in source_text(f)), None)
+    return _parser_under(str(project_root(config_path))) if carries_llamafactory(config_path) else None
+
+
+@cache  # asked by SP420's fork check, the key checks and the evaluation-data check of each config
+def _parser_under(root: str) -> Path | None:
+    return next((f for f in python_files(Path(root)) if f.name == "parser.py" and f.parent.name == "hparams"
+                 and "def get_train_args" in source_text(f)), None)
 
 
 OMEGACONF_LOAD_FROM = "0.9.4"  # hparams/parser.py read_args: yaml.safe_load before it, OmegaConf.load from it

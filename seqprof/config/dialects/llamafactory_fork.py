@@ -24,13 +24,12 @@ def fork_lets_through(parser: Path | None, config_path: str | Path, message: str
     config's *values* (with *defaults*, then the literal defaults of the project's own argument fields, for unstated
     keys) make false or leave undecided. None when the project carries no copy, or the copy refuses it as upstream
     does."""
-    from seqprof.config.project_fields import parsed_module, project_fields, project_root
+    from seqprof.config.project_fields import parsed_module, project_fields
 
     tree = parsed_module(parser) if parser is not None else None
     if tree is None:
         return None
-    where = parser.relative_to(project_root(config_path)).as_posix() if parser.is_relative_to(
-        project_root(config_path)) else parser.as_posix()
+    where = _named(parser, config_path)
     raises = [node for node in ast.walk(tree) if isinstance(node, ast.Raise) and _says(node, message)]
     if not raises:
         return where
@@ -107,7 +106,7 @@ def classes_picked_at_run_time(parser: Path | None, config_path: str | Path) -> 
     (Wicwik/PEFT-Factory's `HfArgumentParser(_TRAIN_ARGS + [peft_args_class])`, the class chosen by finetuning_type
     from peft's and adapters' configs): a key none of the copy's own classes declares may be that class's. None
     where every parser call takes a class, or a module-level list of classes, as written."""
-    from seqprof.config.project_fields import parsed_module, project_root
+    from seqprof.config.project_fields import called_name, parsed_module
 
     tree = parsed_module(parser) if parser is not None else None
     if tree is None:
@@ -115,12 +114,18 @@ def classes_picked_at_run_time(parser: Path | None, config_path: str | Path) -> 
     written = {target.id: node.value for node in tree.body if isinstance(node, ast.Assign)
                for target in node.targets if isinstance(target, ast.Name)}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == \
-                "HfArgumentParser" and node.args and not _as_written(node.args[0], written):
-            root = project_root(config_path)
-            where = parser.relative_to(root).as_posix() if parser.is_relative_to(root) else parser.as_posix()
-            return f"{where}:{node.lineno}"
+        if isinstance(node, ast.Call) and called_name(node.func) == "HfArgumentParser" and node.args \
+                and not _as_written(node.args[0], written):
+            return f"{_named(parser, config_path)}:{node.lineno}"
     return None
+
+
+def _named(parser: Path, config_path: str | Path) -> str:
+    """The copy's parser.py as a finding names it: relative to the project root."""
+    from seqprof.config.project_fields import project_root
+
+    root = project_root(config_path)
+    return parser.relative_to(root).as_posix() if parser.is_relative_to(root) else parser.as_posix()
 
 
 def _as_written(node: ast.expr, written: dict) -> bool:
