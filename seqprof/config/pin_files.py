@@ -749,20 +749,27 @@ def read_pyproject(path: Path) -> list[Pin]:
     """[project] dependencies / optional-dependencies, [dependency-groups], [tool.poetry.dependencies]."""
     text = _text(path)
     data = parse_toml(text)
-    strings: list[str] = list(data.get("project", {}).get("dependencies", []))
-    for group in (data.get("project", {}).get("optional-dependencies", {}),
-                  data.get("dependency-groups", {}), data.get("tool", {}).get("pdm", {}).get("dev-dependencies", {})):
-        for items in group.values():
-            strings.extend(s for s in items if isinstance(s, str))
+    conflicting = uv_conflicting_groups(data)
+    strings: list[tuple[str, str | None, str | None]] = [
+        (s, None, None) for s in data.get("project", {}).get("dependencies", [])]
+    for kind, group in (("extra", data.get("project", {}).get("optional-dependencies", {})),
+                        ("group", data.get("dependency-groups", {})),
+                        ("group", data.get("tool", {}).get("pdm", {}).get("dev-dependencies", {}))):
+        for name, items in group.items():
+            environment = f"uv {kind} {name}" if (kind, name) in conflicting else None
+            strings.extend((s, name, environment) for s in items if isinstance(s, str))
     out = []
-    for s in strings:
+    lines = text.splitlines()
+    for s, group_name, environment in strings:
         m = _EDITABLE.match(s) or _URL_REQUIREMENT.match(s) or _REQUIREMENT.match(s)
         if m:
-            line = next((i for i, ln in enumerate(text.splitlines(), 1) if s in ln), None) \
-                if _EDITABLE.match(s) else None
+            start = next((i for i, ln in enumerate(lines) if group_name is not None and
+                          re.match(rf"""\s*["']?{re.escape(group_name)}["']?\s*=\s*\[""", ln)), 0)
+            line = next((i for i, ln in enumerate(lines[start:], start + 1) if f'"{s}"' in ln or f"'{s}'" in ln),
+                        None)  # the line in its own group, where two groups pin one package
             pin = requirement(s, f"{path.name}:{line or _line_of(text, m.group(1))}")
             if pin is not None:
-                out.append(pin)
+                out.append(replace(pin, environment=environment))
     own = _pyproject_own_version(data, text, path)
     if own is not None:
         out.append(own)
@@ -779,6 +786,19 @@ def read_pyproject(path: Path) -> list[Pin]:
             spec = value.get("version", "") if isinstance(value, Mapping) else value
             if isinstance(spec, str):
                 out.append(Pin(normalize(name), poetry_specifier(spec), f"{path.name}:{_line_of(text, name)}"))
+    return out
+
+
+def uv_conflicting_groups(data: Mapping) -> set[tuple[str, str]]:
+    """("group", name) / ("extra", name) of the dependency groups and extras `[tool.uv] conflicts` declares
+    mutually exclusive: each is an environment of its own (atomwalk12/linalg-zero's data-gen, sft and grpo groups pin
+    transformers 4.55.2, 4.56.2 and >=4.53.2, one `uv sync --group` at a time), not one set of pins."""
+    out = set()
+    sets = data.get("tool", {}).get("uv", {}).get("conflicts", [])
+    for members in sets if isinstance(sets, list) else ():
+        for member in members if isinstance(members, list) else ():
+            if isinstance(member, Mapping):
+                out |= {(kind, str(member[kind])) for kind in ("group", "extra") if kind in member}
     return out
 
 

@@ -213,7 +213,8 @@ def _in_the_environment_running(pins: Pins, config: Path) -> Pins:
     folders = list(project_folders(config.parent))
     if len(named) < 2 or not (folders[-1] / ".git").exists():
         return pins
-    used = named & _environments_running(config, folders[-1])
+    used = named & _environments_running(config, folders[-1]) or named & _uv_environments_named_by_folders(config,
+                                                                                                  folders[-1])
     if len(used) != 1:
         return pins
     kept = {package: tuple(p for p in found if p.environment is None or p.environment in used)
@@ -228,13 +229,24 @@ def _environments_running(config: Path, root: Path) -> set[str]:
 
     out: set[str] = set()
     for file, number, line in command_lines(root, config)[0]:
-        inline = {a or b or c for a, b, c in ACTIVATED.findall(line)}
+        inline = {a or b or c for a, b, c in ACTIVATED.findall(line)} | \
+            {f"uv {kind} {name}" for kind, name in UV_SELECTED.findall(line)}
         if inline:
             out |= inline
             continue
         above = [text for text in _uncommented_lines(root / file)[:number - 1] if ACTIVATED.search(text)]
         out |= {a or b or c for a, b, c in ACTIVATED.findall(above[-1])} if above else set()
     return out
+
+
+def _uv_environments_named_by_folders(config: Path, root: Path) -> set[str]:
+    """The uv groups and extras the config's folders name (linalg-zero's config/sft/*.yaml run in its `sft` group,
+    whose pins conflict with the grpo and data-gen groups'), for a config no command line names a group for."""
+    try:
+        parts = config.parent.relative_to(root).parts
+    except ValueError:
+        return set()
+    return {f"uv {kind} {part}" for part in parts for kind in ("group", "extra")}
 
 
 def _readme_pins(folders: Sequence[Path], notes: list[str]) -> list[Pin]:
@@ -275,6 +287,8 @@ def _readme_pins(folders: Sequence[Path], notes: list[str]) -> list[Pin]:
 # a virtual environment's `source openr1/bin/activate`
 ACTIVATED = re.compile(r"(?:^|[\s;&|])(?:(?:conda|source)\s+activate\s+(?:\S*/envs/)?([\w.-]+)|\S*/envs/([\w.-]+)/bin/|"
                        r"(?:source|\.)\s+(?:\S*/)?([\w.-]+)/bin/activate\b)", re.M)
+# a command line run in one uv dependency group or extra: `uv run --group sft accelerate launch ...`
+UV_SELECTED = re.compile(r"\buv\s+run\b.*?\s--(?:only-)?(group|extra)[=\s]+([\w.-]+)")
 LAUNCHER_SUFFIXES = (".sh", ".slurm", ".sbatch", ".bash")
 
 

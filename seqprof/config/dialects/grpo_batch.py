@@ -15,6 +15,7 @@ accumulation) is judged with the process count the project's launch lines start 
 from __future__ import annotations
 
 from dataclasses import replace
+from math import gcd
 from typing import Any
 
 from seqprof.config.key_history import KeyHistory, run_release_said
@@ -26,12 +27,16 @@ CHECKED_FROM = "0.18.0"  # generation_batch_size and steps_per_generation arrive
 GROUP_CHECKS_FROM = "0.15.0"  # GRPOTrainer.__init__ checks the global batch against num_generations
 ACCUMULATED_FROM = "0.17.0"  # ... times gradient_accumulation_steps; from 0.18 GRPOConfig's generation batch
 DEFAULTS = {"per_device_train_batch_size": 8, "num_generations": 8}  # TrainingArguments' and GRPOConfig's
+EVAL_UNCHECKED_FROM = "0.20.0"  # GRPOConfig 0.20 and 0.21 dropped the eval batch check
+EVAL_CHECKED_AGAIN = "0.22.0"  # ... back from 0.22, where do_eval and eval_strategy != "no"
+EVAL_GROUPS_FROM = "0.26.0"  # num_generations_eval, else num_generations, must divide the eval batch
+EVAL_KEYS = ("per_device_eval_batch_size", "eval_strategy", "evaluation_strategy", "num_generations_eval")
 BATCH_KEYS = ("generation_batch_size", "steps_per_generation", "per_device_train_batch_size", "num_generations")
 
 
 def generation_batch_refused(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
     """What GRPOConfig (GRPOTrainer before 0.18) of the release the pins install refuses in the file's generation
-    batch.
+    batch, and in its eval batch.
 
     Judged on the keys the file states, with TRL's defaults for the others, and not where the project's code
     declares or sets one of them itself."""
@@ -45,6 +50,14 @@ def generation_batch_refused(cfg: LoadedConfig, pins: Pins, history: KeyHistory)
     if not stated or not all(_whole(v) for v in stated.values()) or _project_sets_batch(cfg.path):
         return []
     release = run_release_said("trl", pins, installed)
+    return _train_batch_refused(cfg, stated, installed, release) + \
+        _eval_groups_split_by_processes(cfg, {**DEFAULTS, **stated}, installed, release)
+
+
+def _train_batch_refused(cfg: LoadedConfig, stated: dict, installed: str, release: str) -> list[ConfigDiagnostic]:
+    """The generation (train) batch checks of generation_batch_refused."""
+    from packaging.version import Version
+
     value = {**DEFAULTS, **stated}
     generation, per_device, groups = (value.get("generation_batch_size"), value["per_device_train_batch_size"],
                                       value["num_generations"])
@@ -113,6 +126,66 @@ def _groups_split_by_processes(cfg: LoadedConfig, value: dict, said: dict, insta
                      f"whole groups of {groups} completions per prompt, and TRL refuses it before the run starts "
                      f"(\"{said_by_trl}\"; {release})")
     return [replace(found, suggestion=", ".join(map(str, fits)) if fits else None)]
+
+
+def _eval_groups_split_by_processes(cfg: LoadedConfig, value: dict, installed: str,
+                                    release: str) -> list[ConfigDiagnostic]:
+    """The eval batch, per_device_eval_batch_size x the processes the launch lines start, when it cuts whole groups
+    of num_generations (num_generations_eval from 0.26) completions from none while the run evaluates (eval_strategy
+    other than "no", which also sets do_eval): GRPOTrainer (0.15 to 0.17), GRPOConfig (0.18, 0.19, and again from
+    0.22) refuses it before the run starts; 0.20 and 0.21 check nothing. Not judged where a launch line or the
+    project's code sets one of the keys itself."""
+    from packaging.version import Version
+
+    from seqprof.config.launch_processes import launched_processes
+    from seqprof.config.launches import launch_overrides
+
+    version = Version(installed)
+    if Version(EVAL_UNCHECKED_FROM) <= version < Version(EVAL_CHECKED_AGAIN):
+        return []
+    data = cfg.data
+    strategy_key = next((k for k in ("eval_strategy", "evaluation_strategy") if k in data), None)
+    strategy = data.get(strategy_key) if strategy_key else "no"
+    if not isinstance(strategy, str) or strategy.strip().lower() == "no":
+        return []
+    per_device = data.get("per_device_eval_batch_size", DEFAULTS["per_device_train_batch_size"])
+    group_key = "num_generations_eval" if version >= Version(EVAL_GROUPS_FROM) and \
+        data.get("num_generations_eval") is not None else "num_generations"
+    groups = data.get(group_key, value["num_generations"])
+    if not _whole(per_device) or not _whole(groups) or groups < 2:
+        return []
+    keys = (*EVAL_KEYS, *BATCH_KEYS)
+    if set(launch_overrides(cfg.path)) & set(keys) or _project_sets_keys(cfg.path, EVAL_KEYS):
+        return []
+    processes = launched_processes(cfg.path)
+    if processes is None:
+        return []
+    batch = per_device * processes.count
+    if batch % groups == 0:
+        return []
+    said_device = f"per_device_eval_batch_size: {per_device}" if "per_device_eval_batch_size" in data else \
+        f"per_device_eval_batch_size {per_device} (the default)"
+    said_groups = f"{group_key}: {groups}" if group_key in data else f"{group_key} {groups} (the default)"
+    step = groups // gcd(groups, processes.count)  # per-device eval batches that hold whole groups: its multiples
+    fits = [step * k for k in range(1, 4)]
+    key = "per_device_eval_batch_size" if "per_device_eval_batch_size" in data else group_key
+    found = _refused(cfg, key, f"{said_groups} does not divide the eval batch, {said_device} x {processes.count} "
+                     f"processes = {batch} (the processes {processes.describe()}), and {strategy_key}: {strategy} "
+                     f"evaluates: that batch holds no whole groups of {groups} completions per prompt, and TRL "
+                     f"refuses it before the run starts (\"{_eval_check_said(version)}\"; {release})")
+    return [replace(found, key=key, suggestion=", ".join(map(str, fits)))]
+
+
+def _eval_check_said(version) -> str:
+    """The words of the eval batch check of TRL *version*."""
+    from packaging.version import Version
+
+    if version < Version(EVAL_UNCHECKED_FROM):
+        which = "effective" if Version(ACCUMULATED_FROM) <= version < Version(CHECKED_FROM) else "global"
+        return f"The {which} eval batch size ... must be evenly divisible by the number of generations per prompt"
+    if version < Version(EVAL_GROUPS_FROM):
+        return "The global eval batch size ... must be divisible by num_generations"
+    return "The global eval batch size ... must be divisible by the number of generations used for evaluation"
 
 
 def _whole(value: Any) -> bool:

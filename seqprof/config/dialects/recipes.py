@@ -120,7 +120,7 @@ def own_classes_era(path: str, pins: Pins, history: KeyHistory,
                 f"cannot date; before its rewrite onto trl>={HANDBOOK_REWRITE} its own ModelArguments and "
                 "DataArguments declared these keys", HANDBOOK_OWN_FIELDS, PROJECT_READER)
     if allowed is None:
-        return None
+        return _old_handbook_recipe(path, pins, history, keys)
     before = Version(CONFIG_CLASSES_FROM)
     if allowed:
         every_old, some_old = (f([Version(v) < before for v in allowed]) for f in (all, any))
@@ -153,13 +153,39 @@ def _old_handbook_recipe(path: str, pins: Pins, history: KeyHistory,
     from seqprof.config.project_fields import project_fields
 
     old_layer = sorted(keys & OLD_LAYER_KEYS)
-    allowed = history.allowed("transformers", pins)
-    if not old_layer or not allowed or any(Version(v) >= Version(REWRITE_TRANSFORMERS) for v in allowed) \
-            or set(old_layer) & set(project_fields(path)):
+    if not old_layer or set(old_layer) & set(project_fields(path)):
         return None
-    return (f"its {', '.join(old_layer)} is alignment-handbook's DataArguments before the rewrite onto TRL's "
-            f"classes, which requires transformers>={REWRITE_TRANSFORMERS}, and {pins.describe('transformers')} is "
-            "older: the handbook's own ModelArguments of that era declare it", HANDBOOK_OWN_FIELDS, HANDBOOK_READER)
+    allowed = history.allowed("transformers", pins)
+    if allowed and all(Version(v) < Version(REWRITE_TRANSFORMERS) for v in allowed):
+        return (f"its {', '.join(old_layer)} is alignment-handbook's DataArguments before the rewrite onto TRL's "
+                f"classes, which requires transformers>={REWRITE_TRANSFORMERS}, and {pins.describe('transformers')} "
+                "is older: the handbook's own ModelArguments of that era declare it", HANDBOOK_OWN_FIELDS,
+                HANDBOOK_READER)
+    importer = _old_handbook_importer(path)
+    if importer:
+        return (f"its {', '.join(old_layer)} is alignment-handbook's DataArguments before the rewrite onto TRL's "
+                f"classes, and {importer} imports the handbook's H4ArgumentParser, which the rewrite removed: the "
+                "handbook the project installs is the old one, whose own ModelArguments declare it",
+                HANDBOOK_OWN_FIELDS, HANDBOOK_READER)
+    return None
+
+
+def _old_handbook_importer(path: str) -> str:
+    """'scripts/run_dposhift.py:27' where a script of the project imports H4ArgumentParser from an installed
+    alignment-handbook (Meaquadddd/DPO-Shift, whose recipes the handbook's own scripts run): only the handbook before
+    its rewrite onto TRL's classes (19f0345) has it; '' when none does."""
+    import ast
+
+    from seqprof.config.project_fields import parsed_module, python_files
+
+    root = project_root(path)
+    for file in python_files(root):
+        tree = parsed_module(file, ("H4ArgumentParser",))
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.ImportFrom) and node.module == "alignment" and not node.level \
+                    and any(a.name == "H4ArgumentParser" for a in node.names):
+                return f"{file.relative_to(root).as_posix()}:{node.lineno}"
+    return ""
 
 
 def read_by_own_classes(diagnostics: list, path: str, pins: Pins, history: KeyHistory,
