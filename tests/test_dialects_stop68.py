@@ -60,20 +60,6 @@ def test_uv_groups_declared_conflicting_are_separate_environments(tmp_path):
 SHIFT = "Meaquadddd__DPO-Shift"
 
 
-def test_handbook_parser_over_a_project_training_arguments_subclass(tmp_path):
-    """run_dposhift.py parses the DPO recipes with alignment-handbook's H4ArgumentParser over the handbook's
-    ModelArguments and DataArguments and the project's DPOShiftConfig(TrainingArguments): transformers'
-    TrainingArguments takes the training keys, not a TRL config."""
-    name = f"{SHIFT}/recipes__llama-3-8b__dpo__config_qlora.yaml"
-    assert _lint(_fresh(tmp_path, SHIFT) / name).dialect == "hf"
-
-    # the same class deriving from TRL's DPOConfig is TRL's
-    tree = _fresh(tmp_path, SHIFT)
-    _edit(tree / f"{SHIFT}/scripts__dposhift_config.py", "from transformers import TrainingArguments",
-          "from trl import DPOConfig as TrainingArguments")
-    assert _lint(tree / name).dialect == "trl"
-
-
 def test_a_project_importing_the_old_handbook_parser_runs_the_old_handbook(tmp_path):
     """The SFT recipe (dataset_mixer) runs under the alignment-handbook that run_dposhift.py imports
     H4ArgumentParser from, which only the handbook before its rewrite onto TRL's classes has: its own

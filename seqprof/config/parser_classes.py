@@ -275,59 +275,6 @@ def _parsed_into(config_path: str, keys: frozenset[str], parsers: tuple[str, ...
     return ParsedInto(frozenset(frameworks), tuple(where))
 
 
-# alignment-handbook's own argument classes before its rewrite onto TRL's (src/alignment/configs.py at 95dc472):
-# plain dataclasses that are no TrainingArguments; its SFTConfig / DPOConfig / ORPOConfig derive from TRL's
-HANDBOOK_PLAIN_CLASSES = frozenset({"ModelArguments", "DataArguments", "ScriptArguments"})
-
-
-def handbook_parser_over_training_arguments(config_path: str | Path, keys: Iterable[str]) -> str:
-    """'scripts/run_dposhift.py:50' where every script that parses the config calls alignment-handbook's
-    H4ArgumentParser over the handbook's plain ModelArguments / DataArguments and a project class that derives from
-    transformers' TrainingArguments and none of TRL's (Meaquadddd/DPO-Shift's DPOShiftConfig(TrainingArguments)):
-    TrainingArguments, not a TRL config, takes the training keys, whatever TRL-like names (beta, max_prompt_length)
-    the project's class adds; '' otherwise."""
-    root = project_root(config_path)
-    table = project_dataclasses(root)
-    where = []
-    for script in parser_scripts(config_path, keys):
-        tree = parsed_module(root / script.file, ("H4ArgumentParser",))
-        if tree is None:
-            return ""
-        imported = imported_names(tree)
-        calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)
-                 and called_name(node.func) == "H4ArgumentParser"
-                 and imported.get("H4ArgumentParser", "").split(".")[0] == "alignment"]
-        if len(calls) != 1:
-            return ""
-        frameworks: set[str] = set()
-        for item in parser_call_classes(calls[0]):
-            if not isinstance(item, (ast.Name, ast.Attribute)):
-                return ""
-            written = called_name(item)
-            dotted = imported.get(written, written)
-            package, _, name = dotted.rpartition(".")
-            if package.split(".")[0] == "alignment":
-                if name not in HANDBOOK_PLAIN_CLASSES:
-                    return ""  # the handbook's SFTConfig / DPOConfig: TRL's
-                continue
-            todo, seen = [dotted], set()
-            while todo:
-                dotted = todo.pop()
-                package, _, name = dotted.rpartition(".")
-                if package.split(".")[0] in ("trl", "transformers") and name not in table:
-                    frameworks.add(package.split(".")[0])
-                    continue
-                if name not in table or (package and not in_project(package, str(root))):
-                    return ""
-                if name not in seen:
-                    seen.add(name)
-                    todo += [b for one in table[name] for b in one.bases if b and b != "object"]
-        if frameworks != {"transformers"}:
-            return ""
-        where.append(f"{script.file}:{calls[0].lineno}")
-    return ", ".join(where)
-
-
 def extra_keys_dropped(config_path: str | Path, keys: Iterable[str]) -> str | None:
     """Where every script that parses the config calls a parser that drops keys its classes lack (allow_extra_keys=
     True, fail_with_unknown_args=False): 'pt_llama.py:237'; None when one refuses them or no call can be read."""

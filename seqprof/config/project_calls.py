@@ -136,6 +136,60 @@ def _spread_in(file: str, root: str) -> Forward | None:
     return None
 
 
+# calls that hand a config section on as a plain mapping: `dict(cfg.x)`, `asdict(cfg.x)`, `OmegaConf.to_container(
+# cfg.x)`, `vars(cfg.x)`
+_AS_MAPPING = frozenset({"dict", "asdict", "vars", "to_container", "to_object"})
+
+
+def hydra_group_spread(config_path: str | Path) -> Forward | None:
+    """How the project's code spreads the Hydra config group that a group option file fills into transformers' or
+    TRL's argument class (nbroad1881/redesigned-train's conf/training_args/default.yaml, composed as
+    `cfg.training_args` and spread by `TrainingArguments(**(dict(cfg.training_args)))`; slp-rl/slamkit's
+    `DPOConfig(**OmegaConf.to_container(cfg.training_args))`): each key of the file reaches that class under its
+    own name. None when the file is no group option, or no call, or calls into different classes, spread it."""
+    from seqprof.config.dialects.own_schema import hydra_group
+
+    path = Path(config_path)
+    group = hydra_group(str(path)) if path.is_file() else None
+    if group is None:
+        return None
+    root = project_root(path)
+    found = [forward for file in python_files(root) for forward in _group_spreads(str(file), str(root), group)]
+    return found[0] if found and len({(f.package, f.cls) for f in found}) == 1 else None
+
+
+@lru_cache(maxsize=256)
+def _group_spreads(file: str, root: str, group: str) -> tuple[Forward, ...]:
+    """The calls in *file* of an argument class (or a subclass the file defines) that get `cfg.<group>` spread."""
+    text = source_text(Path(file))
+    if "**" not in text or group not in text:
+        return ()
+    tree = parsed_module(Path(file))
+    if tree is None:
+        return ()
+    imported = {**star_imported_names(tree, Path(file)), **imported_names(tree)}
+    subclasses = framework_subclasses(tree, imported)
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        target = framework_argument_class(node.func, imported) or _subclass_target(node.func, subclasses)
+        if target is None:
+            continue
+        own = subclasses[node.func.id][1] if isinstance(node.func, ast.Name) and node.func.id in subclasses \
+            else frozenset()
+        for kw in node.keywords:
+            value = kw.value
+            while isinstance(value, ast.Call) and called_name(value.func) in _AS_MAPPING and value.args:
+                value = value.args[0]
+            named = value.attr if isinstance(value, ast.Attribute) else value.slice.value \
+                if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant) else None
+            if kw.arg is None and named == group:
+                out.append(Forward(SECTION, SECTION, *target, Path(file).relative_to(root).as_posix(), node.lineno,
+                                   spread=group, own=own))
+    return tuple(out)
+
+
 CONFIG_NAME = re.compile(r"""["']([\w./-]+\.(?:ya?ml|json))["']""")  # a config path a script writes
 # words of config and script names that tell nothing of what a file is for
 GENERIC_WORDS = frozenset({"config", "configs", "cfg", "train", "training", "default", "base", "example", "demo",

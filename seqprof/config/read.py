@@ -163,6 +163,12 @@ def _choose_dialect(cfg: LoadedConfig, dialect: str | None,
         else:
             keys = dialects.deciding_keys(flat, name)
             source = "; ".join(filter(None, [f"its keys {', '.join(keys)}" if keys else "", declared]))
+    if not dialect and not launch and name != "axolotl" and not cfg.data.get("base_model"):
+        from seqprof.config.dialects.axolotl import project_fragment
+
+        fragment = project_fragment(cfg.path, cfg.data)
+        if fragment:
+            name, source = "axolotl", fragment
     if not dialect and not launch and name in ("hf", "trl"):
         from seqprof.config.dialects.own_schema import unread_dump
 
@@ -304,15 +310,11 @@ def _own_parser(path: str, data: Mapping) -> str:
     scripts = read_by_transformers_alone(path, data) if own else None
     if scripts:  # haroldrubio/autoregkd's cli.py parse_json_file; groxaxo/finetune-hf-vits, whose JSON holds 28 keys
         return f"parsed by HfArgumentParser in {scripts}, with no TRL config, parser or trainer"  # no class declares (refused)
-    from seqprof.config.parser_classes import handbook_parser_over_training_arguments, parsed_into
+    from seqprof.config.parser_classes import parsed_into
 
     calls = parsed_into(path, data) if own else None
     if calls is not None and calls.transformers_alone():
         return calls.transformers_alone()
-    handbook = handbook_parser_over_training_arguments(path, data) if own else ""
-    if handbook:
-        return ("parsed by alignment-handbook's H4ArgumentParser over its ModelArguments and DataArguments and the "
-                f"project's own TrainingArguments subclass at {handbook}")
     fields = {k: f for k, f in project_fields(path).items() if not f.in_trl_copy()} if own else {}
     declared = [fields[k] for k in own if k in fields]
     if not own or len(declared) * 2 <= len(own):

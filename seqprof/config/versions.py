@@ -423,7 +423,7 @@ def _conda_environment(path: str) -> bool:
 
 # folders at a repository's root that hold its environments (envfiles/requirements_cuda128.txt,
 # installation/docker-arm64-cuda/requirements-freeze.txt), searched two levels down
-ENVIRONMENT_FOLDER = re.compile(r"^\.?(envs?|env[-_]?files?|environments?|install(ation)?s?|setup|docker|"
+ENVIRONMENT_FOLDER = re.compile(r"^\.?(envs?|env[-_]?files?|environments?|install(ation)?s?|setup|docker(files?)?|"
                                 r"containers?|requirements?|deps|dependencies|conda|\.?devcontainer)$", re.I)
 
 

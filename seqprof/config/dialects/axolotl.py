@@ -170,6 +170,30 @@ def detect(data: Mapping[str, Any]) -> int:
     return strong + sum(1 for k in data if k in WEAK)
 
 
+FRAGMENT_KEYS = 5  # keys only axolotl has that a file without base_model must set to be read as its fragment
+
+
+def project_fragment(config_path: str, data: Mapping[str, Any]) -> str:
+    """Why a file without base_model is an axolotl config fragment that the project merges into a full config
+    (2son1a/mashup-learning's configs/train/lora_default.yaml, OmegaConf-merged with a model file and run through
+    axolotl.cli.main.train; diwop's config/base.yml): five or more keys only axolotl has, at most one it does not
+    know, and a project that installs axolotl; '' otherwise."""
+    if "base_model" in data or not Path(config_path).is_file():
+        return ""
+    own = [k for k in data if k in STRONG]
+    space = keyspace()
+    foreign = [k for k in data if k not in space.known and k not in space.renamed and k not in space.deprecated]
+    if len(own) < FRAGMENT_KEYS or len(foreign) > 1:
+        return ""
+    from seqprof.config.versions import pins_beside
+
+    pins = pins_beside(config_path)
+    if not pins.pins.get("axolotl"):
+        return ""
+    return (f"an axolotl fragment (its keys {', '.join(own[:4])}, and no base_model: the config it is merged into "
+            f"names the model), in a project that installs axolotl ({pins.describe('axolotl')})")
+
+
 def _datasets(value: Any) -> Any:
     if not isinstance(value, list):
         return [value]

@@ -20,7 +20,7 @@ from seqprof.config.dialects.common import Keyspace, Moved, check_keys
 from seqprof.config.dialects.unsloth_compat import filtered_by_unsloth, unsloth_compat_release
 from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
-from seqprof.config.project_calls import SECTION, TRAINER_CLASSES, Forward, project_forwards
+from seqprof.config.project_calls import SECTION, TRAINER_CLASSES, Forward, hydra_group_spread, project_forwards
 from seqprof.config.key_history import KeyHistory, assumed, with_companions, with_trl_and_transformers
 from seqprof.config.pins import Pins
 from seqprof.config.versions import pins_beside
@@ -44,6 +44,9 @@ def forwarded_key_diagnostics(cfg: LoadedConfig, only: Collection[str] | None = 
     if nested and wanted:  # the leaves' names may point at another file than the one that spreads a section
         forwards = {**{k: f for k, f in project_forwards(cfg.path, keys).items()
                        if k in wanted and f.keyword == SECTION}, **forwards}
+    if not forwards and wanted:  # a Hydra group option the code spreads whole into the class: every key, by name
+        group = hydra_group_spread(cfg.path)
+        forwards = {k: replace(group, key=k, keyword=k) for k in wanted if k not in group.own} if group else {}
     if not forwards:
         return []
     history = KeyHistory.load()

@@ -305,6 +305,20 @@ def hydra_config(config_path: str) -> str | None:
     return None
 
 
+def hydra_group(config_path: str) -> str | None:
+    """The config group a file fills as one of its options under the project's Hydra entry point
+    (conf/training_args/default.yaml fills `training_args`); None for a file outside a Hydra config folder, or a
+    primary config directly in it."""
+    path = Path(config_path).resolve()
+    if not path.is_file():
+        return None
+    root = project_root(path)
+    for folder, _ in _hydra_config_folders(root):
+        if folder != root and folder in path.parents and path.parent != folder:
+            return path.relative_to(folder).parts[0]
+    return None
+
+
 def _hydra_config_folders(root: Path) -> list[tuple[Path, str]]:
     """(the folder Hydra composes configs from, 'file:line' of the call naming it), for each Hydra entry point
     (HYDRA_CONFIG_DIR) in the project's Python files under *root*, in file order."""

@@ -370,17 +370,20 @@ def _components() -> tuple[Mapping[str, int], tuple[tuple[frozenset[str], bool],
 # recipes of one kind of training, by the words of their names: a key only they read is a near miss only in a
 # config of that kind (dev/grpo_full_finetune_distributed's save_every_n_epochs is no lora recipe's setting)
 RECIPE_KINDS = (("grpo", "grpo"), ("ppo", "ppo"), ("dpo", "dpo"), ("knowledge_distillation", "distill"))
+LIBRARY_KIND = "grpo"  # the library modules handed the whole config are the async GRPO workers (torchtune/dev/rl)
 
 
 @cache
 def _near_miss_targets(trainer: str | None) -> frozenset[str]:
-    """The keys a top-level key may be a near miss of: what the library and the recipes read, less what only recipes
-    of another kind than *trainer*'s read."""
+    """The keys a top-level key may be a near miss of: what the recipes read, less what only recipes of another kind
+    than *trainer*'s read. The library's own reads (torchtune/dev/rl/workers) are async GRPO's: its `training`
+    section is no near miss for a DPO config's `training_mode` (0315jaewon/SecAlign_cont)."""
     data = load_keys_file("torchtune_components")
     kinds = {recipe: next((kind for word, kind in RECIPE_KINDS if word in recipe), None)
              for recipe in data["recipe_keys"]}
-    return frozenset(data["library_keys"]).union(*(frozenset(keys) for recipe, keys in data["recipe_keys"].items()
-                                                  if kinds[recipe] in (None, trainer)))
+    library = frozenset(data["library_keys"]) if trainer in (None, LIBRARY_KIND) else frozenset()
+    return library.union(*(frozenset(keys) for recipe, keys in data["recipe_keys"].items()
+                           if kinds[recipe] in (None, trainer)))
 
 
 def _component_keys(cfg: LoadedConfig) -> list[ConfigDiagnostic]:
