@@ -92,3 +92,94 @@ def test_grpo_eval_batch_against_the_processes_the_launcher_starts(tmp_path):
     # a run that never evaluates has no eval batch to check
     _edit(tree / name, "eval_strategy: steps", "eval_strategy: 'no'")
     assert not _findings(tree / name, "per_device_eval_batch_size", "SP460")
+
+
+REDESIGNED = "nbroad1881__redesigned-train"
+
+
+def test_a_hydra_group_spread_whole_into_training_arguments(tmp_path):
+    """conf/training_args/default.yaml is the `training_args` group of run.py's Hydra config, and run.py spreads it
+    whole: `TrainingArguments(**(dict(cfg.training_args)))`. Each key reaches TrainingArguments under its own name,
+    so evaluation_strategy (removed in transformers 4.51; transformers is unpinned) breaks the run."""
+    name = f"{REDESIGNED}/conf__training_args__default.yaml"
+    found = _findings(_fresh(tmp_path, REDESIGNED) / name, "evaluation_strategy", "SP408")
+    assert [(f.severity, f.line) for f in found] == [("error", 64)]
+    assert "run.py:39" in found[0].message
+    assert _lint(_fresh(tmp_path, REDESIGNED) / name).dialect == "unknown"
+
+    # a script that builds TrainingArguments from its own fields never hands the group on
+    tree = _fresh(tmp_path, REDESIGNED)
+    _edit(tree / f"{REDESIGNED}/run.py", "TrainingArguments(**(dict(cfg.training_args)))",
+          "TrainingArguments(output_dir=cfg.training_args.output_dir)")
+    assert not _findings(tree / name, "evaluation_strategy", "SP408")
+
+
+MASHUP = "2son1a__mashup-learning"
+
+
+def test_an_axolotl_fragment_without_base_model(tmp_path):
+    """configs/train/lora_default.yaml holds no base_model: src/mashup/pipeline.py merges it with a task and a model
+    file and scripts/train.py runs the result through axolotl (axolotl==0.9.1). Its keys are axolotl's alone
+    (sequence_len, sample_packing, lora_model_dir ...), so it is read as axolotl, and main_process_port, which no
+    axolotl 0.9.1 field declares, is reported."""
+    name = f"{MASHUP}/configs__train__lora_default.yaml"
+    result = _lint(_fresh(tmp_path, MASHUP) / name)
+    assert result.dialect == "axolotl"
+    assert [f.line for f in result.findings if f.key == "main_process_port" and f.code == "SP401"] == [23]
+
+    # keys axolotl does not know make it some other tool's file
+    tree = _fresh(tmp_path, MASHUP)
+    _edit(tree / name, "adapter: lora\n", "adapter: lora\nmerge_recipe: ties\nrouter_temperature: 0.5\n")
+    assert _lint(tree / name).dialect != "axolotl"
+
+
+SECALIGN = "0315jaewon__SecAlign_cont"
+
+
+def test_torchtune_async_grpo_keys_are_no_near_miss_for_dpo(tmp_path):
+    """helpers/llama3.1_8B_lora.yaml (a DPO recipe's config) keeps a leftover `training_mode:`. Only torchtune's
+    async GRPO workers read a `training` section, so it is no misspelling of one: a note, not a did-you-mean."""
+    name = f"{SECALIGN}/helpers__llama3.1_8B_lora.yaml"
+    found = [f for f in _lint(_fresh(tmp_path, SECALIGN) / name).findings if f.key == "training_mode"]
+    assert [(f.code, f.severity) for f in found] == [("SP407", "info")]
+
+    # a misspelling of a key DPO recipes read stays a warning
+    tree = _fresh(tmp_path, SECALIGN)
+    _edit(tree / name, "training_mode:", "epochz: 1\ntraining_mode:")
+    found = [f for f in _lint(tree / name).findings if f.key == "epochz" and f.code == "SP401"]
+    assert [f.severity for f in found] == ["warning"] and "'epochs'" in found[0].message
+
+
+EFTIMIOS = "eftimios__gradients-text-repo"
+
+
+def test_pins_in_a_dockerfiles_folder(tmp_path):
+    """dockerfiles/standalone-text-trainer.dockerfile installs axolotl==0.9.1, whose schema still reads
+    flash_attention as a plain field: not the rename of axolotl 0.17 on, which seqprof would assume unpinned."""
+    name = f"{EFTIMIOS}/scripts__core__config__base.yml"
+    tree = _fresh(tmp_path, EFTIMIOS)
+    assert not _findings(tree / name, "flash_attention", "SP402")
+    assert _findings(tree / name, "flash_attention", "SP429")
+
+    # the same Dockerfile in a folder that is no environment folder pins nothing for the configs
+    tree = _fresh(tmp_path, EFTIMIOS)
+    docker = (tree / f"{EFTIMIOS}/dockerfiles__standalone-text-trainer.dockerfile").parent
+    docker.rename(docker.with_name("misc"))
+    assert _findings(tree / name, "flash_attention", "SP402")
+
+
+SURVEY = "skrsteski__survey-simulations"
+
+
+def test_axolotl_legacy_message_field_beside_the_same_mapping(tmp_path):
+    """A dataset entry sets message_field_content: content and message_property_mappings: {content: content}:
+    axolotl's handle_legacy_message_fields_logic still logs the deprecation and drops the legacy field, which adds
+    nothing. A mapping that differs is a ValueError instead, which is not a deprecation."""
+    name = f"{SURVEY}/datasets__atp2__configs__finetune_qwen.yaml"
+    found = _findings(_fresh(tmp_path, SURVEY) / name, "datasets.0.message_field_content", "SP403")
+    assert [(f.severity, f.line) for f in found] == [("warning", 18)]
+    assert "already maps content" in found[0].message and "remove" in found[0].fix
+
+    tree = _fresh(tmp_path, SURVEY)
+    _edit(tree / name, "      content: content", "      content: text")
+    assert not _findings(tree / name, "datasets.0.message_field_content", "SP403")

@@ -401,16 +401,19 @@ def _legacy_message_fields(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -
         mapped = mapped if isinstance(mapped, Mapping) else {}
         for legacy, prop in LEGACY_MESSAGE_FIELDS.items():
             value = entry.get(legacy)
-            if not isinstance(value, str) or prop in mapped:  # a clash is a ValueError, not a deprecation
-                continue
+            if not isinstance(value, str) or prop in mapped and mapped[prop] != value:
+                continue  # a clash is a ValueError ("Conflicting message ... fields"), not a deprecation
             dotted = f"{key}.{index}.{legacy}"
+            # the same mapping given both ways still logs the warning, and the legacy field adds nothing
+            said = f"; message_property_mappings already maps {prop} to '{value}', so it adds nothing" \
+                if prop in mapped else ""
             out.append(ConfigDiagnostic(
                 kind="deprecated_key", key=dotted, file=cfg.path, line=cfg.line(dotted) or cfg.line(key) or 1,
                 message=f"'{dotted}' is deprecated from axolotl {minor(LEGACY_MESSAGE_FIELDS_FROM)}: the dataset "
                         f"schema moves it into message_property_mappings and logs \"{legacy} is deprecated, use "
                         f"message_property_mappings instead\" (utils/schemas/utils.py "
-                        f"handle_legacy_message_fields_logic); {release[1]}",
-                suggestion=f"{key}.{index}.message_property_mappings: {{{prop}: {value}}}"))
+                        f"handle_legacy_message_fields_logic){said}; {release[1]}",
+                suggestion=None if said else f"{key}.{index}.message_property_mappings: {{{prop}: {value}}}"))
     return out
 
 
