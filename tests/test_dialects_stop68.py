@@ -183,3 +183,33 @@ def test_axolotl_legacy_message_field_beside_the_same_mapping(tmp_path):
     tree = _fresh(tmp_path, SURVEY)
     _edit(tree / name, "      content: content", "      content: text")
     assert not _findings(tree / name, "datasets.0.message_field_content", "SP403")
+
+
+UTENSIL = "utensil__llm-playground"
+
+
+def test_axolotl_runpod_images_are_axolotl_images(tmp_path):
+    """The project runs its configs in winglian/axolotl-runpod:main-py3.10-cu118-2.0.1 (scripts/entry/prepare_ax.sh,
+    helper/setup-runner.py), a main build of mid-2023 that seqprof cannot date: no release's rename or removal is
+    claimed (xformers_attention was the live key then, not axolotl 0.17's deprecated alias)."""
+    name = f"{UTENSIL}/notebooks__axolotl__config__falcon__ft.yml"
+    assert not [f for f in _lint(_fresh(tmp_path, UTENSIL) / name).findings
+                if f.key == "xformers_attention" and f.severity != "info"]
+
+    # an image name seqprof does not know leaves axolotl unpinned: the newest release is assumed
+    tree = _fresh(tmp_path, UTENSIL)
+    for flat in ("helper__setup-runner.py", "scripts__entry__ax.sh", "scripts__entry__ax_lite.sh",
+                 "scripts__entry__ax_lite_train.sh", "scripts__entry__prepare_ax.sh"):
+        path = tree / f"{UTENSIL}/{flat}"
+        path.write_text(path.read_text().replace("axolotl-runpod", "trainer-runpod"))
+    assert _findings(tree / name, "xformers_attention", "SP402")
+
+
+RIYAAAP = "riyaaap__patient-friendly-pathology-reports"
+
+
+def test_half_a_file_unknown_to_axolotl_is_not_axolotl(tmp_path):
+    """configs/lora_phase_a.yaml sets base_model and output_dir beside its own lora: and training: sections, which
+    scripts/train_phase_a.py reads with yaml.safe_load: two of its four keys axolotl does not know."""
+    name = f"{RIYAAAP}/configs__lora_phase_a.yaml"
+    assert _lint(_fresh(tmp_path, RIYAAAP) / name).dialect == "unknown"

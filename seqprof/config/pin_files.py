@@ -186,7 +186,7 @@ def editable_checkout(target: str, source: str) -> Pin | None:
 
 # a framework's own images: the tag names the release (axolotlai/axolotl:0.12.1-py3.11-cu126-2.7.1), or the day a
 # nightly was built (main-20250812-...); main-latest and the -base images (no axolotl in them) say nothing
-_IMAGE = re.compile(r"\b(?:axolotlai|winglian)/(?P<package>axolotl)(?:-cloud)?(?::(?P<tag>[\w.+-]+)|@sha256:"
+_IMAGE = re.compile(r"\b(?:axolotlai|winglian)/(?P<package>axolotl)(?:-cloud|-runpod)?(?::(?P<tag>[\w.+-]+)|@sha256:"
                     r"(?P<digest>[0-9a-f]{7,64}|\{\w+\}))")
 _IMAGE_RELEASE = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)(?:-|$)")
 _IMAGE_NIGHTLY = re.compile(r"^main-(\d{4})(\d{2})(\d{2})(?:-|$)")

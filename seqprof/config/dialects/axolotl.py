@@ -167,6 +167,8 @@ def detect(data: Mapping[str, Any]) -> int:
     no_data = "datasets" not in data and "pretraining_dataset" not in data
     if foreign >= 3 and (2 * foreign > len(data) or no_data):
         return 0
+    if foreign >= 2 and 2 * foreign >= len(data):  # riyaaap's base_model, output_dir, lora:, training: (its
+        return 0  # script's yaml.safe_load reads the two sections): half the file unknown to axolotl
     return strong + sum(1 for k in data if k in WEAK)
 
 
