@@ -213,3 +213,21 @@ def test_half_a_file_unknown_to_axolotl_is_not_axolotl(tmp_path):
     scripts/train_phase_a.py reads with yaml.safe_load: two of its four keys axolotl does not know."""
     name = f"{RIYAAAP}/configs__lora_phase_a.yaml"
     assert _lint(_fresh(tmp_path, RIYAAAP) / name).dialect == "unknown"
+
+
+DIWOP = "diwop__begleit-app-training"
+
+
+def test_an_axolotl_fragment_beside_the_configs_merged_over_it(tmp_path):
+    """config/base.yml (no base_model) is merged under config/train-gemma4.yml by src-train/train.py and run through
+    axolotl: read as axolotl because axolotl configs sit beside it. Its `adapter: qlora` without load_in_4bit is no
+    finding: train-gemma4.yml, merged over it, says adapter: lora. A fragment's settings are not judged alone."""
+    name = f"{DIWOP}/config__base.yml"
+    result = _lint(_fresh(tmp_path, DIWOP) / name)
+    assert result.dialect == "axolotl"
+    assert not [f for f in result.findings if f.code == "SP411"]
+
+    # the same keys with a base_model are a whole config, judged as one
+    tree = _fresh(tmp_path, DIWOP)
+    _edit(tree / name, "adapter: qlora", "base_model: google/gemma-2-2b\nadapter: qlora")
+    assert [f.code for f in _lint(tree / name).findings if f.code == "SP411"] == ["SP411"]

@@ -72,6 +72,7 @@ class Plan:
     raw: Mapping[str, Any] = field(default_factory=dict)  # the parsed config (plain dicts/lists)
     key_lines: Mapping[str, int] = field(default_factory=dict)  # dotted key -> 1-based line
     dialect_source: str = ""  # why the file was read as this dialect: the keys that decided it, the command, --dialect
+    fragment: bool = False  # part of a config the project merges with others: only its keys can be judged alone
 
     def get(self, name: str, default: Any = None) -> Any:
         s = self.settings.get(name)

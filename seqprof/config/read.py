@@ -60,8 +60,11 @@ def read_plan(path: str | Path, dialect: str | None = None, versions: str | None
     if name in ("hf", "trl", dialects.UNKNOWN) and any(d.kind in FILTERED_KINDS for d in found):
         found = _set_by_its_loader(_filtered_by_signature(found, cfg), cfg)
     found.sort(key=lambda d: (d.file != cfg.path, d.file, d.line, d.key))
+    from seqprof.config.dialects.axolotl import FRAGMENT
+
     return Plan(path=cfg.path, dialect=name, settings=settings, diagnostics=tuple(found),
-                raw=cfg.data, key_lines=cfg.key_lines, dialect_source=source if name != dialects.UNKNOWN else "")
+                raw=cfg.data, key_lines=cfg.key_lines, dialect_source=source if name != dialects.UNKNOWN else "",
+                fragment=name == "axolotl" and source.startswith(FRAGMENT))
 
 
 FILTERED_KINDS = frozenset({"renamed_key", "deprecated_key", "removed_key"})

@@ -341,7 +341,8 @@ def lint_plan(plan: Plan, facts: Facts, rules: Sequence[Rule], settings: LintSet
     for rule in rules:
         if not settings.is_enabled(rule.code):
             continue
-        reason = _skip_reason(rule, rule.missing(context), facts)
+        reason = _skip_reason(rule, rule.missing(context), facts) or (
+            FRAGMENT_SKIP if plan.fragment and not _judges_keys(rule) else None)
         if reason:
             skipped.setdefault(reason, []).append(rule.code)
             continue
@@ -355,6 +356,22 @@ def lint_plan(plan: Plan, facts: Facts, rules: Sequence[Rule], settings: LintSet
     return FileReport(path=plan.path, dialect=plan.dialect, findings=tuple(unique), suppressed=suppressed,
                       skipped={reason: tuple(codes) for reason, codes in skipped.items()}, settings=settings,
                       facts=facts)
+
+
+# a fragment's settings are overridden and completed by the files merged with it (diwop's base.yml says adapter:
+# qlora, the train-gemma4.yml merged over it adapter: lora): only rules on its own keys judge it alone
+FRAGMENT_SKIP = "a config fragment: the files merged with it decide its settings; only its keys are checked"
+
+
+# the diagnostics a key earns alone, whatever the files merged with it set: unknown, moved, repeated
+KEY_KINDS = ("unknown_key", "renamed_key", "removed_key", "deprecated_key", "upcoming_deprecation", "premature_key",
+             "unread_key", "undeclared_key", "duplicate_key", "repeated_key")
+
+
+def _judges_keys(rule: Rule) -> bool:
+    """The rule reports key diagnostics (for_each over diagnostics of KEY_KINDS), not a reading of settings."""
+    return bool(rule.for_each) and "diagnostics" in rule.for_each and \
+        any(f"'{kind}'" in rule.for_each for kind in KEY_KINDS)
 
 
 def _skip_reason(rule: Rule, missing: Sequence[str], facts: Facts) -> str | None:

@@ -173,13 +173,14 @@ def detect(data: Mapping[str, Any]) -> int:
 
 
 FRAGMENT_KEYS = 5  # keys only axolotl has that a file without base_model must set to be read as its fragment
+FRAGMENT = "an axolotl fragment"  # how the reading of such a file begins (Plan.fragment)
 
 
 def project_fragment(config_path: str, data: Mapping[str, Any]) -> str:
     """Why a file without base_model is an axolotl config fragment that the project merges into a full config
     (2son1a/mashup-learning's configs/train/lora_default.yaml, OmegaConf-merged with a model file and run through
     axolotl.cli.main.train; diwop's config/base.yml): five or more keys only axolotl has, at most one it does not
-    know, and a project that installs axolotl; '' otherwise."""
+    know, and a project that installs axolotl or keeps axolotl configs beside it; '' otherwise."""
     if "base_model" in data or not Path(config_path).is_file():
         return ""
     own = [k for k in data if k in STRONG]
@@ -190,10 +191,32 @@ def project_fragment(config_path: str, data: Mapping[str, Any]) -> str:
     from seqprof.config.versions import pins_beside
 
     pins = pins_beside(config_path)
-    if not pins.pins.get("axolotl"):
-        return ""
-    return (f"an axolotl fragment (its keys {', '.join(own[:4])}, and no base_model: the config it is merged into "
-            f"names the model), in a project that installs axolotl ({pins.describe('axolotl')})")
+    if pins.pins.get("axolotl"):
+        where = f"in a project that installs axolotl ({pins.describe('axolotl')})"
+    else:
+        beside = _axolotl_config_beside(Path(config_path))
+        if not beside:
+            return ""
+        where = f"beside axolotl configs ({beside})"
+    return (f"{FRAGMENT} (its keys {', '.join(own[:4])}, and no base_model: the config it is merged into names the "
+            f"model), {where}")
+
+
+def _axolotl_config_beside(path: Path) -> str:
+    """The name of a YAML file in the same folder that is an axolotl config by its keys (diwop's config/
+    train-gemma4.yml beside the base.yml its train.py merges under it); '' when none is."""
+    import yaml
+
+    for other in sorted(path.parent.glob("*.y*ml")):
+        if other == path or not other.is_file() or other.stat().st_size > 1 << 20:
+            continue
+        try:
+            data = yaml.safe_load(other.read_text(encoding="utf-8", errors="replace"))
+        except yaml.YAMLError:
+            continue
+        if isinstance(data, Mapping) and detect(data):
+            return other.name
+    return ""
 
 
 def _datasets(value: Any) -> Any:

@@ -1,0 +1,3 @@
+from .adam_mini import Adam_mini
+
+__all__ = ['Adam_mini']
