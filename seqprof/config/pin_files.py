@@ -749,7 +749,7 @@ def read_pyproject(path: Path) -> list[Pin]:
     """[project] dependencies / optional-dependencies, [dependency-groups], [tool.poetry.dependencies]."""
     text = _text(path)
     data = parse_toml(text)
-    conflicting = uv_conflicting_groups(data)
+    conflicting = _uv_conflicting_groups(data)
     strings: list[tuple[str, str | None, str | None]] = [
         (s, None, None) for s in data.get("project", {}).get("dependencies", [])]
     for kind, group in (("extra", data.get("project", {}).get("optional-dependencies", {})),
@@ -789,7 +789,7 @@ def read_pyproject(path: Path) -> list[Pin]:
     return out
 
 
-def uv_conflicting_groups(data: Mapping) -> set[tuple[str, str]]:
+def _uv_conflicting_groups(data: Mapping) -> set[tuple[str, str]]:
     """("group", name) / ("extra", name) of the dependency groups and extras `[tool.uv] conflicts` declares
     mutually exclusive: each is an environment of its own (atomwalk12/linalg-zero's data-gen, sft and grpo groups pin
     transformers 4.55.2, 4.56.2 and >=4.53.2, one `uv sync --group` at a time), not one set of pins."""

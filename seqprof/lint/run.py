@@ -198,6 +198,7 @@ def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions
             from seqprof.config.dialects.own_schema import (built_from_the_mapping, hand_mapped, hydra_config,
                                                             mapped_by_keyword, own_sections, read_as_a_dict,
                                                             unread_dump)
+            from seqprof.config.project_calls import hydra_group_spread
 
             from seqprof.config.dialects import ms_swift_keys, peft_adapter_keys
 
@@ -217,6 +218,11 @@ def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions
                           "not check ms-swift, so no framework's key checks apply",)
             elif dump:
                 notes += (f"{dump}; no framework's key checks apply",)
+            elif hydra and hydra_group_spread(str(path)):
+                spread = hydra_group_spread(str(path))
+                notes += (f"the project's Hydra entry point ({hydra}) composes the configs of this folder into its "
+                          f"own DictConfig, and its code spreads this group into {spread.cls} ({spread.where()}): "
+                          "each key is judged as that class's keyword, not as a file the framework parses",)
             elif hydra:
                 notes += (f"the project's Hydra entry point ({hydra}) composes the configs of this folder into its "
                           "own DictConfig, so its code reads this file and no framework's key checks apply",)

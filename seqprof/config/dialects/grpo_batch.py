@@ -173,7 +173,7 @@ def _eval_groups_split_by_processes(cfg: LoadedConfig, value: dict, installed: s
                      f"processes = {batch} (the processes {processes.describe()}), and {strategy_key}: {strategy} "
                      f"evaluates: that batch holds no whole groups of {groups} completions per prompt, and TRL "
                      f"refuses it before the run starts (\"{_eval_check_said(version)}\"; {release})")
-    return [replace(found, key=key, suggestion=", ".join(map(str, fits)))]
+    return [replace(found, suggestion=", ".join(map(str, fits)))]
 
 
 def _eval_check_said(version) -> str:

@@ -294,13 +294,9 @@ def hydra_config(config_path: str) -> str | None:
     read at the top level where a framework's parser would; else None. A primary config directly in that folder
     is left to the other signs (its sections may be spread into a framework class)."""
     path = Path(config_path).resolve()
-    if not path.is_file():
-        return None
-    root = project_root(path)
-    for folder, where in _hydra_config_folders(root):
-        if folder != root and folder in path.parents and path.parent != folder and \
-                not re.match(r"\s*#\s*@package\s+_global_", source_text(path)) and \
-                not _parsed_whole(path.relative_to(folder).parts[0], root):
+    for folder, where in _hydra_option_folders(path):
+        if not re.match(r"\s*#\s*@package\s+_global_", source_text(path)) and \
+                not _parsed_whole(path.relative_to(folder).parts[0], project_root(path)):
             return where
     return None
 
@@ -310,13 +306,16 @@ def hydra_group(config_path: str) -> str | None:
     (conf/training_args/default.yaml fills `training_args`); None for a file outside a Hydra config folder, or a
     primary config directly in it."""
     path = Path(config_path).resolve()
+    return next((path.relative_to(folder).parts[0] for folder, _ in _hydra_option_folders(path)), None)
+
+
+def _hydra_option_folders(path: Path) -> list[tuple[Path, str]]:
+    """The Hydra config folders (and the calls naming them) that hold *path* in a group folder below them."""
     if not path.is_file():
-        return None
+        return []
     root = project_root(path)
-    for folder, _ in _hydra_config_folders(root):
-        if folder != root and folder in path.parents and path.parent != folder:
-            return path.relative_to(folder).parts[0]
-    return None
+    return [(folder, where) for folder, where in _hydra_config_folders(root)
+            if folder != root and folder in path.parents and path.parent != folder]
 
 
 def _hydra_config_folders(root: Path) -> list[tuple[Path, str]]:
