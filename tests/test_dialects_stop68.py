@@ -231,3 +231,31 @@ def test_an_axolotl_fragment_beside_the_configs_merged_over_it(tmp_path):
     tree = _fresh(tmp_path, DIWOP)
     _edit(tree / name, "adapter: qlora", "base_model: google/gemma-2-2b\nadapter: qlora")
     assert [f.code for f in _lint(tree / name).findings if f.code == "SP411"] == ["SP411"]
+
+
+KNIGHT = "KnightZhang625__llm_relevant_study"
+
+
+def test_the_script_whose_framework_classes_take_the_keys_parses_them(tmp_path):
+    """rl/grpo/grpo-qwen-2.5-3b-deepseek-r1-countdown.yaml is parsed by rl/grpo/grpo_distributed.py's
+    TrlParser((ModelConfig, ScriptArguments, GRPOConfig)), not by LoRA/.../config.py, whose own ModelConfigSelf
+    declares more of its keys (torch_dtype, model_name_or_path) but whose SFTConfig has no beta or num_generations.
+    TRL's ModelConfig reads torch_dtype, which TRL 0.27 removed (nothing pins trl)."""
+    name = f"{KNIGHT}/rl__grpo__grpo-qwen-2.5-3b-deepseek-r1-countdown.yaml"
+    tree = _fresh(tmp_path, KNIGHT)
+    found = _findings(tree / name, "torch_dtype", "SP403")
+    assert [(f.severity, f.line) for f in found] == [("warning", 5)]
+    # the DPO recipe beside rl/dpo/dpo_distributed/config.py's HfArgumentParser((DatasetArgs, ModelConfig, DPOConfig)):
+    # the classes that script fills are chosen by all the file's keys, not only the ones a finding is on
+    dpo = f"{KNIGHT}/rl__dpo__dpo_distributed__configs__dpo_qwen_2.5_0.5b_instruct_lora_train.yaml"
+    assert [f.line for f in _findings(tree / dpo, "torch_dtype", "SP403")] == [9]
+
+    # the same calls over classes of a local module say nothing of their fields: the LoRA script's class wins
+    tree = _fresh(tmp_path, KNIGHT)
+    _edit(tree / f"{KNIGHT}/rl__grpo__grpo_distributed.py",
+          "from trl import GRPOConfig, GRPOTrainer, get_peft_config, ModelConfig, TrlParser",
+          "from trl import GRPOTrainer, get_peft_config, TrlParser\nfrom local_args import GRPOConfig, ModelConfig")
+    _edit(tree / f"{KNIGHT}/rl__dpo__dpo_distributed__config.py", "from trl import DPOConfig, ModelConfig",
+          "from local_args import DPOConfig, ModelConfig")
+    assert not _findings(tree / name, "torch_dtype", "SP403")
+    assert _findings(tree / name, "torch_dtype", "SP407")

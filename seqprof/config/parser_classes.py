@@ -46,7 +46,7 @@ class ParserCall:
     line: int
     parser: str  # "TrlParser" | "HfArgumentParser"
     classes: tuple[str, ...]  # as written in the call
-    fate: str  # "trl" (by release: seqprof.config.dialects.trl.unknown_key_fate) | "refused" | "dropped"
+    fate: str  # "trl" (by release: seqprof.config.dialects.trl.unknown_key_fate) | "refused" | "dropped" | "unknown"
 
 
 @dataclass(frozen=True)
@@ -189,7 +189,7 @@ def _copies_parsed_into(config_path: str | Path, keys: list[str]) -> list[Projec
     """The project dataclasses the parser calls fill and their project bases, each class name resolved to the
     copy its file sees (copies_seen_from); None when a call cannot be read or names an installed package's class."""
     root = project_root(config_path)
-    calls = _calls_parsing(config_path, keys)
+    calls = _calls_parsing(config_path, keys, fate_known=False)  # which classes, whatever becomes of other keys
     if calls is None:
         return None
     table = project_dataclasses(root)
@@ -284,15 +284,16 @@ def extra_keys_dropped(config_path: str | Path, keys: Iterable[str]) -> str | No
     return ", ".join(f"{call.file}:{call.line}" for call in calls)
 
 
-def _calls_parsing(config_path: str | Path, keys: Iterable[str]) -> list[ParserCall] | None:
-    """The parser call of each script that parses the config; None when none does or a call cannot be read."""
+def _calls_parsing(config_path: str | Path, keys: Iterable[str], fate_known: bool = True) -> list[ParserCall] | None:
+    """The parser call of each script that parses the config; None when none does or a call cannot be read (or,
+    with *fate_known*, when what the call does with other keys cannot be read either)."""
     root = project_root(config_path)
     scripts = [s.file for s in parser_scripts(config_path, keys)]
-    calls = [_parser_call(root / script, root, Path(config_path)) for script in scripts]
+    calls = [_parser_call(root / script, root, Path(config_path), fate_known) for script in scripts]
     return calls if calls and all(call is not None for call in calls) else None
 
 
-def _parser_call(file: Path, root: Path, config: Path | None = None) -> ParserCall | None:
+def _parser_call(file: Path, root: Path, config: Path | None = None, fate_known: bool = True) -> ParserCall | None:
     """The one parser call of *file* whose classes are plain names (a variable set to classes in branches stands for
     the branch the launch line of *config* takes); None when there is none, several with other classes, or one over
     a variable set to something else (`TrlParser(dataclass_types)`)."""
@@ -323,9 +324,15 @@ def _parser_call(file: Path, root: Path, config: Path | None = None) -> ParserCa
         fate = "dropped" if "fail_with_unknown_args=False" in text.replace(" ", "") else "trl"
     else:
         fate = _leftover_fate(text)
-        if fate is None:
+        if fate is None and fate_known:
             return None  # parse_args_into_dataclasses: the file reaches it some other way
-    return ParserCall(file.relative_to(root).as_posix(), line, name, classes, fate)
+    return ParserCall(file.relative_to(root).as_posix(), line, name, classes, fate or "unknown")
+
+
+def parser_call_at(root: Path, file: str) -> tuple[str, ...] | None:
+    """The dotted classes of *file*'s one parser call (through its imports), None when it has no readable one."""
+    call = _parser_call(root / file, root)
+    return tuple(_resolved_classes(call, root)) if call is not None else None
 
 
 def _training_call(found: list) -> list:

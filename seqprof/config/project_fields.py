@@ -767,7 +767,9 @@ def read_by_project(diagnostics: list, fields: dict[str, ProjectField], framewor
     if config_path is not None and any(d.kind in PROJECT_READ_KINDS and d.key in fields for d in diagnostics):
         from seqprof.config.parser_classes import fields_parsed_into
 
-        parsed_into = fields_parsed_into(config_path, [d.key for d in diagnostics])
+        # the script that parses the file is the one whose classes take its keys, all of them, not only those found
+        keys = [k for k in data if isinstance(k, str)] if data is not None else [d.key for d in diagnostics]
+        parsed_into = fields_parsed_into(config_path, keys)
     out = []
     for d in diagnostics:
         found = fields.get(d.key) if d.kind in PROJECT_READ_KINDS else None

@@ -81,10 +81,12 @@ def _parser_scripts(config_path: str, keys: frozenset[str]) -> tuple[ParserScrip
     if not declared:
         return ()
     scored: list[tuple[int, ParserScript]] = []
+    candidates: list[ParserScript] = []
     for file in sorted({f.file for f in project_fields(config_path).values()} | parser_files(root)):
         script = _parser_script(root, file)
         if script is None:
             continue
+        candidates.append(script)
         text = source_text(root / file)
         named = {owner for owner in set().union(*declared.values())  # used there, not declared there
                  if re.search(rf"(?<!class )\b{re.escape(owner)}\b", text)}
@@ -95,7 +97,64 @@ def _parser_scripts(config_path: str, keys: frozenset[str]) -> tuple[ParserScrip
             scored.append((score, script))
     best = max((score for score, _ in scored), default=0)
     tied = [script for score, script in scored if score == best]
-    return tuple(_nearest(tied, Path(config_path).resolve(), root.resolve())) if len(tied) > 1 else tuple(tied)
+    chosen = _nearest(tied, Path(config_path).resolve(), root.resolve()) if len(tied) > 1 else tied
+    return tuple(_nearer_through_the_framework(chosen, candidates, keys, config_path, root))
+
+
+def _nearer_through_the_framework(chosen: list[ParserScript], candidates: list[ParserScript],
+                                  keys: frozenset[str], config_path: str, root: Path) -> list[ParserScript]:
+    """*chosen*, unless a script in the config's own branch, nearer than every chosen one, takes more of its keys
+    once the TRL / transformers classes of each parser call count too: KnightZhang625/llm_relevant_study's
+    rl/grpo/grpo_distributed.py, `TrlParser((ModelConfig, ScriptArguments, GRPOConfig))` beside rl/grpo/*.yaml,
+    not LoRA/lora_trainer/.../config.py, whose own ModelConfigSelf declares more of the file's keys (torch_dtype,
+    model_name_or_path) but whose SFTConfig has no beta or num_generations."""
+    config = Path(config_path).resolve()
+    if not chosen or not config.is_relative_to(root.resolve()):
+        return chosen
+    depth = {s.file: _shared_depth(s, config, root.resolve()) for s in candidates}
+    nearer = [s for s in candidates if depth[s.file] > max(depth[c.file] for c in chosen)]
+    if not nearer:
+        return chosen
+
+    def taken(script: ParserScript) -> int:
+        return sum(1 for key in keys if key in _framework_fields_parsed(root, script.file)
+                   or key in _own_fields(root, script.file))
+
+    best = max(taken(s) for s in nearer)
+    return [s for s in nearer if taken(s) == best] if best > max(taken(c) for c in chosen) else chosen
+
+
+def _own_fields(root: Path, file: str) -> frozenset[str]:
+    """The fields of the project dataclasses *file* defines."""
+    from seqprof.config.project_fields import dataclasses_in
+
+    return frozenset(field for one in dataclasses_in(root / file, root) for field in one.fields)
+
+
+def _framework_fields_parsed(root: Path, file: str) -> frozenset[str]:
+    """Every field the TRL and transformers classes of *file*'s parser call had in any release (TrlParser((
+    ModelConfig, ScriptArguments, GRPOConfig)) declares torch_dtype, beta, num_generations ...): a script whose own
+    classes declare few of a config's keys may still parse it all through the framework's (KnightZhang625/
+    llm_relevant_study's rl/grpo/grpo_distributed.py, beside a LoRA script whose ModelConfigSelf declares
+    torch_dtype)."""
+    from seqprof.config.key_history import KeyHistory
+    from seqprof.config.parser_classes import NOT_TRAINING_ARGUMENTS, TRANSFORMERS_CLASSES, parser_call_at
+
+    call = parser_call_at(root, file)
+    if call is None:
+        return frozenset()
+    history = KeyHistory.load()
+    out: set[str] = set()
+    for dotted in call:
+        package, _, name = dotted.rpartition(".")
+        top = package.split(".")[0]
+        if top == "trl" and name in history.data["trl"]["classes"]:
+            out |= history.ever("trl", [name])
+            if name not in NOT_TRAINING_ARGUMENTS:
+                out |= history.ever("transformers", ["TrainingArguments"])
+        elif top == "transformers" and name in TRANSFORMERS_CLASSES:
+            out |= history.ever("transformers", ["TrainingArguments"])
+    return frozenset(out)
 
 
 def _nearest_parser_scripts(config_path: str | Path, files: Iterable[str]) -> tuple[ParserScript, ...]:
@@ -113,14 +172,14 @@ def _nearest(scripts: list[ParserScript], config: Path, root: Path) -> list[Pars
     option-2's. All of them when none is nearer than another."""
     if not config.is_relative_to(root):
         return scripts
-    folders = config.parent.relative_to(root).parts
+    depth = max(_shared_depth(s, config, root) for s in scripts)
+    return [s for s in scripts if _shared_depth(s, config, root) == depth]
 
-    def shared(script: ParserScript) -> int:
-        parts = Path(script.file).parent.parts
-        return next((i for i, (a, b) in enumerate(zip(folders, parts)) if a != b), min(len(folders), len(parts)))
 
-    depth = max(shared(s) for s in scripts)
-    return [s for s in scripts if shared(s) == depth]
+def _shared_depth(script: ParserScript, config: Path, root: Path) -> int:
+    """How many folders the script's path shares with the config's, from the project root."""
+    folders, parts = config.parent.relative_to(root).parts, Path(script.file).parent.parts
+    return next((i for i, (a, b) in enumerate(zip(folders, parts)) if a != b), min(len(folders), len(parts)))
 
 
 def _own_copies(root: Path, file: str) -> dict[str, frozenset[str]]:

@@ -229,7 +229,10 @@ def keyspace(trainer: str, history: KeyHistory | None = None) -> Keyspace:
     if trainer in ("dpo",):
         deprecated.update(DPO_DEPRECATED)
         renamed.update(DPO_RENAMED)
-    known = (base.known | trl_fields() | {"gradient_checkpointing"} | ACCELERATE_LAUNCH_KEYS) \
+    # a field the trainer's own config class had in any release is no unknown key, whatever removed_fields leaves
+    # out (RLOOConfig.normalize_advantage, trl 0.14-0.21, in a recipe pinned to trl 0.16)
+    own_ever = history.ever("trl", [own_class]) if own_class else set()
+    known = (base.known | trl_fields() | {"gradient_checkpointing"} | ACCELERATE_LAUNCH_KEYS | own_ever) \
         - set(renamed) - set(deprecated)
     typo_targets = None
     if trainer in CONFIG_CLASSES:  # another trainer's field is accepted (the trainer may be misread), never advised

@@ -1,0 +1,3 @@
+pip install torch torchvision torchao
+
+pip install torchtune

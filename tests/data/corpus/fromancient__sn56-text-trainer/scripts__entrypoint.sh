@@ -1,0 +1,4 @@
+#!/bin/bash
+set -e
+echo "*****Running text trainer"
+python -m text_trainer "$@"
