@@ -750,21 +750,21 @@ def read_pyproject(path: Path) -> list[Pin]:
     text = _text(path)
     data = parse_toml(text)
     conflicting = _uv_conflicting_groups(data)
-    strings: list[tuple[str, str | None, str | None]] = [
-        (s, None, None) for s in data.get("project", {}).get("dependencies", [])]
+    lines = text.splitlines()
+    # (requirement, the line its group's list opens on, the environment a conflicting group makes)
+    strings: list[tuple[str, int, str | None]] = [(s, 0, None) for s in data.get("project", {}).get("dependencies", [])]
     for kind, group in (("extra", data.get("project", {}).get("optional-dependencies", {})),
                         ("group", data.get("dependency-groups", {})),
                         ("group", data.get("tool", {}).get("pdm", {}).get("dev-dependencies", {}))):
         for name, items in group.items():
             environment = f"uv {kind} {name}" if (kind, name) in conflicting else None
-            strings.extend((s, name, environment) for s in items if isinstance(s, str))
+            start = next((i for i, ln in enumerate(lines)
+                          if re.match(rf"""\s*["']?{re.escape(name)}["']?\s*=\s*\[""", ln)), 0)
+            strings.extend((s, start, environment) for s in items if isinstance(s, str))
     out = []
-    lines = text.splitlines()
-    for s, group_name, environment in strings:
+    for s, start, environment in strings:
         m = _EDITABLE.match(s) or _URL_REQUIREMENT.match(s) or _REQUIREMENT.match(s)
         if m:
-            start = next((i for i, ln in enumerate(lines) if group_name is not None and
-                          re.match(rf"""\s*["']?{re.escape(group_name)}["']?\s*=\s*\[""", ln)), 0)
             line = next((i for i, ln in enumerate(lines[start:], start + 1) if f'"{s}"' in ln or f"'{s}'" in ln),
                         None)  # the line in its own group, where two groups pin one package
             pin = requirement(s, f"{path.name}:{line or _line_of(text, m.group(1))}")

@@ -218,8 +218,7 @@ def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions
                           "not check ms-swift, so no framework's key checks apply",)
             elif dump:
                 notes += (f"{dump}; no framework's key checks apply",)
-            elif hydra and hydra_group_spread(str(path)):
-                spread = hydra_group_spread(str(path))
+            elif spread := hydra_group_spread(str(path)) if hydra else None:
                 notes += (f"the project's Hydra entry point ({hydra}) composes the configs of this folder into its "
                           f"own DictConfig, and its code spreads this group into {spread.cls} ({spread.where()}): "
                           "each key is judged as that class's keyword, not as a file the framework parses",)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -174,11 +175,16 @@ def _old_handbook_importer(path: str) -> str:
     """'scripts/run_dposhift.py:27' where a script of the project imports H4ArgumentParser from an installed
     alignment-handbook (Meaquadddd/DPO-Shift, whose recipes the handbook's own scripts run): only the handbook before
     its rewrite onto TRL's classes (19f0345) has it; '' when none does."""
+    return _old_handbook_importer_under(str(project_root(path)))
+
+
+@cache  # asked for each dataset_mixer recipe of the project
+def _old_handbook_importer_under(root_name: str) -> str:
     import ast
 
     from seqprof.config.project_fields import parsed_module, python_files
 
-    root = project_root(path)
+    root = Path(root_name)
     for file in python_files(root):
         tree = parsed_module(file, ("H4ArgumentParser",))
         for node in ast.walk(tree) if tree is not None else ():
