@@ -42,6 +42,10 @@ MISSPELLED_REQUIREMENTS = re.compile(r"^(?:[\w.-]*[-_])?(?:requirments|requirmen
 CONDA_ENVIRONMENT = re.compile(r"^(?:[\w.]+[_-])?(?:conda[_-]?env|environment|conda)(?:[_-][\w.-]+)?\.ya?ml$")
 
 
+# a setup.py under another name, kept to be copied over a framework's own (`alignment-handbook-setup-sft.py`)
+SETUP_COPY = re.compile(r"^[\w.-]*[-_.]setup(?:[-_.][\w.-]*)?\.py$|^setup[-_.][\w.-]+\.py$")
+
+
 def reader_for(name: str):
     """The reader of a file named *name*, None for a file that pins nothing."""
     low = name.lower()
@@ -51,6 +55,8 @@ def reader_for(name: str):
         return read_requirements
     if low.endswith(".sh") or low == "dockerfile" or low.startswith("dockerfile.") or low.endswith(".dockerfile"):
         return lambda path: read_install_script(path) + image_pins(path)
+    if SETUP_COPY.match(low):  # moodlep/cai's hf_setup/alignment-handbook-setup.dpo.py, copied over the handbook's
+        return lambda path: requirement_lists(path) + launcher_pins(path)
     if low.endswith(".py") and low != "setup.py":
         return launcher_pins  # a launcher that runs the configs in an image or an environment of its own
     if low.startswith(("docker-compose", "compose.")):
@@ -965,6 +971,31 @@ def read_setup_py(path: Path) -> list[Pin]:
                 if own is not None:
                     out.append(own)
             break
+    return out
+
+
+MIN_LISTED_REQUIREMENTS = 3  # a list of fewer strings is not a dependency table
+
+
+def requirement_lists(path: Path) -> list[Pin]:
+    """Pins from the literal requirement lists of a Python file that is not setup.py (a copy of one under another
+    name): a list of MIN_LISTED_REQUIREMENTS or more strings, each a requirement, as the handbook's ``_deps`` table
+    is. Other strings in the file (a script's paths, its messages) pin nothing."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    tree = ast.parse(_text(path))
+    out: list[Pin] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.List) or len(node.elts) < MIN_LISTED_REQUIREMENTS or not all(
+                isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+            continue
+        try:
+            for e in node.elts:
+                Requirement(e.value)
+            listed = [requirement(e.value, f"{path.name}:{e.lineno}") for e in node.elts]
+        except (InvalidRequirement, ValueError):
+            continue  # a list of other strings
+        out.extend(pin for pin in listed if pin is not None)
     return out
 
 

@@ -424,7 +424,7 @@ def _conda_environment(path: str) -> bool:
 # folders at a repository's root that hold its environments (envfiles/requirements_cuda128.txt,
 # installation/docker-arm64-cuda/requirements-freeze.txt), searched two levels down
 ENVIRONMENT_FOLDER = re.compile(r"^\.?(envs?|env[-_]?files?|environments?|install(ation)?s?|setup|docker(files?)?|"
-                                r"containers?|requirements?|deps|dependencies|conda|\.?devcontainer)$", re.I)
+                                r"containers?|requirements?|deps|dependencies|conda|\.?devcontainer|\w+[-_]setup)$", re.I)
 
 
 # a script whose name says it sets up the environment, in any folder at the root or one below it
@@ -465,8 +465,23 @@ def _environment_pins_beside(folders: Sequence[Path], notes: list[str]) -> list[
             found.extend(replace(pin, source=f"{where}/{pin.source}") for pin in _pins_of_folder(folder, notes)
                          if not pin.own)
         if found:
-            return _agreeing(found)
+            return _named_first(found, folders)
     return []
+
+
+def _named_first(found: list[Pin], folders: Sequence[Path]) -> list[Pin]:
+    """*found*, agreeing (_agreeing), where the files named for one of the config's folders come first: moodlep/cai's
+    hf_setup/ keeps alignment-handbook-setup-sft.py and -setup.dpo.py, whose transformers differ; a config under
+    dpo/ runs in the dpo file's environment, and the other files count only for packages it does not pin."""
+    words = {folder.name.lower() for folder in folders[:-1]}
+
+    def named(pin: Pin) -> bool:
+        file = pin.source.split(":")[0].rsplit("/", 1)[-1].lower()
+        return bool(words & set(re.split(r"[-_.]+", file.rsplit(".", 1)[0])))
+
+    chosen = _agreeing([pin for pin in found if named(pin)])
+    packages = {pin.package for pin in chosen}
+    return chosen + [pin for pin in _agreeing([pin for pin in found if not named(pin)]) if pin.package not in packages]
 
 
 def _agreeing(found: list[Pin]) -> list[Pin]:

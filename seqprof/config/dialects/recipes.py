@@ -156,12 +156,12 @@ def _old_handbook_recipe(path: str, pins: Pins, history: KeyHistory,
     old_layer = sorted(keys & OLD_LAYER_KEYS)
     if not old_layer or set(old_layer) & set(project_fields(path)):
         return None
-    allowed = history.allowed("transformers", pins)
-    if allowed and all(Version(v) < Version(REWRITE_TRANSFORMERS) for v in allowed):
-        return (f"its {', '.join(old_layer)} is alignment-handbook's DataArguments before the rewrite onto TRL's "
-                f"classes, which requires transformers>={REWRITE_TRANSFORMERS}, and {pins.describe('transformers')} "
-                "is older: the handbook's own ModelArguments of that era declare it", HANDBOOK_OWN_FIELDS,
-                HANDBOOK_READER)
+    for package, floor in (("transformers", REWRITE_TRANSFORMERS), ("trl", HANDBOOK_REWRITE)):
+        allowed = history.allowed(package, pins)  # moodlep/cai's trl==0.9.6 beside transformers>=4.39.3
+        if allowed and all(Version(v) < Version(floor) for v in allowed):
+            return (f"its {', '.join(old_layer)} is alignment-handbook's DataArguments before the rewrite onto TRL's "
+                    f"classes, which requires {package}>={floor}, and {pins.describe(package)} is older: the "
+                    "handbook's own ModelArguments of that era declare it", HANDBOOK_OWN_FIELDS, HANDBOOK_READER)
     importer = _old_handbook_importer(path)
     if importer:
         return (f"its {', '.join(old_layer)} is alignment-handbook's DataArguments before the rewrite onto TRL's "
