@@ -55,3 +55,113 @@ def test_setup_files_kept_to_replace_a_frameworks_own_pin_the_recipes(tmp_path):
     dpo = tree / CAI_DPO
     assert "hf_setup" not in " ".join(f.message for f in _lint(dpo).findings)
     assert [f.code for f in _findings(dpo, "torch_dtype", "SP403")]
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, old
+    path.write_text(text.replace(old, new))
+
+
+LEAN = "lzumot__lean_grpo"
+
+
+def test_a_project_that_loads_no_yaml_hands_nothing_on_from_the_file(tmp_path):
+    """lzumot/lean_grpo's configs/default.yaml has the fields of its LeanGRPOConfig, whose warmup_ratio and
+    max_prompt_length the trainer hands to GRPOConfig; but no code of the project names YAML (its typer CLI builds
+    the config from flags), so nothing reaches GRPOConfig from the file. Once a script loads it, the hand-off holds."""
+    name = f"{LEAN}/configs__default.yaml"
+    tree = _fresh(tmp_path, LEAN)
+    assert not [f for f in _lint(tree / name).findings if f.severity in ("warning", "error")]
+
+    tree = _fresh(tmp_path, LEAN)
+    cli = tree.root / LEAN / "src/lean_grpo/cli.py"
+    cli.write_text("import yaml\n" + cli.read_text())
+    assert [f.code for f in _findings(tree / name, "max_prompt_length", "SP408")] == ["SP408"]
+
+
+HEALER = "seacowx__mental-healer"
+
+
+def test_a_pydantic_model_built_from_the_file_is_its_reader(tmp_path):
+    """seacowx/mental-healer's train_grpo.py: `GRPOTrainerArgs(**yaml.safe_load(...))`, a pydantic BaseModel that
+    declares 24 of grpo_config.yaml's 25 keys (it ignores max_completion_length): the file is the project's own
+    schema, though its keys look like GRPOConfig's. A class declaring fewer of them is not its reader."""
+    name = f"{HEALER}/src__configs__grpo_config.yaml"
+    assert _lint(_fresh(tmp_path, HEALER) / name).dialect == "unknown"
+
+    tree = _fresh(tmp_path, HEALER)
+    _edit(tree.root / HEALER / "src/utils/custom_trainer_args.py", "    adam_beta1: float\n    adam_beta2: float\n"
+          "    weight_decay: float\n    warmup_steps: int\n    learning_rate: float\n", "")  # 19 of 25 keys left
+    assert _lint(tree / name).dialect == "trl"
+
+
+REAVE = "QuantumDou__ReaVE"
+
+
+def test_a_read_in_a_comment_reads_nothing(tmp_path):
+    """QuantumDou/ReaVE's bundled LLaMA-Factory has `# medical_eval_config = config.get("medical_eval")` in tuner.py,
+    switched off: nothing pops the medical_eval block, and LLaMA-Factory's parser refuses it. Uncommented, the
+    project's code reads it."""
+    name = f"{REAVE}/LlamaFactory__examples__mint-cot__qwen2_5_vl_3b_lora_quick_test.yaml"
+    found = [(f.code, f.severity) for f in _lint(_fresh(tmp_path, REAVE) / name).findings if f.key == "medical_eval"]
+    assert found == [("SP401", "warning")]
+
+    tree = _fresh(tmp_path, REAVE)
+    _edit(tree.root / REAVE / "LlamaFactory/src/llamafactory/train/tuner.py",
+          '    # medical_eval_config: dict[str, Any] | None = config.get("medical_eval")',
+          '    medical_eval_config: dict[str, Any] | None = config.get("medical_eval")')
+    found = [(f.code, f.severity) for f in _lint(tree / name).findings if f.key == "medical_eval"]
+    assert found == [("SP407", "info")]
+
+
+PROACTIVE = "hungphongtrn__proactive-ai"
+
+
+def test_of_two_scripts_reading_a_config_the_launched_one_hands_it_on(tmp_path):
+    """hungphongtrn/proactive-ai: train.py and unsloth_train.py both default to train_config.yaml and spread its
+    training: section into GRPOConfig; train.sh launches train.py, which never imports unsloth, so trl 1.x's plain
+    GRPOConfig refuses max_prompt_length and warmup_ratio (SP408), where unsloth's patched one would drop or move
+    them (SP466, SP407). With no launcher, the first reader (unsloth_train.py) stands."""
+    name = f"{PROACTIVE}/train_config.yaml"
+    found = {f.key: f.code for f in _lint(_fresh(tmp_path, PROACTIVE) / name).findings}
+    assert found == {"training.max_prompt_length": "SP408", "training.warmup_ratio": "SP408"}
+
+    tree = _fresh(tmp_path, PROACTIVE)
+    (tree.root / PROACTIVE / "train.sh").unlink()
+    found = {f.key: f.code for f in _lint(tree / name).findings}
+    assert found == {"training.max_prompt_length": "SP466", "training.warmup_ratio": "SP407"}
+
+
+REGROUND = "sespoir__ReGround"
+
+
+def test_model_only_saves_beside_the_best_model_under_deepspeed(tmp_path):
+    """sespoir/ReGround's sft_qwen2_5_vl_7b.yaml: save_only_model and load_best_model_at_end with deepspeed:
+    ds_z3_config.json, which the Trainer refuses from transformers 4.38 (SP475); without DeepSpeed it passes."""
+    name = f"{REGROUND}/training__sft_qwen2_5_vl_7b.yaml"
+    found = [(f.code, f.line) for f in _lint(_fresh(tmp_path, REGROUND) / name).findings if f.code == "SP475"]
+    assert found == [("SP475", 29)]
+
+    tree = _fresh(tmp_path, REGROUND)
+    _edit(tree / name, "deepspeed:", "# deepspeed:")
+    assert not [f for f in _lint(tree / name).findings if f.code == "SP475"]
+
+
+WASSNAME = "wassname__alignment-handbook"
+
+
+def test_a_parser_class_the_project_re_exports_from_its_src_package(tmp_path):
+    """wassname/alignment-handbook's run_sft.py: `from alignment import H4ArgumentParser`, a package under src/
+    whose __init__ re-exports the class from configs.py (HfArgumentParser's subclass, parse_yaml_file): the
+    parser's classes are known, so use_flash_attention_2, which none declares, is refused (SP438), not a note.
+    A module nowhere in the checkout leaves the parser unknown."""
+    name = f"{WASSNAME}/recipes__smollm2__sft__config.yaml"
+    found = [(f.code, f.severity) for f in _lint(_fresh(tmp_path, WASSNAME) / name).findings
+             if f.key == "use_flash_attention_2"]
+    assert found == [("SP438", "warning")]
+
+    tree = _fresh(tmp_path, WASSNAME)
+    (tree.root / WASSNAME / "src/alignment").rename(tree.root / WASSNAME / "src/elsewhere")
+    found = [(f.code, f.severity) for f in _lint(tree / name).findings if f.key == "use_flash_attention_2"]
+    assert found == [("SP407", "info")]

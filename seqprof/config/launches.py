@@ -181,6 +181,35 @@ def _launched_scripts(config_path: str) -> frozenset[str]:
     return frozenset(f for f in files for n in named if f == n or f.endswith("/" + n.lstrip("/")))
 
 
+@lru_cache(maxsize=64)
+def scripts_shell_launchers_run(root: str) -> frozenset[str]:
+    """The project's Python files that its shell scripts run on any line (hungphongtrn/proactive-ai's train.sh:
+    `accelerate launch --config_file fsdp_config.yaml train.py`), relative to the project root: of two scripts that
+    each read a config by default, the one the project launches."""
+    base = Path(root)
+    named: set[str] = set()
+    seen = 0
+    for folder, dirs, names in os.walk(base):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_FOLDERS)
+        for file in sorted(names):
+            where = Path(folder) / file
+            if not file.endswith(SHELL_SCRIPTS) or seen >= MAX_LAUNCH_FILES:
+                continue
+            seen += 1
+            try:
+                if not where.is_file() or where.stat().st_size > MAX_FILE_BYTES:
+                    continue
+                text = where.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            for line in text.splitlines():
+                if not line.lstrip().startswith("#"):
+                    named |= {m.group(1).removeprefix("./") for m in _SCRIPT.finditer(line)}
+                    named |= {m.group(1).replace(".", "/") + ".py" for m in _MODULE.finditer(line)}
+    files = [f.relative_to(base).as_posix() for f in python_files(base)]
+    return frozenset(f for f in files for n in named if f == n or f.endswith("/" + n.lstrip("/")))
+
+
 def command_line_values(config_path: str | Path, keys: Iterable[str]) -> dict[str, tuple[str, str]]:
     """Key -> (value, 'file:line') for each of *keys* that every command line running a script on the config passes
     the same value as an option (`--save_strategy='steps'`): HfArgumentParser's and TrlParser's command line

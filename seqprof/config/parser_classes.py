@@ -23,7 +23,8 @@ from seqprof.config.loader import LoadedConfig
 from seqprof.config.plan import ConfigDiagnostic
 from seqprof.config.project_fields import (ProjectDataclass, called_name, code_matches, copies_seen_from,
                                          imported_names, in_project, parsed_module, parser_call_classes,
-                                         project_dataclasses, project_reads, project_root, source_text)
+                                         project_dataclasses, project_reads, project_root, python_files,
+                                         source_text)
 from seqprof.config.project_scripts import parser_files, parser_scripts
 from seqprof.config.key_history import KeyHistory
 from seqprof.config.pins import Pins
@@ -205,6 +206,8 @@ def _copies_parsed_into(config_path: str | Path, keys: list[str]) -> list[Projec
                 return None  # an installed package's class (alignment's ModelArguments): what it declares is unknown
             if not package and dotted not in table:
                 return None  # a variable (`TrlParser(dataclass_types)`, CODE-GRPO's code_grpo.py): which classes, unknown
+            if package and name not in table:
+                return None  # a class no file of the project defines (dylanyunlon's CCPOConfig, an ImportError)
             todo.append((name or dotted, "" if package else call.file))
         while todo:
             name, file = todo.pop()
@@ -547,7 +550,13 @@ def _project_parser(name: str, imported: dict[str, str], root: Path) -> Path | N
     if not module or module.split(".")[0] in ("transformers", "trl") or not in_project(module, str(root)):
         return None
     tail = module.replace(".", "/")
-    for candidate in (root / f"{tail}.py", root / tail / "__init__.py"):
+    # the module itself, at the root or deeper (src/), or a module of the package it re-exports the class from
+    # (wassname/alignment-handbook's `from alignment import H4ArgumentParser`: src/alignment/configs.py)
+    in_package = [f for f in python_files(root) if f"/{tail}/" in f"/{f.relative_to(root).as_posix()}"]
+    candidates = [root / f"{tail}.py", root / tail / "__init__.py"] + sorted(
+        (f for f in python_files(root) if f.as_posix().endswith(f"/{tail}.py")), key=lambda f: len(f.parts)) + sorted(
+        in_package, key=lambda f: (len(f.parts), f.name != "__init__.py", f.name))
+    for candidate in dict.fromkeys(candidates):
         defined = parsed_module(candidate, ("HfArgumentParser",)) if candidate.is_file() else None
         if defined is None:
             continue

@@ -75,10 +75,13 @@ def project_forwards(config_path: str | Path, keys: list[str]) -> dict[str, Forw
     root = project_root(path)
     close = [file for file, reads in readers if len(reads) * 5 >= len(readers[0][1]) * 4]
     if len(close) > 1:  # a launch line that runs one of them with this file settles it (aabestn's run_dpo.sh)
-        from seqprof.config.launches import launched_scripts
+        from seqprof.config.launches import launched_scripts, scripts_shell_launchers_run
 
         launched = launched_scripts(path)
         close = [file for file in close if file in launched] or close
+        if len(close) > 1:  # else the one the project's shell scripts run at all (proactive-ai's train.sh, train.py)
+            run = scripts_shell_launchers_run(str(root))
+            close = [file for file in close if file in run] or close
     from seqprof.config.dialects.recipes import path_trainer
 
     named = path_trainer(str(path))  # dpo.yaml: of a file's SFTConfig(...) and DPOConfig(...) calls, DPOConfig's

@@ -204,7 +204,7 @@ def dataclass_fields(file: Path, root: Path) -> list[ProjectField]:
 
 def _declarations(file: Path, root: Path) -> tuple[list[ProjectField], set[str], list[ProjectDataclass]]:
     """*file*'s dataclass / pydantic fields, the names of every class it defines (H4ArgumentParser among them), and
-    its @dataclass classes whole (a class with no field of its own still names its bases)."""
+    its @dataclass classes and pydantic models whole (a class with no field of its own still names its bases)."""
     tree = parsed_module(file, ("dataclass", "BaseModel", "TrainingArguments"))
     if tree is None:
         return [], set(), []
@@ -221,8 +221,7 @@ def _declarations(file: Path, root: Path) -> tuple[list[ProjectField], set[str],
             own = [ProjectField(item.target.id, node.name, rel, item.lineno, bases, _literal_default(item.value))
                    for item in node.body if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)]
             out += own
-            if decorated:
-                dataclasses.append(ProjectDataclass(node.name, frozenset(f.name for f in own), bases, rel))
+            dataclasses.append(ProjectDataclass(node.name, frozenset(f.name for f in own), bases, rel))
         elif any(b in TRAINING_ARGUMENTS for b in bases):
             out += _init_parameters(node, rel, bases)
     return out, classes, dataclasses
@@ -406,6 +405,8 @@ def _reads_under(root: str, keys: frozenset[str], attributes: bool,
         text = source_text(file)
         reads: dict[str, int] = {}
         for match in pattern.finditer(text):
+            if commented_out(text, match.start()):
+                continue  # QuantumDou/ReaVE's tuner.py: `# medical_eval = args.pop("medical_eval", None)`
             name = next(g for g in match.groups() if g)
             name = name if name in keys else name.replace("-", "_")
             reads.setdefault(name, text.count("\n", 0, match.start()) + 1)
@@ -488,13 +489,29 @@ def code_matches(root: Path, pattern: re.Pattern) -> bool:
 
 
 def code_match_at(root: Path, pattern: re.Pattern) -> str | None:
-    """'file:line' (relative to *root*) of the first match of *pattern* in the project's Python files; None."""
+    """'file:line' (relative to *root*) of the first match of *pattern* in the project's Python files, outside
+    comments; None."""
     for file in python_files(root):
         text = source_text(file)
-        found = pattern.search(text)
-        if found is not None:
-            return f"{file.relative_to(root).as_posix()}:{text.count(chr(10), 0, found.start()) + 1}"
+        for found in pattern.finditer(text):
+            if not commented_out(text, found.start()):
+                return f"{file.relative_to(root).as_posix()}:{text.count(chr(10), 0, found.start()) + 1}"
     return None
+
+
+def commented_out(text: str, position: int) -> bool:
+    """Whether *position* in Python source *text* lies in a comment: a `#` before it on its line, outside the
+    line's string literals (code switched off, `# grpo_config = GRPOConfig(**cfg)`, reads and calls nothing)."""
+    start = text.rfind("\n", 0, position) + 1
+    quote = ""
+    for char in text[start:position]:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#":
+            return True
+    return False
 
 
 def source_text(file: Path) -> str:

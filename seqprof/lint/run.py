@@ -244,8 +244,8 @@ def lint_paths(configs: Sequence[str | Path], options: LintOptions = LintOptions
                           f"by keyword ({shown}{', ...' if len(handed) > 3 else ''}) and spreads no mapping into it, so "
                           "the framework sees those alone and no framework's key checks apply to the rest",)
             elif built:
-                notes += (f"the project's own dataclass {built} declares every key of the file and is built from "
-                          "it, so no framework's key checks apply",)
+                notes += (f"the project's own class {built} declares the file's keys and is built from it, so no "
+                          "framework's key checks apply",)
         return replace(report, notes=notes) if notes else report
 
     for config in configs:  # ruff-like: a config that cannot be read is an error line; the others still run

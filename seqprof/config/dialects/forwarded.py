@@ -47,6 +47,8 @@ def forwarded_key_diagnostics(cfg: LoadedConfig, only: Collection[str] | None = 
     if not forwards and wanted:  # a Hydra group option the code spreads whole into the class: every key, by name
         group = hydra_group_spread(cfg.path)
         forwards = {k: replace(group, key=k, keyword=k) for k in wanted if k not in group.own} if group else {}
+    if forwards and not _project_loads_its_format(cfg.path):
+        forwards = {k: f for k, f in forwards.items() if _read_by_name(cfg.path, f)}
     if not forwards:
         return []
     history = KeyHistory.load()
@@ -66,6 +68,39 @@ def forwarded_key_diagnostics(cfg: LoadedConfig, only: Collection[str] | None = 
                  if d.kind in VERSION_KINDS]
         out += [filtered_by_unsloth(d, forward, compat) for d in found] if unsloth and compat else found
     return out + _spread_numbers_as_text(cfg, forwards.values())
+
+
+# the words of code that can load a YAML file (PyYAML, OmegaConf, Hydra, ruamel, a parser's parse_yaml_file, an
+# HfArgumentParser / TrlParser or the handbook's H4ArgumentParser given the file) or a JSON one; a project none of
+# whose Python names them reads no config file of that format
+_PARSERS = r"|HfArgumentParser|H4ArgumentParser|TrlParser"
+_YAML_WORDS = re.compile(r"yaml|omegaconf|hydra" + _PARSERS, re.I)
+_JSON_WORDS = re.compile(r"\bjson" + _PARSERS, re.I)
+
+
+@lru_cache(maxsize=256)
+def _project_loads_its_format(path: str) -> bool:
+    """Whether any Python file of the project could load *path*: lzumot/lean_grpo's configs/default.yaml matches the
+    fields of its LeanGRPOConfig, whose values the trainer hands to GRPOConfig (`self.config.warmup_ratio`), but no
+    code of it names YAML (its typer CLI builds the config from flags), so nothing the trainer hands on comes from
+    the file."""
+    from seqprof.config.project_fields import code_matches, project_root
+
+    suffix = Path(path).suffix.lower()
+    words = _JSON_WORDS if suffix == ".json" else _YAML_WORDS if suffix in (".yaml", ".yml") else None
+    return words is None or code_matches(project_root(path), words)
+
+
+def _read_by_name(path: str, forward: Forward) -> bool:
+    """The hand-off reads the key out of a mapping by its name (`cfg["warmup_ratio"]`, `.get("warmup_ratio")`): a
+    mapping holding that key exists, whatever loads it (a module seqprof does not see); an attribute of the project's
+    own object (`self.config.warmup_ratio`) may be filled from anything."""
+    from seqprof.config.project_fields import project_root, source_text
+
+    lines = source_text(project_root(path) / forward.file).splitlines()
+    line = lines[forward.line - 1] if 0 < forward.line <= len(lines) else ""
+    name = forward.key.rsplit(".", 1)[-1]
+    return f'"{name}"' in line or f"'{name}'" in line or forward.keyword == SECTION or bool(forward.spread)
 
 
 # a script that loads the YAML with PyYAML itself (OmegaConf's loader reads 2e-5 as a float)

@@ -207,8 +207,9 @@ SPREAD_INTO_A_CLASS = re.compile(rf"\b(?:\w*Arguments|\w*(?:{_TRL_CONFIGS}|Nash|
 
 def built_from_the_mapping(config_path: str, data: Mapping[str, Any]) -> str:
     """'XXPOTrainArgs (xxpo/xxpo_accelerate.py)' when one @dataclass of the project, with no transformers or TRL class
-    among its ancestors, declares every key of the file (four or more) and the project builds it from a mapping
-    (`XXPOTrainArgs(**train_config)`, codefuse-ai/MFTCoder): no framework's parser reads the file; else ''."""
+    among its ancestors, declares every key of the file (four or more; a pydantic model, which ignores the others,
+    four in five) and the project builds it from a mapping (`XXPOTrainArgs(**train_config)`, codefuse-ai/MFTCoder):
+    no framework's parser reads the file; else ''."""
     from seqprof.config.project_fields import project_dataclasses
 
     keys = [k for k in data if isinstance(k, str)]
@@ -221,8 +222,9 @@ def built_from_the_mapping(config_path: str, data: Mapping[str, Any]) -> str:
     for name in sorted(table):
         if SPREAD_INTO_A_FRAMEWORK_CLASS.match(f"{name}(**x"):
             continue  # a name of a framework's class (the project's DPOConfig beside trl's)
-        fields, foreign = _ancestry(name, table)
-        if not all(k in fields for k in keys) or foreign:
+        fields, foreign, pydantic = _ancestry(name, table)
+        declared = sum(1 for k in keys if k in fields)
+        if foreign or declared < len(keys) and not (pydantic and declared * 5 >= len(keys) * 4):
             continue
         where = code_match_at(root, re.compile(rf"(?<![\w.]){re.escape(name)}\(\s*\*\*"))
         if where is not None:
@@ -230,11 +232,13 @@ def built_from_the_mapping(config_path: str, data: Mapping[str, Any]) -> str:
     return ""
 
 
-def _ancestry(name: str, table: Mapping[str, list[ProjectDataclass]]) -> tuple[set[str], bool]:
-    """The fields class *name* declares or inherits from the project's own dataclasses, and whether a base along the
-    way is not the project's own (transformers', TRL's, pydantic's, an installed package's)."""
+def _ancestry(name: str, table: Mapping[str, list[ProjectDataclass]]) -> tuple[set[str], bool, bool]:
+    """The fields class *name* declares or inherits from the project's own dataclasses, whether a base along the
+    way is not the project's own (transformers', TRL's, an installed package's), and whether it is a pydantic model
+    (BaseModel adds no field, and by default ignores a key it does not declare: seacowx/mental-healer's
+    GRPOTrainerArgs(**yaml.safe_load(...)) drops the file's max_completion_length)."""
     fields: set[str] = set()
-    foreign, todo, seen = False, [name], set()
+    foreign, pydantic, todo, seen = False, False, [name], set()
     while todo:
         current = todo.pop()
         if current in seen:
@@ -246,9 +250,11 @@ def _ancestry(name: str, table: Mapping[str, list[ProjectDataclass]]) -> tuple[s
                 short = base.rpartition(".")[2]
                 if short in table:
                     todo.append(short)
+                elif short == "BaseModel":
+                    pydantic = True
                 elif base not in ("object", ""):
                     foreign = True
-    return fields, foreign
+    return fields, foreign, pydantic
 
 
 def read_by_its_own_trainer(config_path: str, data: Mapping[str, Any]) -> dict[str, str]:

@@ -5,7 +5,8 @@ args.load_best_model_at_end: control.should_save = True`), whatever save_strateg
 refuses a save strategy other than the eval strategy ("--load_best_model_at_end requires the save and eval
 strategy to match"), and step saves that are no round multiple of the evaluation steps; 4.48 exempts
 save_strategy "best". save_strategy "best" (4.47 on) keeps a checkpoint whenever metric_for_best_model improves, so
-the Trainer refuses it when no metric is named or implied.
+the Trainer refuses it when no metric is named or implied. From 4.38 the Trainer also refuses save_only_model
+beside load_best_model_at_end under DeepSpeed or FSDP, whose best checkpoint it could not load back.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ BEST_FROM = "4.48.0"  # save_strategy "best" passes the check
 BEST_STRATEGY_FROM = "4.47.0"  # trainer_utils.SaveStrategy.BEST; Trainer.__init__ wants metric_for_best_model
 RELEASES_BEFORE_BEST = ["4.36.2", "4.37.2", "4.38.2", "4.39.3", "4.40.2", "4.41.2", "4.42.4", "4.43.4", "4.44.2",
                         "4.45.2", "4.46.3"]
+MODEL_ONLY_REFUSED_FROM = "4.38.0"  # huggingface/transformers#28866, create_accelerator_and_postprocess
+RELEASES_BEFORE_MODEL_ONLY_REFUSAL = ["4.36.2", "4.37.2"]  # save_only_model came in 4.36
 # schedulers for which TrainingArguments.__post_init__ fills metric_for_best_model with "loss" (greedy from 5.x)
 METRIC_FILLING_SCHEDULERS = ("reduce_lr_on_plateau", "greedy")
 SCHEDULE_KEYS = ("eval_strategy", "evaluation_strategy", "save_strategy", "save_steps", "eval_steps",
@@ -41,7 +44,8 @@ def saves_at_each_evaluation(data: Mapping[str, Any]) -> bool:
 def refused_save_schedules(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
     """The save schedules the pinned release's TrainingArguments or Trainer refuses before the first step (SP459,
     SP471), for every dialect that hands the file to them."""
-    return best_model_schedule_refused(cfg, pins, history) + best_save_without_metric(cfg, pins, history)
+    return (best_model_schedule_refused(cfg, pins, history) + best_save_without_metric(cfg, pins, history)
+            + best_model_from_model_only_saves(cfg, pins, history))
 
 
 def best_model_schedule_refused(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
@@ -103,6 +107,39 @@ def best_save_without_metric(cfg: LoadedConfig, pins: Pins, history: KeyHistory)
         message=f"save_strategy: best with {named}: \"best\" is judged by that metric, so the Trainer raises when "
                 "it is created, before the first step (\"`args.metric_for_best_model` must be provided when using "
                 f"'best' save_strategy\"; {found[1]})")]
+
+
+def best_model_from_model_only_saves(cfg: LoadedConfig, pins: Pins, history: KeyHistory) -> list[ConfigDiagnostic]:
+    """save_only_model and load_best_model_at_end in a file that shards with DeepSpeed or FSDP: a checkpoint of the
+    model alone cannot be loaded back into the DeepSpeed engine or FSDP units, so the Trainer raises when it is
+    created ("DeepSpeed can't be used with `save_only_model` along with `load_best_model_at_end`", 4.38 on; before,
+    the run failed at its end, loading the best checkpoint: huggingface/transformers#27751)."""
+    data = cfg.data
+    if data.get("save_only_model") is not True or data.get("load_best_model_at_end") is not True:
+        return []
+    wrapper = ("DeepSpeed", "deepspeed") if _set(data.get("deepspeed")) else ("FSDP", "fsdp") if _set(
+        data.get("fsdp")) else None
+    if wrapper is None:
+        return []
+    found = release_with_check(history, pins, "transformers", MODEL_ONLY_REFUSED_FROM,
+                               RELEASES_BEFORE_MODEL_ONLY_REFUSAL)
+    if found is None or _project_sets(cfg.path, ("save_only_model", "load_best_model_at_end", wrapper[1])):
+        return []
+    return [ConfigDiagnostic(
+        kind="best_model_from_model_only_saves", key="save_only_model", file=cfg.path,
+        line=cfg.line("save_only_model") or 1,
+        message=f"save_only_model beside load_best_model_at_end with {wrapper[0]} ({wrapper[1]}, line "
+                f"{cfg.line(wrapper[1]) or 1}): a checkpoint of the model alone cannot be loaded back into "
+                f"{wrapper[0]}'s wrapped model, so the Trainer raises when it is created, before the first step "
+                f"(\"{wrapper[0]} can't be used with `save_only_model` along with `load_best_model_at_end`\"; "
+                f"{found[1]})")]
+
+
+def _set(value: Any) -> bool:
+    """A deepspeed / fsdp setting that turns it on: a path or a config mapping, an fsdp option string or list."""
+    if isinstance(value, str):
+        return value.strip().lower() not in ("", "false", "none", "null", "no")
+    return isinstance(value, (dict, list)) and bool(value)
 
 
 def _whole(value: Any) -> bool:
