@@ -165,3 +165,52 @@ def test_a_parser_class_the_project_re_exports_from_its_src_package(tmp_path):
     (tree.root / WASSNAME / "src/alignment").rename(tree.root / WASSNAME / "src/elsewhere")
     found = [(f.code, f.severity) for f in _lint(tree / name).findings if f.key == "use_flash_attention_2"]
     assert found == [("SP407", "info")]
+
+
+WEBRL = "THUDM__WebRL"
+
+
+def test_a_file_a_hydra_defaults_list_names_is_the_projects(tmp_path):
+    """THUDM/WebRL's scripts/config/main/default.yaml: webrl.yaml beside it opens with `defaults: [default, _self_]`,
+    and run.py composes it with Hydra's initialize/compose from a folder its flags give; its project_name is read
+    as `config.project_name`. Not a TRL file. Without the defaults entry, its keys read as TRL's again."""
+    name = f"{WEBRL}/scripts__config__main__default.yaml"
+    assert _lint(_fresh(tmp_path, WEBRL) / name).dialect == "unknown"
+
+    tree = _fresh(tmp_path, WEBRL)
+    _edit(tree / f"{WEBRL}/scripts__config__main__webrl.yaml", "  - default\n", "")
+    assert _lint(tree / name).dialect == "trl"
+
+
+XTRAINER = "wwwbq__XTrainer"
+
+
+def test_a_llamafactory_base_file_merged_under_others_is_a_fragment(tmp_path):
+    """wwwbq/XTrainer's configs/default.yaml (val_size, no dataset) is merged under the configs that name it in
+    `_base_` (its loader's mmengine-style inheritance), which set stage and dataset: a fragment, whose settings are
+    not judged alone (no SP428). A file no `_base_` names is judged whole."""
+    name = f"{XTRAINER}/configs__default.yaml"
+    assert not [f for f in _lint(_fresh(tmp_path, XTRAINER) / name).findings if f.code == "SP428"]
+
+    tree = _fresh(tmp_path, XTRAINER)
+    for other in ("configs__qwen0.5b_sft_lora.yaml", "configs__train__qwen_lora_sft.yaml"):
+        _edit(tree / f"{XTRAINER}/{other}", '_base_: ["./default.yaml"]', "# no base")
+    assert [f.code for f in _lint(tree / name).findings if f.code == "SP428"] == ["SP428"]
+
+
+LLMR = "Xnhyacinth__LLMR"
+
+
+def test_a_field_of_the_forks_eval_parser_classes_is_its_own(tmp_path):
+    """Xnhyacinth/LLMR's fork of LLaMA-Factory parses an eval config into _EVAL_ARGS, whose EvaluationArguments
+    declares gen_chat and vllm; its train parser's classes do not. Which parser reads the file the command says, so
+    a field of any of the fork's parser calls is the fork's own (SP407). Without the fields, unknown keys (SP401)."""
+    name = f"{LLMR}/config__bbh__test_lora_llama2.yaml"
+    found = {f.key: f.code for f in _lint(_fresh(tmp_path, LLMR) / name).findings if f.key in ("gen_chat", "vllm")}
+    assert found == {"gen_chat": "SP407", "vllm": "SP407"}
+
+    tree = _fresh(tmp_path, LLMR)
+    _edit(tree.root / LLMR / "src/llamafactory/hparams/evaluation_args.py", "    gen_chat: bool = field(",
+          "    gen_chat_mode: bool = field(")
+    found = {f.key: f.code for f in _lint(tree / name).findings if f.key in ("gen_chat", "vllm")}
+    assert found == {"gen_chat": "SP401", "vllm": "SP407"}

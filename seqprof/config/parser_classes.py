@@ -190,7 +190,8 @@ def _copies_parsed_into(config_path: str | Path, keys: list[str]) -> list[Projec
     """The project dataclasses the parser calls fill and their project bases, each class name resolved to the
     copy its file sees (copies_seen_from); None when a call cannot be read or names an installed package's class."""
     root = project_root(config_path)
-    calls = _calls_parsing(config_path, keys, fate_known=False)  # which classes, whatever becomes of other keys
+    calls = _calls_parsing(config_path, keys, fate_known=False, every_call=True)  # which classes, whatever becomes
+    # of other keys, and of every call a script makes
     if calls is None:
         return None
     table = project_dataclasses(root)
@@ -287,19 +288,25 @@ def extra_keys_dropped(config_path: str | Path, keys: Iterable[str]) -> str | No
     return ", ".join(f"{call.file}:{call.line}" for call in calls)
 
 
-def _calls_parsing(config_path: str | Path, keys: Iterable[str], fate_known: bool = True) -> list[ParserCall] | None:
+def _calls_parsing(config_path: str | Path, keys: Iterable[str], fate_known: bool = True,
+                   every_call: bool = False) -> list[ParserCall] | None:
     """The parser call of each script that parses the config; None when none does or a call cannot be read (or,
-    with *fate_known*, when what the call does with other keys cannot be read either)."""
+    with *fate_known*, when what the call does with other keys cannot be read either). With *every_call*, a script
+    with calls over different classes stands for all of them (_parser_call)."""
     root = project_root(config_path)
     scripts = [s.file for s in parser_scripts(config_path, keys)]
-    calls = [_parser_call(root / script, root, Path(config_path), fate_known) for script in scripts]
+    calls = [_parser_call(root / script, root, Path(config_path), fate_known, every_call) for script in scripts]
     return calls if calls and all(call is not None for call in calls) else None
 
 
-def _parser_call(file: Path, root: Path, config: Path | None = None, fate_known: bool = True) -> ParserCall | None:
+def _parser_call(file: Path, root: Path, config: Path | None = None, fate_known: bool = True,
+                 every_call: bool = False) -> ParserCall | None:
     """The one parser call of *file* whose classes are plain names (a variable set to classes in branches stands for
     the branch the launch line of *config* takes); None when there is none, several with other classes, or one over
-    a variable set to something else (`TrlParser(dataclass_types)`)."""
+    a variable set to something else (`TrlParser(dataclass_types)`). Of several calls over other classes, the
+    training call (_training_call); with *every_call*, one call over all their classes: which of LLaMA-Factory's
+    train, infer and eval parsers reads a file, the command says (Xnhyacinth/LLMR's eval config sets gen_chat, a
+    field of its fork's EvaluationArguments)."""
     tree = parsed_module(file)
     if tree is None:
         return None
@@ -317,7 +324,11 @@ def _parser_call(file: Path, root: Path, config: Path | None = None, fate_known:
             return None
         written = tuple(c for i in items for c in _chosen_classes(tree, i, imported, root, config))
         found.append((name, node.lineno, written, own))
-    if len({(name, classes) for name, _, classes, _ in found}) > 1:
+    if len({(name, classes) for name, _, classes, _ in found}) > 1 and every_call and \
+            len({(name, own) for name, _, _, own in found}) == 1:
+        found = [(found[0][0], found[0][1], tuple(dict.fromkeys(c for _, _, classes, _ in found for c in classes)),
+                  found[0][3])]
+    elif len({(name, classes) for name, _, classes, _ in found}) > 1:
         found = _training_call(found)
     if not found or len({(name, classes) for name, _, classes, _ in found}) != 1:
         return None

@@ -61,10 +61,12 @@ def read_plan(path: str | Path, dialect: str | None = None, versions: str | None
         found = _set_by_its_loader(_filtered_by_signature(found, cfg), cfg)
     found.sort(key=lambda d: (d.file != cfg.path, d.file, d.line, d.key))
     from seqprof.config.dialects.axolotl import FRAGMENT
+    from seqprof.config.dialects.llamafactory import named_as_base
 
     return Plan(path=cfg.path, dialect=name, settings=settings, diagnostics=tuple(found),
                 raw=cfg.data, key_lines=cfg.key_lines, dialect_source=source if name != dialects.UNKNOWN else "",
-                fragment=name == "axolotl" and source.startswith(FRAGMENT))
+                fragment=name == "axolotl" and source.startswith(FRAGMENT) or name.startswith("llamafactory")
+                and bool(named_as_base(cfg.path)))
 
 
 FILTERED_KINDS = frozenset({"renamed_key", "deprecated_key", "removed_key"})
@@ -208,13 +210,14 @@ def _choose_dialect(cfg: LoadedConfig, dialect: str | None,
     if own_parser:
         name, source = "hf", own_parser
     if not dialect and not launch and name in HAND_READ_DIALECTS:
-        from seqprof.config.dialects.own_schema import (built_from_the_mapping, hydra_config, hydra_primary_config,
-                                                        mapped_by_keyword, read_as_a_dict)
+        from seqprof.config.dialects.own_schema import (built_from_the_mapping, hydra_config, hydra_defaults_entry,
+                                                        hydra_primary_config, mapped_by_keyword, read_as_a_dict)
 
         if (read_as_a_dict(cfg.path, cfg.data) or mapped_by_keyword(cfg.path, cfg.data)
                 or built_from_the_mapping(cfg.path, cfg.data)) and not _is_the_framework(cfg.path, name):
             name, own_parser = dialects.UNKNOWN, False  # the project's code reads most keys out of the mapping itself
-        elif name in ("hf", "trl") and (hydra_config(cfg.path) or hydra_primary_config(cfg.path, cfg.data)):
+        elif name in ("hf", "trl") and (hydra_config(cfg.path) or hydra_primary_config(cfg.path, cfg.data)
+                                        or hydra_defaults_entry(cfg.path)):
             name, own_parser = dialects.UNKNOWN, False  # Hydra composes it into the project's own DictConfig
     elif not dialect and not launch and name == "specforge":
         own = _own_drafter_schema(cfg.path)

@@ -658,6 +658,36 @@ def _read_by_a_class_picked_at_run_time(found: list, config_path: str) -> list:
 BASE_FILE_KEY = "_base_"
 
 
+MAX_BASE_SEARCH_FILES = 2000  # YAML files looked at for a `_base_` naming a file
+
+
+def named_as_base(config_path: str) -> str:
+    """'configs/train/qwen_lora_sft.yaml' when another YAML file of the project names this one in its `_base_` list
+    (wwwbq/XTrainer's configs/default.yaml, which its loader merges under the configs that set stage and dataset):
+    a fragment whose settings the merged files complete; '' otherwise."""
+    import os
+
+    from seqprof.config.project_fields import SKIPPED_FOLDERS, project_root, source_text
+
+    path = Path(config_path).resolve()
+    if not path.is_file():
+        return ""
+    root = project_root(path)
+    naming = re.compile(rf"(?<![\w.-]){re.escape(path.name)}(?![\w.-])")  # in the list, inline or below the key
+    seen = 0
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_FOLDERS)
+        for name in sorted(names):
+            if not name.endswith((".yaml", ".yml")) or seen >= MAX_BASE_SEARCH_FILES:
+                continue
+            seen += 1
+            other = Path(folder) / name
+            text = source_text(other) if other != path else ""
+            if re.search(rf"^\s*{re.escape(BASE_FILE_KEY)}\s*:", text, re.M) and naming.search(text):
+                return other.relative_to(root).as_posix()
+    return ""
+
+
 def _checked_keys(cfg: LoadedConfig, pins: Pins) -> list:
     """Key diagnostics; a key a dataclass of the config's own repository declares (a repo carrying its own copy of
     LLaMA-Factory, whose hparams/*.py are HfArgumentParser dataclasses) is a note naming it."""

@@ -369,6 +369,34 @@ def hydra_primary_config(config_path: str, data: Mapping[str, Any]) -> str | Non
     return next((where for folder, where in _hydra_config_folders(root) if folder == path.parent), None)
 
 
+HYDRA_IMPORT = re.compile(r"^\s*(?:from\s+hydra\b|import\s+hydra\b)", re.M)
+
+
+def hydra_defaults_entry(config_path: str) -> str | None:
+    """'webrl.yaml' when a sibling YAML file names this one in a Hydra defaults list beside `_self_` (THUDM/WebRL's
+    scripts/config/main/webrl.yaml: `defaults: [default, _self_]`) in a project that imports Hydra: Hydra composes it
+    into the project's own DictConfig, wherever the code takes its config folder from (WebRL's
+    `initialize(config_path=args.config_path)`); no framework's parser reads it. Else None."""
+    import yaml
+
+    path = Path(config_path).resolve()
+    if not path.is_file() or not code_matches(project_root(path), HYDRA_IMPORT):
+        return None
+    for sibling in sorted(path.parent.glob("*.y*ml")):
+        if sibling == path or sibling.suffix not in (".yaml", ".yml"):
+            continue
+        text = source_text(sibling)
+        if "_self_" not in text or path.stem not in text:
+            continue
+        try:
+            defaults = (yaml.safe_load(text) or {}).get("defaults")
+        except (yaml.YAMLError, AttributeError):
+            continue
+        if isinstance(defaults, list) and "_self_" in defaults and path.stem in defaults:
+            return sibling.name
+    return None
+
+
 def _parsed_whole(group: str, root: Path) -> bool:
     """The project hands the group's whole section to an argument parser (thiomajid/distil_xlstm's
     `HfArgumentParser(KDArguments).parse_dict(OmegaConf.to_container(cfg["trainer"]))`): its keys are that parser's,
