@@ -56,7 +56,7 @@ def reader_for(name: str):
     if low.endswith(".sh") or low == "dockerfile" or low.startswith("dockerfile.") or low.endswith(".dockerfile"):
         return lambda path: read_install_script(path) + image_pins(path)
     if SETUP_COPY.match(low):  # moodlep/cai's hf_setup/alignment-handbook-setup.dpo.py, copied over the handbook's
-        return lambda path: requirement_lists(path) + launcher_pins(path)
+        return setup_copy_pins
     if low.endswith(".py") and low != "setup.py":
         return launcher_pins  # a launcher that runs the configs in an image or an environment of its own
     if low.startswith(("docker-compose", "compose.")):
@@ -975,6 +975,11 @@ def read_setup_py(path: Path) -> list[Pin]:
 
 
 MIN_LISTED_REQUIREMENTS = 3  # a list of fewer strings is not a dependency table
+
+
+def setup_copy_pins(path: Path) -> list[Pin]:
+    """A setup.py copy's requirement lists, and the framework images it names as any Python launcher does."""
+    return requirement_lists(path) + launcher_pins(path)
 
 
 def requirement_lists(path: Path) -> list[Pin]:

@@ -662,18 +662,32 @@ MAX_BASE_SEARCH_FILES = 2000  # YAML files looked at for a `_base_` naming a fil
 
 
 def named_as_base(config_path: str) -> str:
-    """'configs/train/qwen_lora_sft.yaml' when another YAML file of the project names this one in its `_base_` list
+    """'configs/qwen0.5b_sft_lora.yaml' when another YAML file of the project names this one in its `_base_` list
     (wwwbq/XTrainer's configs/default.yaml, which its loader merges under the configs that set stage and dataset):
     a fragment whose settings the merged files complete; '' otherwise."""
-    import os
-
-    from seqprof.config.project_fields import SKIPPED_FOLDERS, project_root, source_text
+    from seqprof.config.project_fields import project_root
 
     path = Path(config_path).resolve()
     if not path.is_file():
         return ""
-    root = project_root(path)
-    naming = re.compile(rf"(?<![\w.-]){re.escape(path.name)}(?![\w.-])")  # in the list, inline or below the key
+    return next((where for where in _base_files_named(str(project_root(path))).get(path.name, ())
+                 if where != path.relative_to(project_root(path)).as_posix()), "")
+
+
+_YAML_NAME = re.compile(r"[\w./-]*?([\w.-]+\.ya?ml)(?![\w.-])")
+
+
+@cache
+def _base_files_named(root_name: str) -> dict[str, tuple[str, ...]]:
+    """File name -> the project's YAML files (relative to *root_name*) whose text has a `_base_:` key and names it:
+    one walk per project, whichever of its configs asks."""
+    import os
+
+    from seqprof.config.project_fields import SKIPPED_FOLDERS, source_text
+
+    root = Path(root_name)
+    key = re.compile(rf"^\s*{re.escape(BASE_FILE_KEY)}\s*:", re.M)
+    out: dict[str, list[str]] = {}
     seen = 0
     for folder, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_FOLDERS)
@@ -681,11 +695,12 @@ def named_as_base(config_path: str) -> str:
             if not name.endswith((".yaml", ".yml")) or seen >= MAX_BASE_SEARCH_FILES:
                 continue
             seen += 1
-            other = Path(folder) / name
-            text = source_text(other) if other != path else ""
-            if re.search(rf"^\s*{re.escape(BASE_FILE_KEY)}\s*:", text, re.M) and naming.search(text):
-                return other.relative_to(root).as_posix()
-    return ""
+            text = source_text(Path(folder) / name)
+            if key.search(text):
+                where = (Path(folder) / name).relative_to(root).as_posix()
+                for named in dict.fromkeys(m.group(1) for m in _YAML_NAME.finditer(text)):
+                    out.setdefault(named, []).append(where)
+    return {name: tuple(files) for name, files in out.items()}
 
 
 def _checked_keys(cfg: LoadedConfig, pins: Pins) -> list:
