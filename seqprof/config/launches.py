@@ -171,14 +171,8 @@ def launched_scripts(config_path: str | Path) -> frozenset[str]:
 def _launched_scripts(config_path: str) -> frozenset[str]:
     path = Path(config_path)
     root = project_root(path)
-    named: set[str] = set()
-    for _, _, line in command_lines(root, path)[0]:
-        named |= {m.group(1).removeprefix("./") for m in _SCRIPT.finditer(line)}
-        named |= {m.group(1).replace(".", "/") + ".py" for m in _MODULE.finditer(line)}
-    if not named:
-        return frozenset()
-    files = [f.relative_to(root).as_posix() for f in python_files(root)]
-    return frozenset(f for f in files for n in named if f == n or f.endswith("/" + n.lstrip("/")))
+    named = set().union(*(_scripts_on(line) for _, _, line in command_lines(root, path)[0]))
+    return _project_files_named(root, named) if named else frozenset()
 
 
 @lru_cache(maxsize=64)
@@ -202,11 +196,20 @@ def scripts_shell_launchers_run(root: str) -> frozenset[str]:
                 text = where.read_text(encoding="utf-8", errors="replace")
             except OSError:
                 continue
-            for line in text.splitlines():
-                if not line.lstrip().startswith("#"):
-                    named |= {m.group(1).removeprefix("./") for m in _SCRIPT.finditer(line)}
-                    named |= {m.group(1).replace(".", "/") + ".py" for m in _MODULE.finditer(line)}
-    files = [f.relative_to(base).as_posix() for f in python_files(base)]
+            named |= set().union(*(_scripts_on(line) for line in text.splitlines()
+                                   if not line.lstrip().startswith("#")))
+    return _project_files_named(base, named)
+
+
+def _scripts_on(line: str) -> set[str]:
+    """The Python files a command line runs, as written: `src/sft.py`, and `-m pkg.train` as pkg/train.py."""
+    return {m.group(1).removeprefix("./") for m in _SCRIPT.finditer(line)} | \
+        {m.group(1).replace(".", "/") + ".py" for m in _MODULE.finditer(line)}
+
+
+def _project_files_named(root: Path, named: set[str]) -> frozenset[str]:
+    """The project's Python files (relative to *root*) that *named* paths, as a command line writes them, are."""
+    files = [f.relative_to(root).as_posix() for f in python_files(root)]
     return frozenset(f for f in files for n in named if f == n or f.endswith("/" + n.lstrip("/")))
 
 

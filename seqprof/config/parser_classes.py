@@ -563,9 +563,10 @@ def _project_parser(name: str, imported: dict[str, str], root: Path) -> Path | N
     tail = module.replace(".", "/")
     # the module itself, at the root or deeper (src/), or a module of the package it re-exports the class from
     # (wassname/alignment-handbook's `from alignment import H4ArgumentParser`: src/alignment/configs.py)
-    in_package = [f for f in python_files(root) if f"/{tail}/" in f"/{f.relative_to(root).as_posix()}"]
+    files = python_files(root)
+    in_package = [f for f in files if f"/{tail}/" in f"/{f.relative_to(root).as_posix()}"]
     candidates = [root / f"{tail}.py", root / tail / "__init__.py"] + sorted(
-        (f for f in python_files(root) if f.as_posix().endswith(f"/{tail}.py")), key=lambda f: len(f.parts)) + sorted(
+        (f for f in files if f.as_posix().endswith(f"/{tail}.py")), key=lambda f: len(f.parts)) + sorted(
         in_package, key=lambda f: (len(f.parts), f.name != "__init__.py", f.name))
     for candidate in dict.fromkeys(candidates):
         defined = parsed_module(candidate, ("HfArgumentParser",)) if candidate.is_file() else None

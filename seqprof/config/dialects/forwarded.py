@@ -95,9 +95,7 @@ def _read_by_name(path: str, forward: Forward) -> bool:
     """The hand-off reads the key out of a mapping by its name (`cfg["warmup_ratio"]`, `.get("warmup_ratio")`): a
     mapping holding that key exists, whatever loads it (a module seqprof does not see); an attribute of the project's
     own object (`self.config.warmup_ratio`) may be filled from anything."""
-    from seqprof.config.project_fields import project_root, source_text
-
-    lines = source_text(project_root(path) / forward.file).splitlines()
+    lines = _script_text(path, forward.file).splitlines()
     line = lines[forward.line - 1] if 0 < forward.line <= len(lines) else ""
     name = forward.key.rsplit(".", 1)[-1]
     return f'"{name}"' in line or f"'{name}'" in line or forward.keyword == SECTION or bool(forward.spread)
